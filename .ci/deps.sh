@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what building and testing NativeAuth needs on a fresh Debian/Ubuntu machine with Swift 6 already
+# present. Idempotent: packages already installed are not fetched again.
+set -euo pipefail
+apt_packages=(libjansson-dev libcurl4-openssl-dev libssl-dev pkg-config valgrind make gcc binutils)
+missing=()
+for p in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    echo "deps: installing ${missing[*]}"
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+command -v swift >/dev/null || { echo "deps: Swift 6 is required (https://www.swift.org/install/linux/)"; exit 1; }
+echo "deps: ok ($(swift --version 2>&1 | head -1))"

@@ -1,0 +1,84 @@
+# NativeAuth — build, install and test.
+#   make                     release libnativeauth.so (static Swift stdlib, only na_* exported, SONAME .so.1)
+#   make install PREFIX=…    lib/libnativeauth.so{,.1,.$(VERSION)}, include/nativeauth.h, lib/pkgconfig/nativeauth.pc
+#   make deps                install system packages (apt) needed to build and test
+#   make test                every test: swift test, ABI checks, the C ABI test under valgrind
+#   make clean
+SHELL      := /bin/bash
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+DESTDIR    ?=
+SWIFT      ?= swift
+CC         ?= cc
+VERSION    := $(shell sed -n 's/^\#define NA_VERSION_STRING "\(.*\)"/\1/p' include/nativeauth.h)
+SOMAJOR    := 1
+RELEASE_SO := .build/release/libnativeauth.so
+MAPFILE    := $(CURDIR)/Sources/NativeAuthCABI/nativeauth.map
+LIB_FLAGS  := -c release --product nativeauth -Xswiftc -static-stdlib \
+              -Xlinker --version-script=$(MAPFILE) -Xlinker -soname=libnativeauth.so.$(SOMAJOR)
+CFLAGS_STRICT := -std=c99 -Wall -Wextra -Werror -pedantic -O1 -g
+VALGRIND   := valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite -q
+# A per-run scratch directory for installs and binaries (tests stay parallel-safe).
+ifndef NA_TMP
+NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
+endif
+export NA_TMP
+
+.PHONY: all deps lib install uninstall test test-swift test-abi check-symbols check-ldd test-c clean
+
+all: lib
+
+# System packages for building and testing (apt; uses sudo when not root).
+deps:
+	@bash .ci/deps.sh
+
+lib: $(RELEASE_SO)
+
+$(RELEASE_SO): Package.swift $(shell find Sources -type f) include/nativeauth.h
+	$(SWIFT) build $(LIB_FLAGS)
+	@touch $@
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 0755 $(RELEASE_SO) $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
+	strip --strip-unneeded $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
+	ln -sf libnativeauth.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(SOMAJOR)
+	ln -sf libnativeauth.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libnativeauth.so
+	install -m 0644 include/nativeauth.h $(DESTDIR)$(PREFIX)/include/nativeauth.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    pkgconfig/nativeauth.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libnativeauth.so $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(SOMAJOR) \
+	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
+
+test: test-swift test-abi
+
+test-swift:
+	$(SWIFT) test
+
+test-abi: check-symbols check-ldd test-c
+
+# The exported na_* symbols equal the header's declarations, and nothing else is exported.
+check-symbols: lib
+	@nm -D --defined-only $(RELEASE_SO) | awk '$$2 ~ /^[A-Z]$$/ && $$2 != "A" {print $$3}' | sed 's/@.*//' | sort -u > $(NA_TMP)/exported
+	@$(CC) -E -P include/nativeauth.h | grep -oE '\bna_[a-z0-9_]+[[:space:]]*\(' | tr -d ' (' | sort -u > $(NA_TMP)/declared
+	@if ! diff -u $(NA_TMP)/declared $(NA_TMP)/exported; then echo "check-symbols: exports differ from the header"; exit 1; fi
+	@echo "check-symbols: $$(wc -l < $(NA_TMP)/exported) symbols, all na_*, all declared"
+
+# The release .so needs no Swift runtime library.
+check-ldd: lib
+	@if ldd $(RELEASE_SO) | grep -iE 'swift|Foundation|dispatch'; then echo "check-ldd: Swift runtime linked"; exit 1; fi
+	@echo "check-ldd: no Swift runtime dependency ($$(stat -c %s $(RELEASE_SO)) bytes unstripped)"
+
+# Install into a temporary prefix, build the C test through pkg-config, run it under valgrind.
+test-c: lib
+	$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix
+	$(CC) $(CFLAGS_STRICT) Tests/c/abi_test.c -o $(NA_TMP)/abi_test \
+	    $$(PKG_CONFIG_PATH=$(NA_TMP)/prefix/lib/pkgconfig pkg-config --cflags --libs nativeauth) -lpthread
+	$(VALGRIND) $(NA_TMP)/abi_test
+	@rm -rf $(NA_TMP)
+
+clean:
+	rm -rf .build

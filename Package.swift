@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+// NativeAuth — libnativeauth.so: Microsoft Entra External ID native authentication for C, Python and friends.
+//
+// Layering (dependencies point down only; see docs/architecture.md):
+//   NativeAuthCABI  →  NativeAuthCore  →  NativeAuthJSON / NativeAuthHTTP / NativeAuthCrypto  →  C system libraries
+import PackageDescription
+
+let package = Package(
+    name: "NativeAuth",
+    products: [
+        // The embeddable library. Built for release by `make` with -static-stdlib, a version script (only na_*
+        // exported) and SONAME libnativeauth.so.1.
+        .library(name: "nativeauth", type: .dynamic, targets: ["NativeAuthCABI"]),
+    ],
+    targets: [
+        // System libraries: a module map and a one-line header each.
+        .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // What Swift cannot call directly: variadic curl_easy_setopt/getinfo, jansson/OpenSSL macros.
+        .target(name: "CNativeAuthShims", dependencies: ["CJansson", "CCurl", "COpenSSL"]),
+
+        .target(name: "NativeAuthJSON", dependencies: ["CJansson", "CNativeAuthShims"]),
+        .target(name: "NativeAuthCrypto", dependencies: ["COpenSSL", "CNativeAuthShims", "NativeAuthJSON"]),
+        .target(name: "NativeAuthHTTP", dependencies: ["CCurl", "CNativeAuthShims", "NativeAuthCrypto"]),
+        .target(name: "NativeAuthCore", dependencies: ["NativeAuthJSON", "NativeAuthCrypto", "NativeAuthHTTP"]),
+        .target(name: "NativeAuthCABI", dependencies: ["NativeAuthCore", "NativeAuthJSON", "CNativeAuthShims"],
+                exclude: ["nativeauth.map"]),
+
+        // Test helpers: a loopback HTTP/1.1 server that counts connections and misbehaves on request.
+        .target(name: "NativeAuthTestSupport", path: "Tests/NativeAuthTestSupport"),
+
+        .testTarget(name: "NativeAuthJSONTests", dependencies: ["NativeAuthJSON"]),
+        .testTarget(name: "NativeAuthCryptoTests", dependencies: ["NativeAuthCrypto", "NativeAuthJSON"]),
+        .testTarget(name: "NativeAuthHTTPTests", dependencies: ["NativeAuthHTTP", "NativeAuthTestSupport"]),
+        .testTarget(name: "NativeAuthCoreTests", dependencies: ["NativeAuthCore", "NativeAuthJSON"]),
+        .testTarget(name: "NativeAuthCABITests", dependencies: ["NativeAuthCABI", "NativeAuthJSON", "CNativeAuthShims"]),
+    ]
+)

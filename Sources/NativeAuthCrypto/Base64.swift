@@ -1,0 +1,77 @@
+/// Base64 (RFC 4648 §4) and base64url (§5) in pure Swift.
+public enum Base64 {
+    private static let standard = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let url = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Standard base64 with `=` padding.
+    public static func encode(_ bytes: some Collection<UInt8>) -> String { encode(bytes, alphabet: standard, pad: true) }
+
+    /// base64url without padding (JWT, PKCE, client_info).
+    public static func urlEncode(_ bytes: some Collection<UInt8>) -> String { encode(bytes, alphabet: url, pad: false) }
+
+    private static func encode(_ bytes: some Collection<UInt8>, alphabet: [UInt8], pad: Bool) -> String {
+        let input = Array(bytes)
+        var out: [UInt8] = []
+        out.reserveCapacity((input.count + 2) / 3 * 4)
+        var i = 0
+        while i + 3 <= input.count {
+            let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+            out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(alphabet[Int(n >> 6 & 63)]); out.append(alphabet[Int(n & 63)])
+            i += 3
+        }
+        let rest = input.count - i
+        if rest == 1 {
+            let n = UInt32(input[i]) << 16
+            out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
+            if pad { out.append(UInt8(ascii: "=")); out.append(UInt8(ascii: "=")) }
+        } else if rest == 2 {
+            let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
+            out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(alphabet[Int(n >> 6 & 63)])
+            if pad { out.append(UInt8(ascii: "=")) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes standard base64 or base64url (either alphabet, padding optional). Nil on any invalid character or
+    /// impossible length; whitespace is not allowed.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        var values: [UInt8] = []
+        values.reserveCapacity(text.utf8.count)
+        var padding = 0
+        for c in text.utf8 {
+            if c == UInt8(ascii: "=") { padding += 1; continue }
+            if padding > 0 { return nil }  // data after padding
+            let v: UInt8
+            switch c {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): v = c - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): v = c - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "+"), UInt8(ascii: "-"): v = 62
+            case UInt8(ascii: "/"), UInt8(ascii: "_"): v = 63
+            default: return nil
+            }
+            values.append(v)
+        }
+        if padding > 2 || values.count % 4 == 1 { return nil }
+        if padding > 0 && (values.count + padding) % 4 != 0 { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(values.count * 3 / 4)
+        var i = 0
+        while i + 4 <= values.count {
+            let n = UInt32(values[i]) << 18 | UInt32(values[i + 1]) << 12 | UInt32(values[i + 2]) << 6 | UInt32(values[i + 3])
+            out.append(UInt8(n >> 16 & 0xff)); out.append(UInt8(n >> 8 & 0xff)); out.append(UInt8(n & 0xff))
+            i += 4
+        }
+        let rest = values.count - i
+        if rest == 2 {
+            let n = UInt32(values[i]) << 18 | UInt32(values[i + 1]) << 12
+            out.append(UInt8(n >> 16 & 0xff))
+        } else if rest == 3 {
+            let n = UInt32(values[i]) << 18 | UInt32(values[i + 1]) << 12 | UInt32(values[i + 2]) << 6
+            out.append(UInt8(n >> 16 & 0xff)); out.append(UInt8(n >> 8 & 0xff))
+        }
+        return out
+    }
+}

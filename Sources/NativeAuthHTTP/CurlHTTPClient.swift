@@ -1,0 +1,226 @@
+internal import CCurl
+internal import CNativeAuthShims
+internal import NativeAuthCrypto
+import Synchronization
+
+/// libcurl's global state, initialised once before the first handle (swift_once makes this thread-safe).
+private let curlGlobalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+
+/// One CURL easy handle. A handle keeps its own connection cache, so reusing it reuses connections.
+private final class EasyHandle {
+    let pointer: UnsafeMutableRawPointer
+    init?() {
+        guard curlGlobalInit == CURLE_OK, let h = curl_easy_init() else { return nil }
+        pointer = h
+    }
+    deinit { curl_easy_cleanup(pointer) }
+}
+
+/// Collects one response; the C callbacks reach it through an unretained pointer during `curl_easy_perform`.
+private final class ResponseSink {
+    let limit: Int
+    var body: [UInt8] = []
+    var headers: [(name: String, value: String)] = []
+    var overflow = false
+
+    init(limit: Int) { self.limit = limit }
+
+    func appendBody(_ p: UnsafeRawBufferPointer) -> Bool {
+        if body.count + p.count > limit {
+            overflow = true
+            return false
+        }
+        body.append(contentsOf: p)
+        return true
+    }
+
+    func appendHeaderLine(_ p: UnsafeRawBufferPointer) {
+        // Work on bytes: "\r\n" is one Character in Swift, so character-wise trimming would miss it.
+        var bytes = p[...]
+        while let l = bytes.last, l == 0x0d || l == 0x0a || l == 0x20 || l == 0x09 { bytes = bytes.dropLast() }
+        if bytes.starts(with: Array("HTTP/".utf8)) {
+            headers.removeAll()  // a new response (after 1xx): start over
+            return
+        }
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        var value = bytes[(colon + 1)...]
+        while let f = value.first, f == 0x20 || f == 0x09 { value = value.dropFirst() }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<colon]), as: UTF8.self).lowercased()
+        headers.append((name, String(decoding: UnsafeRawBufferPointer(rebasing: value), as: UTF8.self)))
+    }
+}
+
+private let writeCallback: nashim_data_cb = { ptr, size, nmemb, userdata in
+    guard let userdata else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(userdata).takeUnretainedValue()
+    let n = size &* nmemb
+    guard let ptr else { return n }
+    return sink.appendBody(UnsafeRawBufferPointer(start: ptr, count: n)) ? n : 0
+}
+
+private let headerCallback: nashim_data_cb = { ptr, size, nmemb, userdata in
+    guard let userdata else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(userdata).takeUnretainedValue()
+    let n = size &* nmemb
+    if let ptr, n <= 16_384 { sink.appendHeaderLine(UnsafeRawBufferPointer(start: ptr, count: n)) }
+    return n
+}
+
+/// HTTP over libcurl's easy API.
+///
+/// - TLS: peer and host verification always on, TLS ≥ 1.2; only `https`, and `http` to loopback hosts, are allowed.
+/// - Redirects are never followed; proxies from the environment are honoured except for loopback hosts.
+/// - Connections are reused: idle easy handles (each with its connection cache) are pooled, so a sequence of
+///   requests from one thread rides one TCP connection per host. Concurrent requests use separate handles.
+/// - Thread-safe: `send` may be called from many threads at once.
+public final class CurlHTTPClient: Sendable {
+    public let options: HTTPClientOptions
+    private let idle = Mutex<[EasyHandleBox]>([])
+
+    public init(options: HTTPClientOptions = HTTPClientOptions()) {
+        self.options = options
+    }
+
+    /// The libcurl version string, e.g. "libcurl/7.88.1 OpenSSL/3.0.15 …".
+    public static var curlVersion: String {
+        guard let v = curl_version() else { return "libcurl" }
+        return String(cString: v)
+    }
+
+    /// Sends `request` and waits for the whole response (bounded by the timeouts and the size cap).
+    public func send(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+        let url: HTTPURL
+        do { url = try HTTPURL(request.url) } catch { throw HTTPError(.invalidURL, "invalid URL (\(error))") }
+        if url.scheme == "http" && !url.isLoopback {
+            throw HTTPError(.invalidURL, "plain http is allowed only to loopback hosts, not \(url.host)")
+        }
+        guard let handle = checkout() else { throw HTTPError(.internal, "cannot create a libcurl handle") }
+        // On failure the handle is not returned to the pool: a timed-out or broken transfer may leave a
+        // half-read connection behind, and a fresh handle costs one new connection at most.
+        let response = try perform(request, url: url, on: handle.handle)
+        checkin(handle)
+        return response
+    }
+
+    private func checkout() -> EasyHandleBox? {
+        if let h = idle.withLock({ $0.popLast() }) { return h }
+        guard let h = EasyHandle() else { return nil }
+        return EasyHandleBox(h)
+    }
+
+    private func checkin(_ h: EasyHandleBox) {
+        let max = options.maxIdleHandles
+        idle.withLock { pool in
+            if pool.count < max { pool.append(h) }
+        }
+    }
+
+    private func perform(_ request: HTTPRequest, url: HTTPURL, on easy: EasyHandle) throws(HTTPError) -> HTTPResponse {
+        let h = easy.pointer
+        curl_easy_reset(h)  // keeps the connection cache
+        let sink = ResponseSink(limit: max(0, options.maxResponseBytes))
+        var headerList: UnsafeMutablePointer<curl_slist>? = nil
+        defer { curl_slist_free_all(headerList) }
+
+        var headers = options.defaultHeaders + request.headers
+        if options.addClientRequestID, !headers.contains(where: { $0.name.lowercased() == "client-request-id" }),
+           let id = try? SecureRandom.uuid() {
+            headers.append(("client-request-id", id))
+        }
+        headers.append(("Expect", ""))  // no 100-continue round trip
+        for (name, value) in headers {
+            guard !name.utf8.contains(where: { $0 < 0x21 || $0 > 0x7e || $0 == UInt8(ascii: ":") }),
+                  !value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 })
+            else { throw HTTPError(.invalidURL, "header \(name.prefix(64)) has forbidden characters") }
+            let line = value.isEmpty ? "\(name):" : "\(name): \(value)"
+            guard let l = curl_slist_append(headerList, line) else { throw HTTPError(.internal, "out of memory") }
+            headerList = l
+        }
+
+        var ok = true
+        func set(_ rc: CURLcode) { if rc != CURLE_OK { ok = false } }
+        set(nashim_curl_setopt_str(h, CURLOPT_URL, request.url))
+        set(nashim_curl_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https"))
+        set(nashim_curl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0))
+        set(nashim_curl_setopt_long(h, CURLOPT_NOSIGNAL, 1))
+        set(nashim_curl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1))
+        set(nashim_curl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2))
+        set(nashim_curl_setopt_long(h, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)))
+        set(nashim_curl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeoutMs)))
+        set(nashim_curl_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, options.totalTimeoutMs)))
+        set(nashim_curl_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max(0, options.maxResponseBytes))))
+        set(nashim_curl_setopt_str(h, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1"))
+        set(nashim_curl_setopt_str(h, CURLOPT_ACCEPT_ENCODING, ""))
+        if let ca = options.caBundlePath { set(nashim_curl_setopt_str(h, CURLOPT_CAINFO, ca)) }
+        set(nashim_curl_setopt_slist(h, CURLOPT_HTTPHEADER, headerList))
+        let sinkPtr = Unmanaged.passUnretained(sink).toOpaque()
+        set(nashim_curl_setopt_datacb(h, CURLOPT_WRITEFUNCTION, writeCallback))
+        set(nashim_curl_setopt_ptr(h, CURLOPT_WRITEDATA, sinkPtr))
+        set(nashim_curl_setopt_datacb(h, CURLOPT_HEADERFUNCTION, headerCallback))
+        set(nashim_curl_setopt_ptr(h, CURLOPT_HEADERDATA, sinkPtr))
+
+        let method = request.method.uppercased()
+        guard !method.isEmpty, method.utf8.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
+            throw HTTPError(.invalidURL, "invalid HTTP method")
+        }
+        let rc: CURLcode = withExtendedLifetime(sink) {
+            request.body.withUnsafeBytes { body -> CURLcode in
+                switch method {
+                case "GET" where body.isEmpty:
+                    set(nashim_curl_setopt_long(h, CURLOPT_HTTPGET, 1))
+                case "HEAD":
+                    set(nashim_curl_setopt_long(h, CURLOPT_NOBODY, 1))
+                default:
+                    if method != "POST" { set(nashim_curl_setopt_str(h, CURLOPT_CUSTOMREQUEST, method)) }
+                    if !body.isEmpty || method == "POST" || method == "PUT" || method == "PATCH" {
+                        set(nashim_curl_setopt_long(h, CURLOPT_POST, 1))
+                        set(nashim_curl_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
+                        set(nashim_curl_setopt_ptr(h, CURLOPT_POSTFIELDS,
+                                                   UnsafeMutableRawPointer(mutating: body.baseAddress ?? UnsafeRawPointer(sinkPtr))))
+                    }
+                }
+                guard ok else { return CURLE_FAILED_INIT }
+                return curl_easy_perform(h)
+            }
+        }
+        // Detach everything that pointed at this call's memory before the handle goes back to the pool.
+        _ = nashim_curl_setopt_slist(h, CURLOPT_HTTPHEADER, nil)
+        _ = nashim_curl_setopt_ptr(h, CURLOPT_WRITEDATA, nil)
+        _ = nashim_curl_setopt_ptr(h, CURLOPT_HEADERDATA, nil)
+        _ = nashim_curl_setopt_ptr(h, CURLOPT_POSTFIELDS, nil)
+
+        guard rc == CURLE_OK else { throw Self.mapError(rc, overflow: sink.overflow, host: url.host) }
+        var status = 0
+        var code = 0
+        if nashim_curl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK { status = code }
+        return HTTPResponse(status: status, headers: sink.headers, body: sink.body)
+    }
+
+    private static func mapError(_ rc: CURLcode, overflow: Bool, host: String) -> HTTPError {
+        let what = curl_easy_strerror(rc).map { String(cString: $0) } ?? "libcurl error"
+        switch rc {
+        case CURLE_WRITE_ERROR where overflow, CURLE_FILESIZE_EXCEEDED:
+            return HTTPError(.responseTooLarge, "the response from \(host) exceeds the size limit")
+        case CURLE_OPERATION_TIMEDOUT:
+            return HTTPError(.timeout, "request to \(host) timed out")
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
+            return HTTPError(.connect, "cannot connect to \(host): \(what)")
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
+             CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return HTTPError(.tls, "TLS with \(host) failed: \(what)")
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
+            return HTTPError(.invalidURL, what)
+        case CURLE_OUT_OF_MEMORY, CURLE_FAILED_INIT:
+            return HTTPError(.internal, what)
+        default:
+            return HTTPError(.network, "connection to \(host) failed: \(what)")
+        }
+    }
+}
+
+/// Moves an easy handle between threads through the pool. A handle is only ever used by one thread at a time:
+/// it is either in the pool (under the mutex) or checked out by exactly one `send`.
+private final class EasyHandleBox: @unchecked Sendable {
+    let handle: EasyHandle
+    init(_ h: EasyHandle) { handle = h }
+}

@@ -1,0 +1,93 @@
+/// A JSON document as a Swift value.
+///
+/// Parsed and serialised by jansson (see `JSONValue.parse` and `serialized()`); jansson pointers never leave this
+/// module. Objects are unordered (key order means nothing in NativeAuth documents); serialisation sorts keys so that
+/// output is deterministic.
+public enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// The JSON type name, as used in error messages ("string", "number", "object", …).
+    public var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "boolean"
+        case .int: return "integer"
+        case .double: return "number"
+        case .string: return "string"
+        case .array: return "array"
+        case .object: return "object"
+        }
+    }
+
+    /// The member `key` of an object, or nil (also for non-objects).
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
+    public var boolValue: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+
+    /// The integer value; a double with an exact integer value in Int64 range also qualifies.
+    public var intValue: Int64? {
+        switch self {
+        case .int(let i): return i
+        case .double(let d):
+            guard d.isFinite, d == d.rounded(), d >= -9.2e18, d <= 9.2e18 else { return nil }
+            return Int64(d)
+        default: return nil
+        }
+    }
+
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+
+    public var arrayValue: [JSONValue]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral, ExpressibleByFloatLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(nilLiteral: ()) { self = .null }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        var members: [String: JSONValue] = [:]
+        for (k, v) in elements { members[k] = v }
+        self = .object(members)
+    }
+}

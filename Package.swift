@@ -11,6 +11,12 @@ let package = Package(
         // The embeddable library. Built for release by `make` with -static-stdlib, a version script (only na_*
         // exported) and SONAME libnativeauth.so.1.
         .library(name: "nativeauth", type: .dynamic, targets: ["NativeAuthCABI"]),
+        // The local identity server: Entra External ID native auth + OIDC + sample protected APIs.
+        .executable(name: "nativeauth-emulator", targets: ["nativeauth-emulator"]),
+    ],
+    dependencies: [
+        // The emulator's HTTP server (plain HTTP; --tls is a libssl front end of our own). Never in the library.
+        .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1"),
     ],
     targets: [
         // System libraries: a module map and a one-line header each.
@@ -27,6 +33,15 @@ let package = Package(
         .target(name: "NativeAuthCABI", dependencies: ["NativeAuthCore", "NativeAuthJSON", "CNativeAuthShims"],
                 exclude: ["nativeauth.map"]),
 
+        // The emulator. It shares JSON and crypto helpers with the library and no protocol code.
+        .systemLibrary(name: "COpenSSLTLS", pkgConfig: "libssl", providers: [.apt(["libssl-dev"])]),
+        .target(name: "CEmulatorTLS", dependencies: ["COpenSSLTLS"]),
+        .target(name: "NativeAuthEmulator",
+                dependencies: ["NativeAuthJSON", "NativeAuthCrypto", "CEmulatorTLS",
+                               .product(name: "FlyingFox", package: "FlyingFox"),
+                               .product(name: "FlyingSocks", package: "FlyingFox")]),
+        .executableTarget(name: "nativeauth-emulator", dependencies: ["NativeAuthEmulator"]),
+
         // Test helpers: a loopback HTTP/1.1 server that counts connections and misbehaves on request.
         .target(name: "NativeAuthTestSupport", path: "Tests/NativeAuthTestSupport"),
 
@@ -35,5 +50,7 @@ let package = Package(
         .testTarget(name: "NativeAuthHTTPTests", dependencies: ["NativeAuthHTTP", "NativeAuthTestSupport"]),
         .testTarget(name: "NativeAuthCoreTests", dependencies: ["NativeAuthCore", "NativeAuthJSON"]),
         .testTarget(name: "NativeAuthCABITests", dependencies: ["NativeAuthCABI", "NativeAuthJSON", "CNativeAuthShims"]),
+        .testTarget(name: "NativeAuthEmulatorTests",
+                    dependencies: ["NativeAuthEmulator", "NativeAuthHTTP", "NativeAuthJSON", "NativeAuthCrypto"]),
     ]
 )

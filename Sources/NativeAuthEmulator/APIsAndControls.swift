@@ -1,0 +1,175 @@
+import Foundation
+import NativeAuthCrypto
+import NativeAuthJSON
+
+extension Emulator {
+    // MARK: - Sample protected APIs
+
+    /// Verifies a bearer token as a resource server would: RS256 signature with our key, `kid`, issuer, audience,
+    /// expiry and not-before, then the permission the method needs (RFC 6750 errors).
+    func protectedAPI(_ api: ProtectedAPIConfig, _ req: EmulatorRequest, _ ctx: RequestContext) -> EmulatorResponse {
+        func unauthorized(_ why: String) -> EmulatorResponse {
+            var r = EmulatorResponse.json(["error": "invalid_token", "error_description": .string(why)], status: 401)
+            r.headers.append(("WWW-Authenticate", "Bearer realm=\"\(api.name)\", error=\"invalid_token\", error_description=\"\(why)\""))
+            return r
+        }
+        let needed: [String]
+        switch req.method {
+        case "GET": needed = api.readPermissions
+        case "POST": needed = api.writePermissions
+        default: return .json(["error": "method_not_allowed"], status: 405)
+        }
+        guard let auth = req.headers["authorization"], auth.lowercased().hasPrefix("bearer ") else {
+            return unauthorized("A bearer token is required.")
+        }
+        let token = String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        guard let jwt = try? JWT(decoding: token) else { return unauthorized("The token is malformed.") }
+        guard jwt.header["kid"]?.stringValue == kid, let pub = try? signingKey.publicKey(), jwt.verify(with: pub) else {
+            return unauthorized("The token signature is invalid.")
+        }
+        let c = jwt.claims
+        guard c["iss"]?.stringValue == "\(ctx.baseURL)/\(tenantID)/v2.0" else { return unauthorized("The token issuer is not trusted.") }
+        let aud = c["aud"]?.stringValue ?? ""
+        guard aud == api.appID || aud == "api://\(api.appID)" else { return unauthorized("The token audience is not this API.") }
+        guard let exp = c["exp"]?.doubleValue, exp > ctx.now else { return unauthorized("The token is expired.") }
+        if let nbf = c["nbf"]?.doubleValue, nbf > ctx.now + 300 { return unauthorized("The token is not yet valid.") }
+        let scopes = (c["scp"]?.stringValue ?? "").split(separator: " ").map(String.init)
+        guard scopes.contains(where: needed.contains) else {
+            var r = EmulatorResponse.json(["error": "insufficient_scope",
+                                           "error_description": .string("The token lacks one of: \(needed.joined(separator: ", ")).")], status: 403)
+            r.headers.append(("WWW-Authenticate", "Bearer realm=\"\(api.name)\", error=\"insufficient_scope\", scope=\"\(needed.map { api.scope($0) }.joined(separator: " "))\""))
+            return r
+        }
+        let user = c["preferred_username"]?.stringValue ?? ""
+        let key = api.name + "|" + user
+        if req.method == "POST" {
+            let title = (try? JSONValue.parse(req.body))?["title"]?.stringValue ?? String(decoding: req.body.prefix(200), as: UTF8.self)
+            let item: JSONValue = ["id": .string(Ids.token("", bytes: 6)), "title": .string(title), "owner": .string(user)]
+            store.withLock { $0.apiItems[key, default: []].append(item) }
+            return .json(["api": .string(api.name), "created": item], status: 201)
+        }
+        let items = store.withLock { s -> [JSONValue] in
+            if s.apiItems[key] == nil {
+                s.apiItems[key] = [["id": "1", "title": .string("Welcome to \(api.name), \(user)"), "owner": .string(user)]]
+            }
+            return s.apiItems[key] ?? []
+        }
+        return .json(["api": .string(api.name), "user": .string(user), "scopes": .array(scopes.map { .string($0) }),
+                      "items": .array(items)])
+    }
+
+    // MARK: - Test controls (/_emulator/…)
+
+    func controls(_ req: EmulatorRequest, _ path: [Substring], _ ctx: RequestContext) throws -> EmulatorResponse {
+        let body = req.body.isEmpty ? JSONValue.object([:]) : ((try? JSONValue.parse(req.body)) ?? .null)
+        func bad(_ why: String) -> EmulatorResponse { .json(["error": "invalid_request", "error_description": .string(why)], status: 400) }
+        switch (req.method, path.map(String.init)) {
+        case ("GET", ["health"]):
+            return .json(["ok": true])
+        case ("GET", ["info"]):
+            return .json(readyDocument(caFile: nil))
+        case ("GET", ["outbox"]):
+            let to = req.query["to"]?.lowercased()
+            let msgs = store.withLock { s in s.outbox.filter { to == nil || $0.to == to }.map(\.json) }
+            return .json(["messages": .array(msgs)])
+        case ("DELETE", ["outbox"]):
+            store.withLock { $0.outbox.removeAll() }
+            return .json(["ok": true])
+        case ("GET", ["requests"]):
+            let suffix = req.query["path"]
+            let entries = store.withLock { s in s.log.filter { suffix == nil || $0.path.hasSuffix(suffix ?? "") }.map(\.json) }
+            return .json(["requests": .array(entries)])
+        case ("DELETE", ["requests"]):
+            store.withLock { $0.log.removeAll() }
+            return .json(["ok": true])
+        case ("GET", ["counters"]):
+            let counters = store.withLock { s in s.counters }
+            return .json(.object(counters.mapValues { .int(Int64($0)) }))
+        case ("POST", ["reset"]):
+            reset()
+            return .json(["ok": true])
+        case ("POST", ["faults"]):
+            guard let f = try? JSONFields(body), let p = try? f.string("path") else { return bad("path is required") }
+            do {
+                let fault = Fault(pathSuffix: p, remaining: Int(try f.optionalInt("count", in: 1...1000) ?? 1),
+                                  status: try f.optionalInt("status", in: 100...599).map(Int.init),
+                                  retryAfter: try f.optionalInt("retry_after", in: 0...3600).map(Int.init),
+                                  delayMs: Int(try f.optionalInt("delay_ms", in: 0...120_000) ?? 0),
+                                  body: f.value("body"), truncate: try f.optionalBool("truncate") ?? false,
+                                  drop: try f.optionalBool("drop") ?? false)
+                store.withLock { $0.faults.append(fault) }
+                return .json(["ok": true, "fault": fault.json])
+            } catch {
+                return bad(error.description)
+            }
+        case ("GET", ["faults"]):
+            return .json(["faults": .array(store.withLock { $0.faults.map(\.json) })])
+        case ("DELETE", ["faults"]):
+            store.withLock { $0.faults.removeAll() }
+            return .json(["ok": true])
+        case ("POST", ["users"]):
+            guard let f = try? JSONFields(body), let email = try? f.string("email").lowercased() else { return bad("email is required") }
+            do {
+                let updated = try store.withLock { s throws -> UserRecord in
+                    let fresh = try EmulatorConfig.user(from: JSONFields(["email": .string(email)]), index: 0)
+                    var u = s.users[email] ?? fresh
+                    if f.contains("password") { u.password = try f.optionalString("password") }
+                    if f.members["password"]?.isNull == true { u.password = nil }
+                    if let d = try f.optionalString("display_name") { u.displayName = d }
+                    if f.members.keys.contains("mfa_email") { u.mfaEmail = try f.optionalString("mfa_email") }
+                    if let m = try f.optionalBool("mfa_required") { u.mfaRequired = m }
+                    if let r = try f.optionalBool("requires_registration"), r { u.mfaRequired = true; u.mfaEmail = nil }
+                    if let a = try f.optionalObject("attributes") {
+                        for (k, v) in a.members { u.attributes[k] = v.stringValue }
+                    }
+                    s.users[email] = u
+                    return u
+                }
+                return .json(["ok": true, "user": ["email": .string(updated.email), "kind": .string(updated.kind)]])
+            } catch let e as JSONFieldError {
+                return bad(e.description)
+            }
+        case ("DELETE", let p) where p.count == 2 && p[0] == "users":
+            let email = p[1].lowercased()
+            let removed = store.withLock { s -> Bool in
+                s.revokeSessions(of: email)
+                return s.users.removeValue(forKey: email) != nil
+            }
+            return .json(["ok": .bool(removed)], status: removed ? 200 : 404)
+        case ("POST", ["users", "revoke"]):
+            guard let email = body["email"]?.stringValue?.lowercased() else { return bad("email is required") }
+            store.withLock { $0.revokeSessions(of: email) }
+            return .json(["ok": true])
+        case ("POST", ["device", "approve"]):
+            guard let code = body["user_code"]?.stringValue else { return bad("user_code is required") }
+            let deny = body["deny"]?.boolValue ?? false
+            let ok = approveDevice(userCode: code, email: body["email"]?.stringValue, deny: deny)
+            return .json(["ok": .bool(ok)], status: ok ? 200 : 404)
+        case ("POST", ["clock"]):
+            guard let secs = body["advance_seconds"]?.doubleValue, secs >= 0, secs < 1e8 else { return bad("advance_seconds is required") }
+            clock.advance(secs)
+            return .json(["ok": true, "now": .double(clock.now())])
+        case ("POST", ["settings"]):
+            guard let f = try? JSONFields(body) else { return bad("a JSON object is required") }
+            do {
+                try store.withLock { s throws in
+                    let l = s.config.lifetimes
+                    s.config.lifetimes.accessToken = Int(try f.optionalInt("access_token_lifetime", in: 1...86_400) ?? Int64(l.accessToken))
+                    s.config.lifetimes.refreshToken = Int(try f.optionalInt("refresh_token_lifetime", in: 1...86_400 * 365) ?? Int64(l.refreshToken))
+                    s.config.lifetimes.continuationToken = Int(try f.optionalInt("continuation_token_lifetime", in: 1...86_400) ?? Int64(l.continuationToken))
+                    if f.members["refresh_in"]?.isNull == true { s.config.lifetimes.refreshIn = nil }
+                    if let r = try f.optionalInt("refresh_in", in: 1...86_400) { s.config.lifetimes.refreshIn = Int(r) }
+                    s.config.otpLength = Int(try f.optionalInt("otp_length", in: 4...10) ?? Int64(s.config.otpLength))
+                    s.config.refreshTokenReuseDetection = try f.optionalBool("refresh_token_reuse_detection") ?? s.config.refreshTokenReuseDetection
+                    s.config.resetInProgressPolls = Int(try f.optionalInt("reset_in_progress_polls", in: 0...10) ?? Int64(s.config.resetInProgressPolls))
+                    s.config.resetPollInterval = Int(try f.optionalInt("reset_poll_interval", in: 0...60) ?? Int64(s.config.resetPollInterval))
+                }
+                return .json(["ok": true])
+            } catch let e as JSONFieldError {
+                return bad(e.description)
+            }
+        default:
+            return .json(["error": "not_found", "error_description": "Unknown emulator control."], status: 404)
+        }
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import NativeAuthCrypto
+import NativeAuthJSON
+import Synchronization
+
+/// The emulated tenant: its configuration, signing key, clock and state. Thread-safe; `handle` is the whole server
+/// logic (the HTTP adapter in `EmulatorServer` only moves bytes and applies injected faults).
+public final class Emulator: Sendable {
+    let initialConfig: EmulatorConfig
+    let signingKey: RSAPrivateKey
+    let kid: String
+    let jwk: JSONValue
+    let clock = EmulatorClock()
+    let store: Mutex<Store>
+    private let base = Mutex<String>("http://127.0.0.1")
+
+    public init(config: EmulatorConfig = .demo) throws {
+        initialConfig = config
+        signingKey = try RSAPrivateKey.generate()
+        let (n, e) = try signingKey.publicComponents()
+        kid = Ids.token("k", bytes: 6)
+        jwk = ["kty": "RSA", "use": "sig", "alg": "RS256", "kid": .string(kid), "n": .string(Base64.urlEncode(n)),
+               "e": .string(Base64.urlEncode(e))]
+        store = Mutex(Store(config: config))
+    }
+
+    /// The externally visible base URL ("http://127.0.0.1:PORT" or "https://…"). Set by the server once bound.
+    public var baseURL: String {
+        get { base.withLock { $0 } }
+        set { base.withLock { $0 = newValue } }
+    }
+
+    public var config: EmulatorConfig { store.withLock { $0.config } }
+
+    var tenantDomain: String { initialConfig.tenantDomain }
+    var tenantID: String { initialConfig.tenantID }
+    var issuer: String { "\(baseURL)/\(tenantID)/v2.0" }
+
+    /// Resets users, flows, tokens, outbox, request log, faults and counters to the starting configuration.
+    public func reset() {
+        store.withLock { s in
+            let connections = s.counters["connections"]
+            s = Store(config: initialConfig)
+            if let connections { s.counters["connections"] = connections }
+        }
+    }
+
+    // MARK: - Dispatch
+
+    /// Handles one request. Never throws, never traps on input.
+    public func handle(_ req: EmulatorRequest) -> EmulatorResponse {
+        let ctx = RequestContext(correlationID: req.headers["client-request-id"] ?? Ids.uuid(), traceID: Ids.uuid(),
+                                 now: clock.now(), baseURL: baseURL)
+        var response: EmulatorResponse
+        do {
+            response = try route(req, ctx)
+        } catch let e as ServiceError {
+            response = errorResponse(e, ctx)
+        } catch {
+            response = errorResponse(ServiceError("server_error", [50000], "AADSTS50000: There was an error issuing a token.", status: 500), ctx)
+        }
+        response.headers.append(("client-request-id", ctx.correlationID))
+        response.headers.append(("x-ms-request-id", ctx.traceID))
+        if !req.path.hasPrefix("/_emulator") { record(req, response, ctx) }
+        return response
+    }
+
+    func errorResponse(_ e: ServiceError, _ ctx: RequestContext) -> EmulatorResponse {
+        let ts = serviceTimestamp(ctx.now)
+        var body = e.extra
+        body["error"] = .string(e.error)
+        body["error_description"] = .string("\(e.text)\r\nTrace ID: \(ctx.traceID)\r\nCorrelation ID: \(ctx.correlationID)\r\nTimestamp: \(ts)")
+        body["error_codes"] = .array(e.codes.map { .int(Int64($0)) })
+        body["timestamp"] = .string(ts)
+        body["trace_id"] = .string(ctx.traceID)
+        body["correlation_id"] = .string(ctx.correlationID)
+        if let code = e.codes.first { body["error_uri"] = .string("\(ctx.baseURL)/error?code=\(code)") }
+        if let s = e.suberror { body["suberror"] = .string(s) }
+        return .json(.object(body), status: e.status)
+    }
+
+    /// The tenant segment must name this tenant (domain or id, case-insensitive).
+    func isTenant(_ segment: Substring) -> Bool {
+        let s = segment.lowercased()
+        return s == tenantDomain.lowercased() || s == tenantID.lowercased()
+    }
+
+    private func route(_ req: EmulatorRequest, _ ctx: RequestContext) throws -> EmulatorResponse {
+        let segments = req.path.split(separator: "/", omittingEmptySubsequences: true)
+        if segments.first == "_emulator" { return try controls(req, Array(segments.dropFirst()), ctx) }
+        if let api = store.withLock({ s in s.config.apis.first(where: { $0.path == req.path }) }) {
+            return protectedAPI(api, req, ctx)
+        }
+        if req.path == "/" { return indexPage(ctx) }
+        if req.path == "/devicelogin" { return devicePage(req, ctx) }
+        guard let tenant = segments.first, isTenant(tenant) else {
+            return .json(["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."], status: 404)
+        }
+        let rest = segments.dropFirst().joined(separator: "/")
+        switch (req.method, rest) {
+        case ("GET", "v2.0/.well-known/openid-configuration"): return .json(discovery(ctx, tenant: String(tenant)))
+        case ("GET", "discovery/v2.0/keys"): return .json(["keys": [jwk]])
+        case ("GET", "oauth2/v2.0/authorize"), ("POST", "oauth2/v2.0/authorize"): return authorize(req, ctx)
+        case ("GET", "oauth2/v2.0/logout"), ("POST", "oauth2/v2.0/logout"): return logout(req, ctx)
+        default: break
+        }
+        guard req.method == "POST" else {
+            return .json(["error": "invalid_request", "error_description": "AADSTS900561: The endpoint only accepts POST requests."], status: 405)
+        }
+        guard let form = req.form else { throw ServiceError("invalid_request", [900144], "AADSTS900144: The request body must be application/x-www-form-urlencoded.") }
+        switch rest {
+        case "oauth2/v2.0/initiate": return try signInInitiate(form, ctx)
+        case "oauth2/v2.0/challenge": return try signInChallenge(form, ctx)
+        case "oauth2/v2.0/introspect": return try signInIntrospect(form, ctx)
+        case "oauth2/v2.0/token": return try token(form, ctx)
+        case "oauth2/v2.0/devicecode": return try deviceCode(form, ctx)
+        case "signup/v1.0/start": return try signUpStart(form, ctx)
+        case "signup/v1.0/challenge": return try signUpChallenge(form, ctx)
+        case "signup/v1.0/continue": return try signUpContinue(form, ctx)
+        case "resetpassword/v1.0/start": return try resetStart(form, ctx)
+        case "resetpassword/v1.0/challenge": return try resetChallenge(form, ctx)
+        case "resetpassword/v1.0/continue": return try resetContinue(form, ctx)
+        case "resetpassword/v1.0/submit": return try resetSubmit(form, ctx)
+        case "resetpassword/v1.0/poll_completion": return try resetPoll(form, ctx)
+        case "register/v1.0/introspect": return try registerIntrospect(form, ctx)
+        case "register/v1.0/challenge": return try registerChallenge(form, ctx)
+        case "register/v1.0/continue": return try registerContinue(form, ctx)
+        default:
+            return .json(["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."], status: 404)
+        }
+    }
+
+    // MARK: - Request log
+
+    static let secretFields: Set<String> = [
+        "password", "new_password", "oob", "continuation_token", "refresh_token", "code", "code_verifier", "device_code",
+        "client_secret", "client_assertion", "id_token_hint", "assertion", "attributes",
+    ]
+
+    private func record(_ req: EmulatorRequest, _ resp: EmulatorResponse, _ ctx: RequestContext, fault: String? = nil) {
+        var fields: [String: String] = [:]
+        if req.method == "POST", req.headers["content-type"]?.hasPrefix("application/x-www-form-urlencoded") ?? true,
+           let form = Form.decode(String(decoding: req.body, as: UTF8.self)) {
+            for (k, v) in form { fields[k] = Self.secretFields.contains(k) ? "***" : v }
+        }
+        var headers: [String: String] = [:]
+        for name in ["x-client-sku", "x-client-ver", "x-client-os", "content-type", "return-client-request-id", "user-agent"] {
+            if let v = req.headers[name] { headers[name] = v }
+        }
+        if req.headers["authorization"] != nil { headers["authorization"] = "***" }
+        store.withLock { s in
+            s.seq += 1
+            s.count("requests")
+            s.count("path:" + req.path)
+            s.log.append(LogEntry(seq: s.seq, time: ctx.now, method: req.method, path: req.path, status: resp.status,
+                                  clientRequestID: req.headers["client-request-id"], fields: fields, headers: headers, fault: fault))
+            if s.log.count > 10_000 { s.log.removeFirst(s.log.count - 10_000) }
+        }
+    }
+
+    /// Records a request answered by an injected fault (the adapter calls this).
+    func recordFault(_ req: EmulatorRequest, status: Int, kind: String) {
+        let ctx = RequestContext(correlationID: req.headers["client-request-id"] ?? "", traceID: "", now: clock.now(), baseURL: baseURL)
+        record(req, EmulatorResponse(status: status), ctx, fault: kind)
+    }
+
+    /// The next injected fault for `path`, if any (consumes one use).
+    func takeFault(for path: String) -> Fault? {
+        store.withLock { s in
+            guard let i = s.faults.firstIndex(where: { path.hasSuffix($0.pathSuffix) && $0.remaining > 0 }) else { return nil }
+            s.faults[i].remaining -= 1
+            let f = s.faults[i]
+            if s.faults[i].remaining == 0 { s.faults.remove(at: i) }
+            return f
+        }
+    }
+
+    func countConnection() { store.withLock { $0.count("connections") } }
+
+    // MARK: - Ready document
+
+    /// What the emulator prints when ready: enough for scripts and tests to need no second source of truth.
+    public func readyDocument(caFile: String?) -> JSONValue {
+        let c = config
+        var users: [JSONValue] = []
+        for u in c.users {
+            var o: [String: JSONValue] = ["email": .string(u.email), "kind": .string(u.kind), "display_name": .string(u.displayName)]
+            if let p = u.password { o["password"] = .string(p) }
+            if let m = u.mfaEmail { o["mfa_email"] = .string(m) }
+            users.append(.object(o))
+        }
+        let publicClient = c.clients.first { $0.isPublic && $0.nativeAuthEnabled }
+        let confidential = c.clients.first { !$0.isPublic }
+        var doc: [String: JSONValue] = [
+            "base_url": .string(baseURL),
+            "authority": .string("\(baseURL)/\(c.tenantDomain)"),
+            "authority_by_id": .string("\(baseURL)/\(c.tenantID)"),
+            "oidc_authority": .string("\(baseURL)/\(c.tenantDomain)/v2.0"),
+            "tenant_domain": .string(c.tenantDomain),
+            "tenant_id": .string(c.tenantID),
+            "client_id": publicClient.map { .string($0.clientID) } ?? .null,
+            "confidential_client_id": confidential.map { .string($0.clientID) } ?? .null,
+            "apis": .array(c.apis.map { api in
+                ["name": .string(api.name), "url": .string(baseURL + api.path),
+                 "scopes": .array(api.permissions.map { .string(api.scope($0)) })]
+            }),
+            "users": .array(users),
+            "controls": .string("\(baseURL)/_emulator"),
+            "pid": .int(Int64(ProcessInfo.processInfo.processIdentifier)),
+        ]
+        if let caFile { doc["ca_file"] = .string(caFile) }
+        return .object(doc)
+    }
+}

@@ -1,0 +1,102 @@
+// nativeauth-emulator — a local Microsoft Entra External ID (native auth + OIDC) for development and tests.
+//
+//   nativeauth-emulator [--port N|0] [--config FILE] [--ready-file FILE] [--tls] [--tls-dir DIR] [--quiet]
+//
+// When ready it prints one JSON line (base_url, authority, client_id, apis, users, …) to stdout and, with
+// --ready-file, writes the same line to FILE. It binds 127.0.0.1 only and stops cleanly on SIGINT/SIGTERM.
+import Foundation
+import NativeAuthEmulator
+import NativeAuthJSON
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("nativeauth-emulator: \(message)\n".utf8))
+    exit(2)
+}
+
+let usage = """
+    usage: nativeauth-emulator [--port N|0] [--config FILE] [--ready-file FILE] [--tls] [--tls-dir DIR] [--quiet]
+      --port N         TCP port on 127.0.0.1 (default 0: a free port)
+      --config FILE    JSON tenant configuration (default: the built-in demo tenant; see README)
+      --ready-file F   also write the ready line to F
+      --tls            serve HTTPS with a freshly generated local CA (its path is in the ready line as ca_file)
+      --tls-dir DIR    where to write ca.pem / server.pem / server-key.pem (default: a new temp directory)
+      --quiet          no per-request log lines on stderr
+    """
+
+var port: UInt16 = 0
+var configPath: String? = nil
+var readyFile: String? = nil
+var tls = false
+var tlsDir: String? = nil
+var quiet = false
+var args = CommandLine.arguments.dropFirst()
+while let a = args.popFirst() {
+    switch a {
+    case "--port":
+        guard let v = args.popFirst(), let p = UInt16(v) else { fail("--port needs a number 0-65535") }
+        port = p
+    case "--config":
+        guard let v = args.popFirst() else { fail("--config needs a file") }
+        configPath = v
+    case "--ready-file":
+        guard let v = args.popFirst() else { fail("--ready-file needs a file") }
+        readyFile = v
+    case "--tls": tls = true
+    case "--tls-dir":
+        guard let v = args.popFirst() else { fail("--tls-dir needs a directory") }
+        tlsDir = v
+    case "--quiet": quiet = true
+    case "-h", "--help":
+        print(usage)
+        exit(0)
+    default: fail("unknown argument \(a)\n\(usage)")
+    }
+}
+
+var config = EmulatorConfig.demo
+if let configPath {
+    guard let data = FileManager.default.contents(atPath: configPath) else { fail("cannot read \(configPath)") }
+    do {
+        config = try EmulatorConfig.load(json: try JSONValue.parse(Array(data)))
+    } catch {
+        fail("invalid configuration \(configPath): \(error)")
+    }
+}
+
+signal(SIGINT, SIG_IGN)
+signal(SIGTERM, SIG_IGN)
+signal(SIGPIPE, SIG_IGN)
+
+let server: EmulatorServer
+do {
+    let emulator = try Emulator(config: config)
+    server = try await EmulatorServer.start(emulator: emulator, port: port, tls: tls, tlsDirectory: tlsDir, logRequests: !quiet)
+} catch {
+    fail("cannot start: \(error)")
+}
+
+let line = server.readyDocument.serialized() + "\n"
+if let readyFile {
+    let tmp = readyFile + ".tmp"
+    guard FileManager.default.createFile(atPath: tmp, contents: Data(line.utf8)),
+          rename(tmp, readyFile) == 0
+    else { fail("cannot write \(readyFile)") }
+}
+FileHandle.standardOutput.write(Data(line.utf8))
+
+// Wait for SIGINT/SIGTERM, then stop cleanly.
+let stop = AsyncStream<Int32> { continuation in
+    for sig in [SIGINT, SIGTERM] {
+        let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
+        source.setEventHandler { continuation.yield(sig) }
+        source.resume()
+        nonisolated(unsafe) let keep = source
+        continuation.onTermination = { _ in _ = keep }
+    }
+}
+for await sig in stop {
+    FileHandle.standardError.write(Data("nativeauth-emulator: signal \(sig), stopping\n".utf8))
+    break
+}
+await server.stop()
+exit(0)

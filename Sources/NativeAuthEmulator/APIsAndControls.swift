@@ -116,7 +116,10 @@ extension Emulator {
                     if f.contains("password") { u.password = try f.optionalString("password") }
                     if f.members["password"]?.isNull == true { u.password = nil }
                     if let d = try f.optionalString("display_name") { u.displayName = d }
-                    if f.members.keys.contains("mfa_email") { u.mfaEmail = try f.optionalString("mfa_email") }
+                    if f.members.keys.contains("mfa_email") {
+                        u.mfaEmail = try f.optionalString("mfa_email")
+                        u.mfaRequired = u.mfaEmail != nil
+                    }
                     if let m = try f.optionalBool("mfa_required") { u.mfaRequired = m }
                     if let r = try f.optionalBool("requires_registration"), r { u.mfaRequired = true; u.mfaEmail = nil }
                     if let a = try f.optionalObject("attributes") {

@@ -10,6 +10,8 @@ LIBDIR     ?= $(PREFIX)/lib
 DESTDIR    ?=
 SWIFT      ?= swift
 CC         ?= cc
+PYTHON     ?= python3
+EMULATOR   := .build/debug/nativeauth-emulator
 VERSION    := $(shell sed -n 's/^\#define NA_VERSION_STRING "\(.*\)"/\1/p' include/nativeauth.h)
 SOMAJOR    := 1
 RELEASE_SO := .build/release/libnativeauth.so
@@ -24,7 +26,7 @@ NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
 endif
 export NA_TMP
 
-.PHONY: all deps lib install uninstall test test-swift test-abi check-symbols check-ldd test-c clean
+.PHONY: all deps lib emulator install uninstall test test-swift test-interop test-abi check-symbols check-ldd test-c clean
 
 all: lib
 
@@ -53,12 +55,21 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
 
-test: test-swift test-abi
+test: test-swift test-interop test-abi
 
 test-swift:
 	$(SWIFT) test
 
 test-abi: check-symbols check-ldd test-c
+
+# A client nobody here wrote (MSAL for Python) against the emulator in --tls mode.
+test-interop: emulator
+	env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE NATIVEAUTH_EMULATOR=$(EMULATOR) $(PYTHON) -m pytest -q Tests/interop
+
+# The emulator executable (debug build, shared with `swift test`).
+emulator:
+	$(SWIFT) build --product nativeauth-emulator
+
 
 # The exported na_* symbols equal the header's declarations, and nothing else is exported.
 check-symbols: lib

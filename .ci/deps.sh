@@ -14,5 +14,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# Python packages for the interop tests (MSAL for Python is the independent client) and the bindings' tests.
+PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check pytest msal requests
 command -v swift >/dev/null || { echo "deps: Swift 6 is required (https://www.swift.org/install/linux/)"; exit 1; }
 echo "deps: ok ($(swift --version 2>&1 | head -1))"

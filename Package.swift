@@ -50,6 +50,9 @@ let package = Package(
         .testTarget(name: "NativeAuthHTTPTests", dependencies: ["NativeAuthHTTP", "NativeAuthTestSupport"]),
         .testTarget(name: "NativeAuthCoreTests", dependencies: ["NativeAuthCore", "NativeAuthJSON"]),
         .testTarget(name: "NativeAuthCABITests", dependencies: ["NativeAuthCABI", "NativeAuthJSON", "CNativeAuthShims"]),
+        // The library's flows through the C ABI, against the emulator executable in its own process.
+        .testTarget(name: "NativeAuthFlowTests",
+                    dependencies: ["NativeAuthCABI", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto"]),
         .testTarget(name: "NativeAuthEmulatorTests",
                     dependencies: ["NativeAuthEmulator", "NativeAuthHTTP", "NativeAuthJSON", "NativeAuthCrypto"]),
     ]

@@ -83,3 +83,47 @@ public func na_client_set_log_callback(_ handle: OpaquePointer?, _ level: Int32,
     }
     return NAStatus.ok.rawValue
 }
+
+// MARK: - Native authentication
+
+@_cdecl("na_sign_in")
+public func na_sign_in(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
+    operation(handle, request, out) { c, doc throws(NativeAuthError) in try c.signIn(doc) }
+}
+
+@_cdecl("na_sign_up")
+public func na_sign_up(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
+    operation(handle, request, out) { c, doc throws(NativeAuthError) in try c.signUp(doc) }
+}
+
+@_cdecl("na_reset_password")
+public func na_reset_password(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
+    operation(handle, request, out) { c, doc throws(NativeAuthError) in try c.resetPassword(doc) }
+}
+
+@_cdecl("na_flow_submit")
+public func na_flow_submit(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
+    operation(handle, request, out) { c, doc throws(NativeAuthError) in try c.submit(doc) }
+}
+
+// MARK: - Tokens, APIs, account
+
+@_cdecl("na_get_access_token")
+public func na_get_access_token(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
+    operation(handle, request, out) { c, doc throws(NativeAuthError) in try c.getAccessToken(doc) }
+}
+
+@_cdecl("na_call_api")
+public func na_call_api(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
+    operation(handle, request, out) { c, doc throws(NativeAuthError) in try c.callAPI(doc) }
+}
+
+@_cdecl("na_get_account")
+public func na_get_account(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
+    operation(handle, request, out, nullRequestIsEmpty: true) { c, doc throws(NativeAuthError) in try c.getAccount(doc) }
+}
+
+@_cdecl("na_sign_out")
+public func na_sign_out(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
+    operation(handle, request, out, nullRequestIsEmpty: true) { c, doc throws(NativeAuthError) in try c.signOut(doc) }
+}

@@ -13,12 +13,18 @@ public enum NativeAuthVersion {
     public static let sku = "NativeAuth.Linux"
 }
 
-/// One configured client: configuration, transport (with its connection pool) and logger.
-/// Thread-safe; later issues add the token cache and flows.
+/// One configured client: configuration, transports (with their connection pools), flows, token cache and logger.
+/// Thread-safe: every method may be called from many threads at once.
 public final class NativeAuthClient: Sendable {
     public let configuration: ClientConfiguration
-    public let transport: any Transport
     public let logger: Logger
+    let api: ServerAPI
+    /// The transport for calls to the app's own APIs (no identity headers).
+    let apiTransport: any Transport
+    let clock: any Clock
+    let flows = FlowRegistry()
+    let cache: TokenCache
+    let tokens: TokenManager
 
     /// Creates a client from a configuration document, with libcurl as transport.
     public convenience init(configuration json: JSONValue) throws(NativeAuthError) {
@@ -27,6 +33,7 @@ public final class NativeAuthClient: Sendable {
         options.connectTimeoutMs = config.connectTimeoutMs
         options.totalTimeoutMs = config.requestTimeoutMs
         options.caBundlePath = config.caBundle
+        var apiOptions = options
         options.defaultHeaders = [
             ("Accept", "application/json"),
             ("return-client-request-id", "true"),
@@ -35,13 +42,21 @@ public final class NativeAuthClient: Sendable {
             ("x-client-OS", "Linux"),
             ("User-Agent", "nativeauth/\(NativeAuthVersion.string.description)"),
         ]
-        self.init(configuration: config, transport: CurlHTTPClient(options: options))
+        apiOptions.defaultHeaders = [("User-Agent", "nativeauth/\(NativeAuthVersion.string.description)")]
+        apiOptions.addClientRequestID = false
+        self.init(configuration: config, transport: CurlHTTPClient(options: options), apiTransport: CurlHTTPClient(options: apiOptions))
     }
 
-    public init(configuration: ClientConfiguration, transport: any Transport, logger: Logger? = nil) {
+    public init(configuration: ClientConfiguration, transport: any Transport, apiTransport: (any Transport)? = nil,
+                clock: any Clock = SystemClock(), store: any TokenStore = MemoryTokenStore(), logger: Logger? = nil) {
         self.configuration = configuration
-        self.transport = transport
-        self.logger = logger ?? Logger(level: configuration.logLevel)
+        let logger = logger ?? Logger(level: configuration.logLevel)
+        self.logger = logger
+        self.clock = clock
+        self.apiTransport = apiTransport ?? transport
+        self.api = ServerAPI(configuration: configuration, transport: transport, clock: clock, logger: logger)
+        self.cache = TokenCache(store: store)
+        self.tokens = TokenManager(api: api, cache: cache, clock: clock, logger: logger)
     }
 
     /// `{"v":1,"version":…,"config":{…effective configuration…}}`

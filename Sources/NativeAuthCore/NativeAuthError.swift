@@ -54,6 +54,8 @@ public struct ServerErrorDetails: Sendable, Equatable {
     public var correlationID: String?
     public var traceID: String?
     public var httpStatus: Int?
+    /// The `Retry-After` header of a 429/503 answer, as sent.
+    public var retryAfter: String?
 
     public init(error: String? = nil, suberror: String? = nil, errorCodes: [Int64] = [], correlationID: String? = nil,
                 traceID: String? = nil, httpStatus: Int? = nil) {
@@ -73,6 +75,7 @@ public struct ServerErrorDetails: Sendable, Equatable {
         if let correlationID { o["correlation_id"] = .string(correlationID) }
         if let traceID { o["trace_id"] = .string(traceID) }
         if let httpStatus { o["http_status"] = .int(Int64(httpStatus)) }
+        if let retryAfter { o["retry_after"] = .string(retryAfter) }
         return .object(o)
     }
 }
@@ -95,6 +98,31 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         public static let tls = Code(rawValue: "tls")
         public static let server = Code(rawValue: "server")
         public static let `internal` = Code(rawValue: "internal")
+        // Authentication outcomes (NA_EAUTH)
+        public static let invalidUsername = Code(rawValue: "invalid_username")
+        public static let userNotFound = Code(rawValue: "user_not_found")
+        public static let invalidCredentials = Code(rawValue: "invalid_credentials")
+        public static let invalidCode = Code(rawValue: "invalid_code")
+        public static let invalidPassword = Code(rawValue: "invalid_password")
+        public static let userAlreadyExists = Code(rawValue: "user_already_exists")
+        public static let attributesInvalid = Code(rawValue: "attributes_invalid")
+        public static let userHasNoPassword = Code(rawValue: "user_has_no_password")
+        public static let invalidContact = Code(rawValue: "invalid_contact")
+        public static let contactBlocked = Code(rawValue: "contact_blocked")
+        public static let authMethodBlocked = Code(rawValue: "auth_method_blocked")
+        // The user must act (NA_EINTERACTION)
+        public static let browserRequired = Code(rawValue: "browser_required")
+        public static let interactionRequired = Code(rawValue: "interaction_required")
+        public static let refreshTokenExpired = Code(rawValue: "refresh_token_expired")
+        public static let passwordChangeRequired = Code(rawValue: "password_change_required")
+        // Flow state (NA_ESTATE)
+        public static let flowExpired = Code(rawValue: "flow_expired")
+        public static let flowInvalid = Code(rawValue: "flow_invalid")
+        // Nothing to act on (NA_ENOTFOUND)
+        public static let noAccount = Code(rawValue: "no_account")
+        // Configuration problems reported by the server (NA_EINVAL)
+        public static let invalidScope = Code(rawValue: "invalid_scope")
+        public static let invalidClient = Code(rawValue: "invalid_client")
     }
 
     public var code: Code
@@ -115,10 +143,16 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
     /// The `NA_*` status for this error's code — the one place codes are mapped.
     public var status: NAStatus {
         switch code {
-        case .invalidArgument, .invalidHandle, .notSupported: return .invalidArgument
+        case .invalidArgument, .invalidHandle, .notSupported, .invalidScope, .invalidClient: return .invalidArgument
         case .outOfMemory: return .noMemory
         case .network, .timeout, .tls: return .network
         case .server: return .server
+        case .invalidUsername, .userNotFound, .invalidCredentials, .invalidCode, .invalidPassword, .userAlreadyExists,
+             .attributesInvalid, .userHasNoPassword, .invalidContact, .contactBlocked, .authMethodBlocked:
+            return .auth
+        case .browserRequired, .interactionRequired, .refreshTokenExpired, .passwordChangeRequired: return .interaction
+        case .flowExpired, .flowInvalid: return .state
+        case .noAccount: return .notFound
         default: return .internal
         }
     }

@@ -57,8 +57,9 @@ uninstall:
 
 test: test-swift test-interop test-abi
 
-test-swift:
-	$(SWIFT) test
+# The flow tests start the emulator executable, so it is built first.
+test-swift: emulator
+	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(SWIFT) test
 
 test-abi: check-symbols check-ldd test-c
 

@@ -52,7 +52,8 @@ extension NativeAuthClient {
             flows.checkin(id, outcome.keep ? state : nil, now: clock.now())
             return doc(outcome.status, flow: outcome.keep ? id : nil, state, outcome.details)
         } catch {
-            let keep = keepsFlow(error)
+            // A retryable answer, or an action the flow is not waiting for: the flow stays as it was.
+            let keep = keepsFlow(error) || error.extra["expected"] != nil
             flows.checkin(id, keep ? original : nil, now: clock.now())
             var e = error
             if keep { e.extra["flow"] = .string(id) }

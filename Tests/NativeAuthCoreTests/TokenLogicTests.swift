@@ -1,0 +1,178 @@
+import NativeAuthCore
+import NativeAuthCrypto
+import NativeAuthHTTP
+import NativeAuthJSON
+import Synchronization
+import Testing
+
+/// A scripted server: answers by path, records requests.
+final class FakeTransport: Transport, @unchecked Sendable {
+    typealias Responder = @Sendable (HTTPRequest, [String: String]) -> Result<HTTPResponse, HTTPError>
+    private let lock = Mutex<([HTTPRequest], [String: [Responder]])>(([], [:]))
+
+    /// Answers requests to `suffix` with `responders` in turn (the last one repeats). Replaces earlier ones.
+    func on(_ suffix: String, _ responders: Responder...) {
+        lock.withLock { $0.1[suffix] = responders }
+    }
+
+    var requests: [HTTPRequest] { lock.withLock { $0.0 } }
+    func count(_ suffix: String) -> Int { requests.filter { $0.url.hasSuffix(suffix) }.count }
+
+    func send(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+        let path = request.url.split(separator: "?").first.map(String.init) ?? request.url
+        let responder: Responder? = lock.withLock { s in
+            s.0.append(request)
+            guard let key = s.1.keys.filter({ path.hasSuffix($0) }).max(by: { $0.count < $1.count }), var list = s.1[key], !list.isEmpty else { return nil }
+            let r = list.count > 1 ? list.removeFirst() : list[0]
+            s.1[key] = list
+            return r
+        }
+        guard let responder else { return HTTPResponse(status: 404) }
+        let form = Dictionary(uniqueKeysWithValues: (FormEncoding.decode(String(decoding: request.body, as: UTF8.self)) ?? []).map { ($0.0, $0.1) })
+        return try responder(request, form).get()
+    }
+}
+
+final class FakeClock: Clock, @unchecked Sendable {
+    private let t = Mutex<Double>(1_800_000_000)
+    let slept = Mutex<[Double]>([])
+    func now() -> Double { t.withLock { $0 } }
+    func sleep(_ seconds: Double) { slept.withLock { $0.append(seconds) }; advance(seconds) }
+    func advance(_ s: Double) { t.withLock { $0 += s } }
+}
+
+func json(_ v: JSONValue, status: Int = 200, headers: [(String, String)] = []) -> Result<HTTPResponse, HTTPError> {
+    .success(HTTPResponse(status: status, headers: [("content-type", "application/json")] + headers.map { ($0.0, $0.1) },
+                          body: v.serializedBytes() ?? []))
+}
+
+let clientInfo = Base64.urlEncode(Array(#"{"uid":"u1","utid":"t1"}"#.utf8))
+
+func tokenResponse(_ scope: String, at: String = "AT", rt: String? = "RT2", expiresIn: Int = 3600, refreshIn: Int? = nil) -> JSONValue {
+    var o: [String: JSONValue] = ["token_type": "Bearer", "access_token": .string(at), "expires_in": .int(Int64(expiresIn)),
+                                  "scope": .string(scope), "client_info": .string(clientInfo)]
+    if let rt { o["refresh_token"] = .string(rt) }
+    if let refreshIn { o["refresh_in"] = .int(Int64(refreshIn)) }
+    return .object(o)
+}
+
+func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClient {
+    let config = try ClientConfiguration(json: ["authority": "https://contoso.ciamlogin.com", "client_id": "c1"], environment: { _ in nil })
+    t.on("/.well-known/openid-configuration", { _, _ in
+        json(["token_endpoint": "https://contoso.ciamlogin.com/contoso.onmicrosoft.com/oauth2/v2.0/token"])
+    })
+    t.on("/oauth2/v2.0/initiate", { _, _ in json(["continuation_token": "CT1"]) })
+    t.on("/oauth2/v2.0/challenge", { _, _ in json(["continuation_token": "CT2", "challenge_type": "password"]) })
+    return NativeAuthClient(configuration: config, transport: t, clock: clock)
+}
+
+@Suite struct TokenLogicTests {
+    @Test func refreshInTriggersEarlyRefreshAndFallsBackToTheCachedToken() throws {
+        let t = FakeTransport(), clock = FakeClock()
+        let c = try makeClient(t, clock)
+        t.on("/oauth2/v2.0/token",
+             { _, f in f["grant_type"] == "password" ? json(tokenResponse("api://a/r openid", at: "AT1", rt: "RT1", refreshIn: 600)) : json([:], status: 404) },
+             { _, f in json(["error": "temporarily_unavailable"], status: 503) },
+             { _, f in json(["error": "temporarily_unavailable"], status: 503) },
+             { _, f in json(tokenResponse("api://a/r", at: "AT2", rt: "RT3"), headers: []) })
+        _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
+        // before refresh_in: from cache, no request
+        #expect(try c.getAccessToken(["scopes": ["api://a/r"]])["access_token"] == "AT1")
+        #expect(t.count("/token") == 1)
+        clock.advance(601)
+        // after refresh_in the library refreshes; the server fails (503, retried once) → the valid token is served
+        let fallback = try c.getAccessToken(["scopes": ["api://a/r"]])
+        #expect(fallback["access_token"] == "AT1" && fallback["from_cache"] == true)
+        #expect(t.count("/token") == 3)
+        let fresh = try c.getAccessToken(["scopes": ["api://a/r"]])
+        #expect(fresh["access_token"] == "AT2" && fresh["from_cache"] == false)
+        // the rotated refresh token was kept
+        let last = t.requests.last.map { String(decoding: $0.body, as: UTF8.self) } ?? ""
+        #expect(last.contains("refresh_token=RT1"))
+    }
+
+    @Test func expiryBufferIsFiveMinutesOrHalfTheLifetime() throws {
+        let t = FakeTransport(), clock = FakeClock()
+        let c = try makeClient(t, clock)
+        t.on("/oauth2/v2.0/token",
+             { _, _ in json(tokenResponse("api://a/r", at: "LONG", rt: "RT1", expiresIn: 3600)) },
+             { _, _ in json(tokenResponse("api://b/r", at: "SHORT", rt: "RT2", expiresIn: 60)) },
+             { _, _ in json(tokenResponse("api://b/r", at: "SHORT2", rt: "RT3", expiresIn: 60)) },
+             { _, _ in json(tokenResponse("api://a/r", at: "LONG2", rt: "RT4", expiresIn: 3600)) })
+        _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
+        #expect(try c.getAccessToken(["scopes": ["api://b/r"]])["access_token"] == "SHORT")
+        clock.advance(29)
+        #expect(try c.getAccessToken(["scopes": ["api://b/r"]])["access_token"] == "SHORT")  // half of 60 s not reached
+        clock.advance(2)
+        #expect(try c.getAccessToken(["scopes": ["api://b/r"]])["access_token"] == "SHORT2")
+        clock.advance(3600 - 300 - 31)
+        #expect(try c.getAccessToken(["scopes": ["api://a/r"]])["access_token"] == "LONG2")  // within 5 minutes of expiry
+    }
+
+    @Test func overlappingScopesReplaceDisjointOnesStay() throws {
+        let t = FakeTransport(), clock = FakeClock()
+        let c = try makeClient(t, clock)
+        t.on("/oauth2/v2.0/token",
+             { _, _ in json(tokenResponse("api://a/r", at: "A1", rt: "RT1")) },
+             { _, _ in json(tokenResponse("api://b/r", at: "B1", rt: "RT2")) },
+             { _, _ in json(tokenResponse("api://a/r api://a/w", at: "A2", rt: "RT3")) })
+        _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
+        _ = try c.getAccessToken(["scopes": ["api://b/r"]])
+        _ = try c.getAccessToken(["scopes": ["api://a/w"]])
+        #expect(try c.getAccessToken(["scopes": ["api://a/r"]])["access_token"] == "A2")  // A1 was replaced
+        #expect(try c.getAccessToken(["scopes": ["API://B/R"]])["access_token"] == "B1")  // disjoint, kept; case-insensitive
+        #expect(t.count("/token") == 3)
+    }
+
+    @Test func retryPolicy() throws {
+        let t = FakeTransport(), clock = FakeClock()
+        let c = try makeClient(t, clock)
+        t.on("/oauth2/v2.0/initiate",
+             { _, _ in .failure(HTTPError(.network, "reset")) },
+             { _, _ in json(["error": "x"], status: 502) },
+             { _, _ in json(["continuation_token": "CT1"]) })
+        // network error → retried once; then 502 → that retry was the only one → server error
+        do {
+            _ = try c.signIn(["username": "u@x.com"])
+            Issue.record("expected failure")
+        } catch {
+            #expect(error.code == .server)
+        }
+        #expect(t.count("/initiate") == 2)
+        #expect(clock.slept.withLock { $0 } == [0.5])
+        #expect(try c.signIn(["username": "u@x.com"])["status"] == "password_required")
+    }
+
+    @Test func refreshTokensGoOnlyToTheAuthoritysOrigin() throws {
+        let t = FakeTransport(), clock = FakeClock()
+        let config = try ClientConfiguration(json: ["authority": "https://contoso.ciamlogin.com", "client_id": "c1"], environment: { _ in nil })
+        t.on("/.well-known/openid-configuration", { _, _ in json(["token_endpoint": "https://evil.example/token"]) })
+        t.on("/oauth2/v2.0/initiate", { _, _ in json(["continuation_token": "CT1"]) })
+        t.on("/oauth2/v2.0/challenge", { _, _ in json(["continuation_token": "CT2", "challenge_type": "password"]) })
+        t.on("/oauth2/v2.0/token", { _, _ in json(tokenResponse("api://a/r", rt: "RT1")) })
+        let c = NativeAuthClient(configuration: config, transport: t, clock: clock)
+        _ = try c.signIn(["username": "u@x.com", "password": "p"])
+        #expect(throws: NativeAuthError.self) { try c.getAccessToken(["scopes": ["api://b/r"]]) }
+        #expect(!t.requests.contains { $0.url.contains("evil.example") })
+    }
+
+    @Test func malformedServerAnswersAreErrorsNotCrashes() throws {
+        let t = FakeTransport(), clock = FakeClock()
+        let c = try makeClient(t, clock)
+        let bad: [JSONValue] = [["token_type": "Bearer"], ["access_token": "x", "expires_in": 0, "client_info": .string(clientInfo)],
+                                ["access_token": "x", "expires_in": 10, "client_info": "!!!"], ["access_token": "x", "expires_in": 10],
+                                ["access_token": "x", "expires_in": 10, "client_info": .string(clientInfo), "id_token": "not.a.jwt"],
+                                ["access_token": "x", "expires_in": 10, "token_type": "pop", "client_info": .string(clientInfo)]]
+        for body in bad {
+            t.on("/oauth2/v2.0/token", { _, _ in json(body) })
+            do {
+                _ = try c.signIn(["username": "u@x.com", "password": "p"])
+                Issue.record("accepted \(body)")
+            } catch {
+                #expect(error.code == .server)
+            }
+        }
+        t.on("/oauth2/v2.0/initiate", { _, _ in .success(HTTPResponse(status: 200, body: Array("not json".utf8))) })
+        #expect(throws: NativeAuthError.self) { try c.signIn(["username": "u@x.com"]) }
+    }
+}

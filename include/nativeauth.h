@@ -14,7 +14,7 @@
  *   It returns NA_OK (0) or one of the negative NA_E* codes below, and ALWAYS sets *out_json (unless out_json
  *   itself is NULL, which returns NA_EINVAL): to the result document on NA_OK, otherwise to an error document
  *       {"v":1,"error":{"code":"<stable code>","message":"<English sentence>", ...}}
- *   "code" is a stable string to branch on (listed below and in docs/errors.md); "message" is for people and may
+ *   "code" is a stable string to branch on (listed in docs/errors.md); "message" is for people and may
  *   change. When the error came from a server answer, "error" also holds
  *       "server":{"error":…,"suberror":…,"error_codes":[…],"correlation_id":…,"trace_id":…,"http_status":…}
  *   and, for argument errors, "field" names the offending member ("cache.path", "scopes[2]").
@@ -69,13 +69,17 @@ int na_abi_version(void);
 enum {
     NA_OK           =  0, /* success; *out_json holds the result                                              */
     NA_EINVAL       = -1, /* bad argument: NULL pointer, invalid JSON, wrong type, missing field, invalid or
-                             freed handle (code "invalid_handle"), unsupported option (code "not_supported")  */
-    NA_EAUTH        = -2, /* authentication failed: wrong credentials or code, unknown user, …                 */
-    NA_ENOTFOUND    = -3, /* nothing to act on, e.g. no signed-in account                                     */
-    NA_EINTERACTION = -4, /* the user must act (browser required, interaction required)                       */
+                             freed handle (code "invalid_handle"), unsupported option (code "not_supported"),
+                             and configuration the server refused: invalid_scope, invalid_client              */
+    NA_EAUTH        = -2, /* the user's input was refused: invalid_username, user_not_found, invalid_credentials,
+                             invalid_code, invalid_password, user_already_exists, attributes_invalid,
+                             user_has_no_password, invalid_contact, contact_blocked, auth_method_blocked         */
+    NA_ENOTFOUND    = -3, /* nothing to act on: no_account                                                       */
+    NA_EINTERACTION = -4, /* the user must act: browser_required, interaction_required, refresh_token_expired,
+                             password_change_required                                                           */
     NA_ENETWORK     = -5, /* no usable answer: connect failure, timeout ("timeout"), TLS failure ("tls")       */
     NA_ESERVER      = -6, /* the server answered with an error or something unexpected                         */
-    NA_ESTATE       = -7, /* a flow is expired, already used, or used at the wrong step                        */
+    NA_ESTATE       = -7, /* flow_expired, or flow_invalid (unknown, finished, in use, or at another step)       */
     NA_ENOMEM       = -8, /* out of memory; *out_json is a static document that na_string_free() ignores       */
     NA_EINTERNAL    = -9, /* a bug in the library; please report it with the document                          */
     NA__LAST        = -10 /* never returned; marks the end of the list and moves as codes are appended         */
@@ -135,6 +139,102 @@ void na_client_free(na_client *client);
  *          "log_level":…,"ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default","ca_bundle":…?,
  *          "redirect_uri":…?}} */
 int na_client_info(na_client *client, const char *request_json, char **out_json);
+
+/* ---- Native authentication: sign in, sign up, reset password ---------------------------------------------- */
+/*
+ * Results are states. Every state that needs more input carries a "flow": an opaque handle naming library-held
+ * state (the server's continuation token never leaves the library). Continue it with na_flow_submit. A flow is
+ * used by one call at a time, ends when the flow completes or fails for good, and is forgotten after 15 idle
+ * minutes (the server's own continuation tokens live about 10 minutes: "flow_expired").
+ *
+ * States ("status"), each with "v":1 and "flow_type" ("sign_in" | "sign_up" | "reset_password"):
+ *   "signed_in"              {"account":{"username","home_account_id","tenant_id","environment","claims":{…}},
+ *                             "token":{"access_token","token_type":"Bearer","scopes":[…],"expires_on":<unix s>,
+ *                                      "from_cache":false}}
+ *   "code_required"          {"flow","sent_to":"o***a@co**o.com","channel":"email","code_length":8,
+ *                             "resend_interval"?:<s>}                       → submit_code | resend_code
+ *   "password_required"      {"flow"}                                      → submit_password
+ *   "attributes_required"    {"flow","required_attributes":[{"name","type","required","regex"?}]}
+ *                                                                          → submit_attributes
+ *   "mfa_required"           {"flow","methods":[{"id","channel","login_hint","challenge_type"}]}
+ *                                                                          → request_challenge
+ *   "registration_required"  {"flow","methods":[{"id","channel","login_hint","challenge_type"}]}
+ *                                                                          → register_method
+ *   "sign_up_completed"      {"flow"}                                      → sign_in
+ *   "password_reset_completed" {"flow"}                                    → sign_in
+ *
+ * Errors with a "flow" member leave the flow usable (retry: invalid_code, invalid_password, invalid_credentials,
+ * attributes_invalid, invalid_contact, contact_blocked, network, timeout, server). Client-side checks (an empty
+ * username, password or code) answer without a network call.
+ *
+ * Sign-in.  request {"username", "password"?, "scopes"?:[…], "claims"?:{…}}. Sends `scope` = scopes + openid
+ *   profile offline_access. Without a password the answer is "password_required" (password accounts) or
+ *   "code_required" (email one-time-passcode accounts; a given password is then ignored, as MSAL does).
+ *   Errors: invalid_username, user_not_found, invalid_credentials (with a "flow" to retry the password),
+ *   browser_required, invalid_client, network, timeout, tls, server. */
+int na_sign_in(na_client *client, const char *request_json, char **out_json);
+
+/* Sign-up.  request {"username", "password"?, "attributes"?:{"displayName":"Ann", "city":"Oslo", …}}.
+ *   Attribute values are strings (numbers and booleans are turned into strings; arrays of strings are joined with
+ *   commas). First answer: "code_required" (the email is verified first); then "password_required" (when no
+ *   password was given), "attributes_required", and "sign_up_completed".
+ *   Errors: invalid_username, user_already_exists, invalid_password ("reason": password_too_weak | password_too_short
+ *   | password_too_long | password_recently_used | password_banned | password_is_invalid), attributes_invalid
+ *   ("attributes": [names]), browser_required, … */
+int na_sign_up(na_client *client, const char *request_json, char **out_json);
+
+/* Password reset.  request {"username"}. Answers "code_required", then "password_required" (the new password), then
+ *   — after the library polls the server's completion endpoint — "password_reset_completed".
+ *   Errors: invalid_username, user_not_found, user_has_no_password, invalid_code, invalid_password, … */
+int na_reset_password(na_client *client, const char *request_json, char **out_json);
+
+/* Continues a flow.  request {"flow":"f_…", "action":…, …}. "action" may be left out when the request carries
+ * "code" (submit_code), "password" (submit_password) or "attributes" (submit_attributes). Actions:
+ *   "submit_code"        {"code"}                 the one-time code (sign-in, sign-up, reset, MFA, registration)
+ *   "resend_code"        {}                       sends a new code; the previous one stops working
+ *   "submit_password"    {"password"}             sign-in password, sign-up password, or the new password (reset)
+ *   "submit_attributes"  {"attributes":{…}}       sign-up attributes
+ *   "request_challenge"  {"method_id"?}           MFA: send a code to a method of "mfa_required" (default: the first)
+ *   "register_method"    {"contact", "method_id"?} registration: the email address to register; answers
+ *                                                 "code_required", or "signed_in" when the contact needs no
+ *                                                 verification (it is the sign-in address)
+ *   "sign_in"            {"scopes"?, "claims"?}   after "sign_up_completed" or "password_reset_completed"
+ *   "cancel"             {}                       forgets the flow; answers {"v":1,"status":"cancelled"}
+ * An action the flow is not waiting for answers NA_ESTATE "flow_invalid" with "expected":<action> and leaves the
+ * flow as it was. Unknown or finished flows: "flow_invalid"; expired ones: "flow_expired". */
+int na_flow_submit(na_client *client, const char *request_json, char **out_json);
+
+/* ---- Tokens, APIs, account, sign-out ------------------------------------------------------------------------ */
+
+/* An access token for scopes.  request {"scopes":[…] (required), "force_refresh"?:false, "claims"?:{…}}
+ * result {"v":1,"access_token","token_type":"Bearer","scopes":[…],"expires_on":<unix s>,"from_cache":bool}
+ * A cached token whose scopes include the request and that is not within 5 minutes of expiry (half its lifetime
+ * for tokens shorter than 10 minutes) is served without a network call; past the server's "refresh_in" the library
+ * refreshes early and still serves the cached token if that refresh fails. Otherwise one refresh-token request
+ * (to the token_endpoint of OIDC discovery, fetched once per client and required to be on the authority's origin).
+ * Concurrent calls share one refresh: only one refresh runs per client at a time, callers asking for the same
+ * scopes wait for it and share its result, and the rotated refresh token replaces the old one atomically, so a
+ * refresh token is never presented twice. A new token replaces cached tokens whose scopes overlap it (MSAL's rule).
+ * Errors: no_account (NA_ENOTFOUND), interaction_required / refresh_token_expired (NA_EINTERACTION: sign in again;
+ * the dead refresh token is dropped), invalid_scope, network, timeout, tls, server. */
+int na_get_access_token(na_client *client, const char *request_json, char **out_json);
+
+/* Calls an API with a bearer token.  request {"url", "method"?:"GET", "headers"?:{"name":"value"}, "body"?: string
+ * (sent as is) | object/array (sent as JSON with Content-Type application/json), "scopes":[…], "force_refresh"?}
+ * result {"v":1,"status":200,"headers":{"content-type":…},"body": parsed JSON | text} ("body_base64" for binary).
+ * The token comes from na_get_access_token's logic. On 401 with WWW-Authenticate error="invalid_token" the library
+ * refreshes once and retries once. An HTTP error status from the API is a result (NA_OK), not a library error.
+ * Tokens are only sent over https, or http to loopback hosts; the request may not set Authorization itself. */
+int na_call_api(na_client *client, const char *request_json, char **out_json);
+
+/* The signed-in account.  request {} or {"include_id_token":true} (NULL is read as {}).
+ * result {"v":1,"account":{"username","home_account_id":"<uid>.<utid>","tenant_id","environment",
+ *         "claims":{…ID token claims…},"id_token"?}}.  Error: no_account (NA_ENOTFOUND). */
+int na_get_account(na_client *client, const char *request_json, char **out_json);
+
+/* Signs out: forgets the account, its tokens and open flows (local, as MSAL's native sign-out; idempotent).
+ * request {} (NULL is read as {}). result {"v":1,"status":"signed_out","was_signed_in":bool}. */
+int na_sign_out(na_client *client, const char *request_json, char **out_json);
 
 /* ---- Logging --------------------------------------------------------------------------------------------- */
 

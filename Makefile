@@ -2,7 +2,8 @@
 #   make                     release libnativeauth.so (static Swift stdlib, only na_* exported, SONAME .so.1)
 #   make install PREFIX=…    lib/libnativeauth.so{,.1,.$(VERSION)}, include/nativeauth.h, lib/pkgconfig/nativeauth.pc
 #   make deps                install system packages (apt) needed to build and test
-#   make test                every test: swift test, ABI checks, the C ABI test under valgrind
+#   make demo                the main job: emulator + C and Python tutorials
+#   make test                every test: swift test, MSAL interop, Python package, ABI checks, C tests under valgrind
 #   make clean
 SHELL      := /bin/bash
 PREFIX     ?= /usr/local
@@ -26,7 +27,7 @@ NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
 endif
 export NA_TMP
 
-.PHONY: all deps lib emulator install uninstall test test-swift test-interop test-abi check-symbols check-ldd test-c clean
+.PHONY: all deps lib emulator examples demo install uninstall test test-swift test-interop test-python test-examples test-abi check-symbols check-ldd test-c clean
 
 all: lib
 
@@ -34,7 +35,11 @@ all: lib
 deps:
 	@bash .ci/deps.sh
 
-lib: $(RELEASE_SO)
+lib: $(RELEASE_SO) .build/release/libnativeauth.so.$(SOMAJOR)
+
+# The SONAME next to the library, so programs linked in-tree (bindings/c without an install) find it.
+.build/release/libnativeauth.so.$(SOMAJOR): $(RELEASE_SO)
+	ln -sf libnativeauth.so $@
 
 $(RELEASE_SO): Package.swift $(shell find Sources -type f) include/nativeauth.h
 	$(SWIFT) build $(LIB_FLAGS)
@@ -55,7 +60,28 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
 
-test: test-swift test-interop test-abi
+test: test-swift test-interop test-python test-abi test-examples
+	@rm -rf $(NA_TMP)
+	@echo "make test: every suite passed"
+
+# The main job: emulator + the C and Python tutorials (sign in, tokens for two APIs, API calls, sign out).
+demo: lib emulator examples
+	EMULATOR=$(EMULATOR) bash bindings/demo.sh
+
+# The C examples, against the in-tree library (or an installed one that pkg-config knows).
+examples: lib
+	$(MAKE) -C bindings/c
+
+# The Python package against the emulator.
+test-python: lib emulator
+	PYTHONPATH=$(CURDIR)/bindings/python/src NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(PYTHON) -m pytest -q bindings/python/tests
+
+# The C examples built through pkg-config from an install into a temporary prefix, run under valgrind.
+test-examples: lib emulator
+	$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix
+	PKG_CONFIG_PATH=$(NA_TMP)/prefix/lib/pkgconfig $(MAKE) --no-print-directory -C bindings/c OUT=$(NA_TMP)/examples
+	NATIVEAUTH_EXAMPLES_DIR=$(NA_TMP)/examples NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) VALGRIND="$(VALGRIND)" \
+	    $(PYTHON) -m pytest -q bindings/c/tests
 
 # The flow tests start the emulator executable, so it is built first.
 test-swift: emulator
@@ -90,7 +116,6 @@ test-c: lib
 	$(CC) $(CFLAGS_STRICT) Tests/c/abi_test.c -o $(NA_TMP)/abi_test \
 	    $$(PKG_CONFIG_PATH=$(NA_TMP)/prefix/lib/pkgconfig pkg-config --cflags --libs nativeauth) -lpthread
 	$(VALGRIND) $(NA_TMP)/abi_test
-	@rm -rf $(NA_TMP)
 
 clean:
-	rm -rf .build
+	rm -rf .build bindings/c/build bindings/python/build

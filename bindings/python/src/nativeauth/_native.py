@@ -1,0 +1,87 @@
+"""ctypes declarations for every function of include/nativeauth.h, and the one helper that calls them.
+
+Rules: owned results are read through c_void_p + string_at and freed with na_string_free in ``finally`` (a c_char_p
+restype would lose the pointer); strings are UTF-8 explicitly; ctypes releases the GIL during each call.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+from typing import Any, Callable, Optional
+
+from . import _loader
+
+lib = _loader.load()
+
+_OUT = ctypes.POINTER(ctypes.c_void_p)
+LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)
+
+lib.na_version.restype = ctypes.c_char_p
+lib.na_version.argtypes = []
+lib.na_abi_version.restype = ctypes.c_int
+lib.na_abi_version.argtypes = []
+lib.na_status_str.restype = ctypes.c_char_p
+lib.na_status_str.argtypes = [ctypes.c_int]
+lib.na_string_free.restype = None
+lib.na_string_free.argtypes = [ctypes.c_void_p]
+lib.na_client_new.restype = ctypes.c_int
+lib.na_client_new.argtypes = [ctypes.c_char_p, _OUT, _OUT]
+lib.na_client_free.restype = None
+lib.na_client_free.argtypes = [ctypes.c_void_p]
+lib.na_client_set_log_callback.restype = ctypes.c_int
+lib.na_client_set_log_callback.argtypes = [ctypes.c_void_p, ctypes.c_int, LOG_FN, ctypes.c_void_p]
+
+OPERATIONS = ("na_client_info", "na_sign_in", "na_sign_up", "na_reset_password", "na_flow_submit",
+              "na_get_access_token", "na_call_api", "na_get_account", "na_sign_out")
+for _name in OPERATIONS:
+    _fn = getattr(lib, _name)
+    _fn.restype = ctypes.c_int
+    _fn.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _OUT]
+
+
+def take_string(ptr: ctypes.c_void_p) -> str:
+    """Reads and frees a string the library returned."""
+    if not ptr.value:
+        return ""
+    try:
+        return ctypes.string_at(ptr.value).decode("utf-8", errors="replace")
+    finally:
+        lib.na_string_free(ptr)
+
+
+def encode(document: dict) -> bytes:
+    """A request document as UTF-8 JSON. Raises ValueError for what cannot be encoded (e.g. lone surrogates)."""
+    try:
+        return json.dumps(document, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError) as e:
+        raise ValueError(f"request cannot be encoded as UTF-8 JSON: {e.__class__.__name__}") from None
+
+
+def call(name: str, handle: Optional[int], document: dict) -> tuple[int, Any]:
+    """Calls operation ``name`` and returns (status, parsed document)."""
+    out = ctypes.c_void_p()
+    rc = getattr(lib, name)(handle, encode(document), ctypes.byref(out))
+    text = take_string(out)
+    try:
+        return rc, json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        return rc, {"v": 1, "error": {"code": "internal", "message": "the library returned a document that is not JSON"}}
+
+
+def client_new(config: dict) -> tuple[int, Optional[int], Any]:
+    handle = ctypes.c_void_p()
+    err = ctypes.c_void_p()
+    rc = lib.na_client_new(encode(config), ctypes.byref(handle), ctypes.byref(err))
+    text = take_string(err)
+    return rc, handle.value, (json.loads(text) if text else None)
+
+
+def version() -> str:
+    return lib.na_version().decode()
+
+
+def status_str(status: int) -> str:
+    return lib.na_status_str(status).decode()
+
+
+LogCallback = Callable[[int, str, Optional[str]], None]

@@ -1,0 +1,228 @@
+"""The Client: one configured libnativeauth client, usable from many threads."""
+from __future__ import annotations
+
+import ctypes
+import logging
+import threading
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from . import _native, errors
+from .states import AccessToken, Account, ApiResponse, FlowState, State, state_from_json, PasswordRequired
+
+_LEVELS = {"off": 0, "error": 1, "warning": 2, "info": 3, "verbose": 4}
+_PY_LEVELS = {1: logging.ERROR, 2: logging.WARNING, 3: logging.INFO, 4: logging.DEBUG}
+
+LogHandler = Callable[[int, str, Optional[str]], None]
+
+
+class Client:
+    """A native-authentication client for one app registration.
+
+    >>> with Client(authority="https://contoso.ciamlogin.com/contoso.onmicrosoft.com",
+    ...             client_id="00001111-aaaa-2222-bbbb-3333cccc4444") as client:
+    ...     state = client.sign_in("ann@contoso.com", "…", scopes=["api://…/ToDoList.Read"])
+
+    Give ``authority`` or ``tenant_subdomain``. Other settings mirror the C configuration (see docs/configuration.md):
+    ``challenge_types`` (default password and oob), ``capabilities`` ("mfa_required", "registration_required"),
+    ``redirect_uri``, ``connect_timeout_ms``, ``request_timeout_ms``, ``ca_bundle``, ``log_level`` ("off" … "verbose").
+    Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
+    ``logging`` module; they never contain secrets or usernames.
+
+    Calls block (they release the GIL) and may be made from many threads; ``close()`` is idempotent and safe while
+    other threads are inside calls.
+    """
+
+    def __init__(self, authority: Optional[str] = None, client_id: Optional[str] = None, *,
+                 tenant_subdomain: Optional[str] = None, challenge_types: Optional[Sequence[str]] = None,
+                 capabilities: Optional[Sequence[str]] = None, redirect_uri: Optional[str] = None,
+                 connect_timeout_ms: Optional[int] = None, request_timeout_ms: Optional[int] = None,
+                 ca_bundle: Optional[str] = None, log_level: str = "off", log_handler: Optional[LogHandler] = None):
+        if client_id is None or not isinstance(client_id, str):
+            raise errors.InvalidArgumentError("client_id must be a str", status=-1)
+        config: dict = {"v": 1, "client_id": client_id}
+        for key, value in (("authority", authority), ("tenant_subdomain", tenant_subdomain), ("redirect_uri", redirect_uri),
+                           ("connect_timeout_ms", connect_timeout_ms), ("request_timeout_ms", request_timeout_ms),
+                           ("ca_bundle", ca_bundle)):
+            if value is not None:
+                config[key] = value
+        if challenge_types is not None:
+            config["challenge_types"] = list(challenge_types)
+        if capabilities is not None:
+            config["capabilities"] = list(capabilities)
+        if log_level not in _LEVELS:
+            raise errors.InvalidArgumentError(f"log_level must be one of {', '.join(_LEVELS)}", status=-1)
+        try:
+            rc, handle, err = _native.client_new(config)
+        except ValueError as e:
+            raise errors.InvalidArgumentError(str(e), status=-1) from None
+        if rc != 0:
+            raise errors.from_document(rc, err)
+        self._handle: Optional[int] = handle
+        self._lock = threading.Lock()
+        self._log_callback = None
+        if _LEVELS[log_level] > 0:
+            self._install_logger(_LEVELS[log_level], log_handler)
+
+    # -- lifecycle -------------------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Frees the client (tokens are wiped). Idempotent; calls racing it on other threads finish or raise
+        ClientClosedError."""
+        with self._lock:
+            handle, self._handle = self._handle, None
+        if handle is not None:
+            _native.lib.na_client_free(handle)
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def closed(self) -> bool:
+        return self._handle is None
+
+    def _install_logger(self, level: int, handler: Optional[LogHandler]) -> None:
+        if handler is None:
+            logger = logging.getLogger("nativeauth")
+
+            def handler(lvl: int, message: str, correlation_id: Optional[str]) -> None:
+                logger.log(_PY_LEVELS.get(lvl, logging.DEBUG), "%s%s", message, f" [{correlation_id}]" if correlation_id else "")
+
+        def trampoline(lvl: int, message: bytes, correlation: Optional[bytes], _user: Any) -> None:
+            try:
+                handler(lvl, message.decode("utf-8", "replace"), correlation.decode() if correlation else None)
+            except Exception:  # a failing handler must not unwind into C
+                pass
+
+        self._log_callback = _native.LOG_FN(trampoline)  # keep a reference for the C side
+        _native.lib.na_client_set_log_callback(self._handle, level, self._log_callback, None)
+
+    # -- plumbing --------------------------------------------------------------------------------------------------
+
+    def _call(self, name: str, request: dict, state: Any = None) -> Any:
+        handle = self._handle
+        if handle is None:
+            raise errors.ClientClosedError("the client is closed", status=-1)
+        try:
+            rc, doc = _native.call(name, handle, {"v": 1, **request})
+        except ValueError as e:
+            raise errors.InvalidArgumentError(str(e), status=-1) from None
+        if rc != 0:
+            raise errors.from_document(rc, doc, state=state)
+        return doc
+
+    def _state(self, doc: Mapping[str, Any]) -> State:
+        return state_from_json(self, doc)
+
+    def _submit(self, current: FlowState, request: dict) -> State:
+        try:
+            return self._state(self._call("na_flow_submit", request, state=None))
+        except errors.NativeAuthError as e:
+            if e.details.get("flow") == current.flow:
+                e.state = current  # retryable: the same state continues
+            raise
+
+    def _retry_state(self, e: errors.NativeAuthError) -> None:
+        flow = e.details.get("flow")
+        if flow and e.state is None:
+            e.state = PasswordRequired("sign_in", flow, self)
+
+    # -- native authentication -------------------------------------------------------------------------------------
+
+    def sign_in(self, username: str, password: Optional[str] = None, *, scopes: Optional[Sequence[str]] = None,
+                claims: Optional[Mapping[str, Any]] = None) -> State:
+        """Signs in with email + password, or starts an email-code sign-in (no password). Returns ``SignedIn``,
+        ``PasswordRequired``, ``CodeRequired``, ``MfaRequired`` or ``RegistrationRequired``.
+
+        Raises InvalidCredentialsError (whose ``state`` lets you retry the password), UserNotFoundError,
+        BrowserRequiredError, … ."""
+        req: dict = {"username": _str("username", username)}
+        if password is not None:
+            req["password"] = _str("password", password)
+        if scopes is not None:
+            req["scopes"] = _scopes(scopes)
+        if claims is not None:
+            req["claims"] = dict(claims)
+        try:
+            return self._state(self._call("na_sign_in", req))
+        except errors.NativeAuthError as e:
+            self._retry_state(e)
+            raise
+
+    def sign_up(self, username: str, password: Optional[str] = None, *, attributes: Optional[Mapping[str, Any]] = None) -> State:
+        """Starts a sign-up; returns ``CodeRequired`` (the email is verified first)."""
+        req: dict = {"username": _str("username", username)}
+        if password is not None:
+            req["password"] = _str("password", password)
+        if attributes is not None:
+            if not isinstance(attributes, Mapping):
+                raise errors.InvalidArgumentError("attributes must be a mapping", status=-1)
+            req["attributes"] = dict(attributes)
+        return self._state(self._call("na_sign_up", req))
+
+    def reset_password(self, username: str) -> State:
+        """Starts a password reset; returns ``CodeRequired``."""
+        return self._state(self._call("na_reset_password", {"username": _str("username", username)}))
+
+    # -- tokens, APIs, account -------------------------------------------------------------------------------------
+
+    def get_access_token(self, scopes: Sequence[str], *, force_refresh: bool = False,
+                         claims: Optional[Mapping[str, Any]] = None) -> AccessToken:
+        """An access token for ``scopes``: from the cache, or one refresh shared by concurrent callers."""
+        req: dict = {"scopes": _scopes(scopes), "force_refresh": bool(force_refresh)}
+        if claims is not None:
+            req["claims"] = dict(claims)
+        return AccessToken.from_json(self._call("na_get_access_token", req))
+
+    def call_api(self, url: str, scopes: Sequence[str], *, method: str = "GET", headers: Optional[Mapping[str, str]] = None,
+                 body: Union[None, str, dict, list] = None, force_refresh: bool = False) -> ApiResponse:
+        """Calls an API with ``Authorization: Bearer``. An HTTP error status is returned, not raised."""
+        req: dict = {"url": _str("url", url), "scopes": _scopes(scopes), "method": _str("method", method),
+                     "force_refresh": bool(force_refresh)}
+        if headers is not None:
+            req["headers"] = dict(headers)
+        if body is not None:
+            req["body"] = body
+        doc = self._call("na_call_api", req)
+        return ApiResponse(int(doc.get("status", 0)), dict(doc.get("headers") or {}), doc.get("body", doc.get("body_base64")))
+
+    @property
+    def account(self) -> Optional[Account]:
+        """The signed-in account, or None."""
+        try:
+            return Account.from_json(self._call("na_get_account", {"include_id_token": True})["account"])
+        except errors.NoAccountError:
+            return None
+
+    def sign_out(self) -> bool:
+        """Forgets the account and its tokens. Returns whether someone was signed in."""
+        return bool(self._call("na_sign_out", {}).get("was_signed_in"))
+
+    @property
+    def info(self) -> dict:
+        """The effective configuration."""
+        return dict(self._call("na_client_info", {}))
+
+
+def _str(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise errors.InvalidArgumentError(f"{name} must be a str, not {type(value).__name__}", status=-1)
+    return value
+
+
+def _scopes(scopes: Any) -> list:
+    try:
+        items = None if isinstance(scopes, (str, bytes)) else list(scopes)
+    except TypeError:
+        items = None
+    if items is None or not all(isinstance(s, str) for s in items):
+        raise errors.InvalidArgumentError("scopes must be a sequence of str", status=-1)
+    return items

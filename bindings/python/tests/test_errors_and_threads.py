@@ -1,0 +1,149 @@
+"""Error classes from real server answers, bad arguments, threads, close()."""
+import threading
+
+import pytest
+
+import nativeauth as na
+
+ANN, ANN_PW = "ann@contoso.com", "Demo-Passw0rd!"
+
+
+def test_error_classes_from_server_answers(emulator, client):
+    cases = [
+        (lambda: client.sign_in("nobody@contoso.com"), na.UserNotFoundError),
+        (lambda: client.sign_in("not-an-email"), na.InvalidUsernameError),
+        (lambda: client.sign_up(ANN), na.UserAlreadyExistsError),
+        (lambda: client.sign_up("x@contoso.com", "weakweak"), na.InvalidPasswordError),
+        (lambda: client.sign_up("x@contoso.com", attributes={"postalCode": "x"}), na.AttributesInvalidError),
+        (lambda: client.reset_password("olivia@contoso.com"), na.UserHasNoPasswordError),
+        (lambda: client.get_access_token(["api://x/y"]), na.NoAccountError),
+    ]
+    for call, cls in cases:
+        with pytest.raises(cls) as e:
+            call()
+        assert e.value.code == cls.code and e.value.message
+        assert isinstance(e.value, na.NativeAuthError)
+    with pytest.raises(na.NoAccountError):
+        client.get_access_token(["api://x/y"])
+    assert isinstance(client.sign_in(ANN, ANN_PW), na.SignedIn)
+    with pytest.raises(na.InvalidScopeError) as e:
+        client.get_access_token(["api://99999999-0000-0000-0000-000000000000/X"])
+    assert isinstance(e.value, ValueError) and e.value.server.error == "invalid_scope"
+    emulator.control("POST", "users/revoke", {"email": ANN})
+    with pytest.raises(na.InteractionRequiredError):
+        client.get_access_token([emulator.apis["Notes"]["scopes"][0]])
+    with na.Client(emulator.authority, emulator.client_id, challenge_types=["oob"]) as oob_only:
+        with pytest.raises(na.BrowserRequiredError) as b:
+            oob_only.sign_in(ANN)
+        assert b.value.redirect_reason
+    with na.Client(emulator.authority, emulator.ready["confidential_client_id"]) as confidential:
+        with pytest.raises(na.InvalidClientError):
+            confidential.sign_in(ANN)
+    state = client.sign_in("olivia@contoso.com")
+    emulator.control("POST", "clock", {"advance_seconds": 700})
+    with pytest.raises(na.FlowExpiredError):
+        state.submit_code("12345678")
+    with pytest.raises(na.FlowInvalidError):
+        state.resend_code()
+
+
+def test_network_errors(emulator):
+    with na.Client("http://127.0.0.1:1/contoso.onmicrosoft.com", emulator.client_id) as dead:
+        with pytest.raises(na.NetworkError) as e:
+            dead.sign_in(ANN)
+        assert isinstance(e.value, ConnectionError)
+    emulator.control("POST", "faults", {"path": "/oauth2/v2.0/initiate", "delay_ms": 2000})
+    with na.Client(emulator.authority, emulator.client_id, request_timeout_ms=200) as slow:
+        with pytest.raises(na.RequestTimeoutError) as t:
+            slow.sign_in(ANN)
+        assert isinstance(t.value, TimeoutError)
+    emulator.control("POST", "faults", {"path": "/oauth2/v2.0/initiate", "status": 500, "count": 2})
+    with na.Client(emulator.authority, emulator.client_id) as c:
+        with pytest.raises(na.ServerError) as s:
+            c.sign_in(ANN)
+        assert s.value.server.http_status == 500
+
+
+def test_bad_arguments_raise_clean_exceptions(emulator, client):
+    bad_calls = [
+        lambda: client.sign_in(None),
+        lambda: client.sign_in(123),
+        lambda: client.sign_in(b"ann@contoso.com"),
+        lambda: client.sign_in(ANN, password=5),
+        lambda: client.sign_in("\udcff@contoso.com"),  # not encodable as UTF-8
+        lambda: client.sign_in(ANN, scopes="api://x"),
+        lambda: client.sign_in(ANN, scopes=[1, 2]),
+        lambda: client.get_access_token(None),
+        lambda: client.call_api(None, ["x"]),
+        lambda: client.call_api("ftp://x/y", ["x"]),
+        lambda: client.sign_up(ANN, attributes=["not", "a", "mapping"]),
+    ]
+    for call in bad_calls:
+        with pytest.raises(na.InvalidArgumentError) as e:
+            call()
+        assert isinstance(e.value, ValueError)
+    with pytest.raises(na.InvalidUsernameError):
+        client.sign_in("")
+    with pytest.raises(na.InvalidArgumentError):
+        na.Client(emulator.authority, None)
+    with pytest.raises(na.InvalidArgumentError) as e:
+        na.Client("http://example.com/t", emulator.client_id)
+    assert "loopback" in e.value.message
+    with pytest.raises(na.InvalidArgumentError):
+        na.Client(emulator.authority, emulator.client_id, log_level="loud")
+    assert emulator.requests() == []  # none of it reached the server
+
+
+def test_threads_share_one_client(emulator, client):
+    notes = emulator.apis["Notes"]["scopes"][0]
+    assert isinstance(client.sign_in(ANN, ANN_PW), na.SignedIn)
+    tokens, errors = [], []
+
+    def work():
+        try:
+            tokens.append(client.get_access_token([notes]).token)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(set(tokens)) == 1
+    assert len([r for r in emulator.requests("/oauth2/v2.0/token") if r["fields"].get("grant_type") == "refresh_token"]) == 1
+
+
+def test_close_is_idempotent_and_safe_mid_call(emulator):
+    c = na.Client(emulator.authority, emulator.client_id)
+    emulator.control("POST", "faults", {"path": "/oauth2/v2.0/initiate", "delay_ms": 500})
+    started = threading.Event()
+    outcome = []
+
+    def slow_call():
+        started.set()
+        try:
+            outcome.append(c.sign_in(ANN))
+        except na.NativeAuthError as e:
+            outcome.append(e)
+
+    t = threading.Thread(target=slow_call)
+    t.start()
+    started.wait()
+    c.close()
+    c.close()
+    t.join()
+    assert len(outcome) == 1  # the in-flight call finished one way or the other
+    assert c.closed
+    with pytest.raises(na.ClientClosedError):
+        c.sign_in(ANN)
+
+
+def test_logging_to_the_logging_module(emulator, caplog):
+    import logging
+    caplog.set_level(logging.DEBUG, logger="nativeauth")
+    with na.Client(emulator.authority, emulator.client_id, log_level="verbose") as c:
+        c.sign_in(ANN, ANN_PW)
+    text = caplog.text
+    assert "initiate" in text and "signed in" in text
+    assert ANN not in text and ANN_PW not in text and "eyJ" not in text

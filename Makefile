@@ -62,7 +62,6 @@ uninstall:
 
 test: test-swift test-interop test-python test-abi test-examples
 	@rm -rf $(NA_TMP)
-	@echo "make test: every suite passed"
 
 # The main job: emulator + the C and Python tutorials (sign in, tokens for two APIs, API calls, sign out).
 demo: lib emulator examples

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import ssl
 import subprocess
 import tempfile
 import time
@@ -29,8 +30,9 @@ class Emulator:
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.base + "/_emulator/" + path, data=data, method=method,
                                      headers={"Content-Type": "application/json"})
+        context = ssl.create_default_context(cafile=self.ready["ca_file"]) if "ca_file" in self.ready else None
         try:
-            with urllib.request.urlopen(req, timeout=10) as r:
+            with urllib.request.urlopen(req, timeout=10, context=context) as r:
                 return json.loads(r.read() or b"{}")
         except urllib.error.HTTPError as e:
             return json.loads(e.read() or b"{}")
@@ -44,15 +46,14 @@ class Emulator:
         return self.control("GET", "requests" + (f"?path={path}" if path else ""))["requests"]
 
 
-@pytest.fixture
-def emulator():
+def _start(tls: bool):
     binary = os.environ.get("NATIVEAUTH_EMULATOR") or str(ROOT / ".build" / "debug" / "nativeauth-emulator")
     if not os.path.exists(binary):
         pytest.fail(f"emulator not built: {binary} (make emulator)")
     with tempfile.TemporaryDirectory() as tmp:
         ready = pathlib.Path(tmp) / "ready.json"
-        proc = subprocess.Popen([binary, "--quiet", "--port", "0", "--ready-file", str(ready)],  # noqa: S603
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        args = [binary, "--quiet", "--port", "0", "--ready-file", str(ready)] + (["--tls", "--tls-dir", tmp] if tls else [])
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # noqa: S603
         try:
             deadline = time.monotonic() + 30
             while not ready.exists():  # readiness, not a fixed delay
@@ -64,4 +65,14 @@ def emulator():
         finally:
             proc.terminate()
             proc.wait(timeout=10)
+
+
+@pytest.fixture
+def emulator():
+    yield from _start(tls=False)
+
+
+@pytest.fixture
+def tls_emulator():
+    yield from _start(tls=True)
 

@@ -147,3 +147,37 @@ def test_logging_to_the_logging_module(emulator, caplog):
     text = caplog.text
     assert "initiate" in text and "signed in" in text
     assert ANN not in text and ANN_PW not in text and "eyJ" not in text
+
+
+def test_more_error_classes_from_server_answers(emulator, client):
+    notes = emulator.apis["Notes"]["scopes"][0]
+    reg = client.sign_in("rita@contoso.com", "Reg-Passw0rd!")
+    with pytest.raises(na.ContactBlockedError):
+        reg.register_method("blocked@fabrikam.com")
+    # an MFA method the service blocks
+    mfa = client.sign_in("mike@contoso.com", "Mfa-Passw0rd!")
+    emulator.control("POST", "faults", {"path": "/oauth2/v2.0/challenge", "status": 400,
+                                        "body": {"error": "access_denied", "suberror": "provider_blocked_by_rep", "error_codes": [550024]}})
+    with pytest.raises(na.AuthMethodBlockedError) as blocked:
+        mfa.request_challenge()
+    assert blocked.value.state is mfa
+    # refresh answers
+    assert isinstance(client.sign_in(ANN, ANN_PW), na.SignedIn)
+    emulator.control("POST", "faults", {"path": "/oauth2/v2.0/token", "status": 400,
+                                        "body": {"error": "invalid_grant", "error_codes": [50142]}})
+    with pytest.raises(na.PasswordChangeRequiredError):
+        client.get_access_token([notes])
+    assert isinstance(client.sign_in(ANN, ANN_PW), na.SignedIn)
+    emulator.control("POST", "clock", {"advance_seconds": 86401})
+    with pytest.raises(na.RefreshTokenExpiredError) as expired:
+        client.get_access_token([notes])
+    assert isinstance(expired.value, na.InteractionRequiredError)
+
+
+def test_tls(tls_emulator):
+    with na.Client(tls_emulator.authority, tls_emulator.client_id, ca_bundle=tls_emulator.ready["ca_file"]) as trusted:
+        assert isinstance(trusted.sign_in(ANN, ANN_PW), na.SignedIn)
+    with na.Client(tls_emulator.authority, tls_emulator.client_id, ca_bundle="/etc/ssl/certs/ca-certificates.crt") as untrusted:
+        with pytest.raises(na.TLSError) as e:
+            untrusted.sign_in(ANN)
+        assert isinstance(e.value, ConnectionError)

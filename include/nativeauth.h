@@ -10,7 +10,7 @@
  *   and key order means nothing. A request document may be at most 1 MiB.
  *
  * Operations.  Every operation has the shape
- *       int na_xxx(na_client *client, const char *request_json, char **out_json);
+ *       int na_OPERATION(na_client *client, const char *request_json, char **out_json);
  *   It returns NA_OK (0) or one of the negative NA_E* codes below, and ALWAYS sets *out_json (unless out_json
  *   itself is NULL, which returns NA_EINVAL): to the result document on NA_OK, otherwise to an error document
  *       {"v":1,"error":{"code":"<stable code>","message":"<English sentence>", ...}}

@@ -1,5 +1,5 @@
 // The C boundary: handle registry, request decoding, answer encoding. Every exported function is a few lines
-// that call into here; nothing on this path may trap (no `!`, `try!`, `fatalError`, unchecked subscripts).
+// that call into here; nothing on this path may trap: no force-unwraps, no forced tries, no unchecked subscripts.
 internal import Glibc
 internal import CNativeAuthShims
 import NativeAuthCore

@@ -213,28 +213,20 @@ extension Emulator {
         guard let user = s.users[flow.username] else { throw .userNotFound() }
         var f = flow
         if user.mfaRequired && !f.mfaSatisfied {
-            if user.mfaEmail != nil {
-                guard f.capabilities.contains("mfa_required") else {
-                    s.flows.removeValue(forKey: token)
-                    return redirect("Client is missing mfa_required capability.")
-                }
-                f.kind = .signIn
-                f.stage = .mfaRequired
-                let next = s.advance(f, from: token, now: ctx.now)
-                throw ServiceError("invalid_grant", [50076],
-                                   "AADSTS50076: Due to a configuration change made by your administrator, or because you moved to a new location, you must use multi-factor authentication.",
-                                   suberror: "mfa_required", extra: ["continuation_token": .string(next)])
-            }
-            guard f.capabilities.contains("registration_required") else {
+            // A registered method → MFA; none → register one first. Either needs the matching capability.
+            let (capability, stage, code, text): (String, Flow.Stage, Int, String) = user.mfaEmail != nil
+                ? ("mfa_required", .mfaRequired, 50076,
+                   "AADSTS50076: Due to a configuration change made by your administrator, or because you moved to a new location, you must use multi-factor authentication.")
+                : ("registration_required", .registrationRequired, 50079,
+                   "AADSTS50079: Due to a configuration change made by your administrator, you must enroll in multi-factor authentication.")
+            guard f.capabilities.contains(capability) else {
                 s.flows.removeValue(forKey: token)
-                return redirect("Client is missing registration_required capability.")
+                return redirect("Client is missing \(capability) capability.")
             }
             f.kind = .signIn
-            f.stage = .registrationRequired
+            f.stage = stage
             let next = s.advance(f, from: token, now: ctx.now)
-            throw ServiceError("invalid_grant", [50079],
-                               "AADSTS50079: Due to a configuration change made by your administrator, you must enroll in multi-factor authentication.",
-                               suberror: "registration_required", extra: ["continuation_token": .string(next)])
+            throw ServiceError("invalid_grant", [code], text, suberror: capability, extra: ["continuation_token": .string(next)])
         }
         s.flows.removeValue(forKey: token)
         return .json(try issueTokens(user: user, client: client, scopes: scopes, nonce: nil, family: nil, &s, ctx))

@@ -42,6 +42,7 @@ lib: $(RELEASE_SO) .build/release/libnativeauth.so.$(SOMAJOR)
 	ln -sf libnativeauth.so $@
 
 $(RELEASE_SO): Package.swift $(shell find Sources -type f) include/nativeauth.h
+	@if [ -f $@ ] && [ $(MAPFILE) -nt $@ ]; then rm -f $@; fi  # SwiftPM does not relink for a new version script
 	$(SWIFT) build $(LIB_FLAGS)
 	@touch $@
 

@@ -75,6 +75,17 @@ extension Emulator {
         return .object(o)
     }
 
+    /// Sends a fresh one-time code for `f` (the previous one stops working), moves `f` to `stage` under a new
+    /// continuation token and answers with the oob challenge (spec §2.1.2).
+    func codeChallenge(_ f: inout Flow, stage: Flow.Stage, to target: String, purpose: String, from token: String,
+                       _ s: inout Store, now: Double, labelKey: String = "challenge_target_label", interval: Int? = nil) -> EmulatorResponse {
+        f.stage = stage
+        f.code = s.sendCode(to: target, purpose: purpose, now: now)
+        f.codeExpires = now + Double(s.config.lifetimes.otp)
+        let next = s.advance(f, from: token, now: now)
+        return .json(oobChallengeBody(token: next, target: target, s: s, labelKey: labelKey, interval: interval))
+    }
+
     /// Checks a one-time code; a wrong or expired code keeps the flow usable (spec: retry allowed).
     func checkCode(_ form: [String: String], _ f: Flow, now: Double) throws(ServiceError) {
         guard let oob = form["oob"], !oob.isEmpty else { throw .missingParameter("oob") }
@@ -142,21 +153,13 @@ extension Emulator {
                     return .json(["continuation_token": .string(s.advance(f, from: token, now: ctx.now)), "challenge_type": "password"])
                 }
                 guard types.contains("oob") else { return redirect("The user flow for this account needs the oob challenge type.") }
-                f.stage = .oobChallenge
-                f.code = s.sendCode(to: user.email, purpose: "sign_in", now: ctx.now)
-                f.codeExpires = ctx.now + Double(s.config.lifetimes.otp)
-                token = s.advance(f, from: token, now: ctx.now)
-                return .json(oobChallengeBody(token: token, target: user.email, s: s))
+                return codeChallenge(&f, stage: .oobChallenge, to: user.email, purpose: "sign_in", from: token, &s, now: ctx.now)
             default:  // MFA: send a code to the chosen (or only) strong method
                 guard let target = user.mfaEmail else { throw .invalidContinuationToken() }
                 if let id = form["id"], !id.isEmpty, id != mfaMethodID(user) {
                     throw ServiceError("invalid_request", [50226], "AADSTS50226: The authentication method id is not valid for this user.")
                 }
-                f.stage = .mfaChallenge
-                f.code = s.sendCode(to: target, purpose: "mfa", now: ctx.now)
-                f.codeExpires = ctx.now + Double(s.config.lifetimes.otp)
-                token = s.advance(f, from: token, now: ctx.now)
-                return .json(oobChallengeBody(token: token, target: target, s: s))
+                return codeChallenge(&f, stage: .mfaChallenge, to: target, purpose: "mfa", from: token, &s, now: ctx.now)
             }
         }
     }
@@ -270,11 +273,8 @@ extension Emulator {
                 f.stage = .registrationPreverified
                 return .json(["continuation_token": .string(s.advance(f, from: token, now: ctx.now)), "challenge_type": "preverified"])
             }
-            f.stage = .registrationChallenge
-            f.code = s.sendCode(to: target, purpose: "register", now: ctx.now)
-            f.codeExpires = ctx.now + Double(s.config.lifetimes.otp)
-            token = s.advance(f, from: token, now: ctx.now)
-            return .json(oobChallengeBody(token: token, target: target, s: s, labelKey: "challenge_target"))
+            return codeChallenge(&f, stage: .registrationChallenge, to: target, purpose: "register", from: token, &s, now: ctx.now,
+                                 labelKey: "challenge_target")
         }
     }
 
@@ -391,11 +391,7 @@ extension Emulator {
                 return .json(["continuation_token": .string(s.advance(f, from: token, now: ctx.now)), "challenge_type": "password"])
             }
             guard types.contains("oob") else { return redirect("The sign-up user flow needs the oob challenge type.") }
-            f.stage = .signUpCodeSent
-            f.code = s.sendCode(to: f.username, purpose: "sign_up", now: ctx.now)
-            f.codeExpires = ctx.now + Double(s.config.lifetimes.otp)
-            token = s.advance(f, from: token, now: ctx.now)
-            return .json(oobChallengeBody(token: token, target: f.username, s: s, interval: 300))
+            return codeChallenge(&f, stage: .signUpCodeSent, to: f.username, purpose: "sign_up", from: token, &s, now: ctx.now, interval: 300)
         }
     }
 
@@ -484,11 +480,7 @@ extension Emulator {
             let sent = try challengeTypes(form, required: false)
             var (token, f) = try flow(form, &s, kinds: [.reset], stages: [.resetStarted, .resetCodeSent], clientID: client.clientID, now: ctx.now)
             guard (sent ?? f.challengeTypes).contains("oob") else { return redirect("Password reset needs the oob challenge type.") }
-            f.stage = .resetCodeSent
-            f.code = s.sendCode(to: f.username, purpose: "reset_password", now: ctx.now)
-            f.codeExpires = ctx.now + Double(s.config.lifetimes.otp)
-            token = s.advance(f, from: token, now: ctx.now)
-            return .json(oobChallengeBody(token: token, target: f.username, s: s))
+            return codeChallenge(&f, stage: .resetCodeSent, to: f.username, purpose: "reset_password", from: token, &s, now: ctx.now)
         }
     }
 

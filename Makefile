@@ -3,6 +3,7 @@
 #   make install PREFIX=…    lib/libnativeauth.so{,.1,.$(VERSION)}, include/nativeauth.h, lib/pkgconfig/nativeauth.pc
 #   make deps                install system packages (apt) needed to build and test
 #   make demo                the main job: emulator + C and Python tutorials
+#   make bench               load time, JSON boundary, cached token, peak memory (measured, never asserted)
 #   make test                every test: swift test, MSAL interop, Python package, ABI checks, C tests under valgrind
 #   make clean
 SHELL      := /bin/bash
@@ -27,7 +28,7 @@ NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
 endif
 export NA_TMP
 
-.PHONY: all deps lib emulator examples demo install uninstall test test-swift test-interop test-python test-examples test-abi check-symbols check-ldd test-c clean
+.PHONY: all deps lib emulator examples demo bench install uninstall test test-swift test-interop test-python test-examples test-abi check-symbols check-ldd test-c clean
 
 all: lib
 
@@ -116,6 +117,14 @@ test-c: lib
 	$(CC) $(CFLAGS_STRICT) Tests/c/abi_test.c -o $(NA_TMP)/abi_test \
 	    $$(PKG_CONFIG_PATH=$(NA_TMP)/prefix/lib/pkgconfig pkg-config --cflags --libs nativeauth) -lpthread
 	$(VALGRIND) $(NA_TMP)/abi_test
+
+# Speed and memory, measured (never asserted in tests): load time, the JSON boundary, a cached token, peak RSS.
+bench: lib emulator
+	@$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix > /dev/null
+	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/bench.c -o $(NA_TMP)/bench -ldl
+	@echo "libnativeauth.so: $$(stat -c %s $(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION)) bytes stripped"
+	EXAMPLES=$(NA_TMP) BENCH=$(NA_TMP)/bench LIBRARY=$(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION) EMULATOR=$(EMULATOR) bash bindings/demo.sh --bench
+	@rm -rf $(NA_TMP)
 
 clean:
 	rm -rf .build bindings/c/build bindings/python/build

@@ -44,6 +44,7 @@ public final class EmulatorServer: Sendable {
             task.cancel()
             throw StartError(description: "cannot determine the listening port")
         }
+        Self.setNoDelayOnListener(port: bound)
         var proxy: ProxyBox? = nil
         var publicPort = Int(bound)
         var caFile: String? = nil
@@ -63,6 +64,26 @@ public final class EmulatorServer: Sendable {
         let base = "\(tls ? "https" : "http")://127.0.0.1:\(publicPort)"
         emulator.baseURL = base
         return EmulatorServer(emulator: emulator, port: publicPort, baseURL: base, caFile: caFile, server: server, task: task, proxy: proxy)
+    }
+
+    /// FlyingFox writes a response's head and body separately and does not set TCP_NODELAY, so Nagle's algorithm and
+    /// the client's delayed ACK add ~40 ms to every answer. Linux copies TCP_NODELAY from a listening socket to the
+    /// sockets it accepts, so we find FlyingFox's listener (ours: 127.0.0.1:port, in this process) and set it there.
+    private static func setNoDelayOnListener(port: UInt16) {
+        for fd in Int32(0)..<Int32(4096) {
+            var addr = sockaddr_in()
+            var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let ok = withUnsafeMutablePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+            }
+            guard ok == 0, addr.sin_family == sa_family_t(AF_INET), UInt16(bigEndian: addr.sin_port) == port else { continue }
+            var listening: Int32 = 0
+            var optlen = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &optlen) == 0, listening != 0 else { continue }
+            var one: Int32 = 1
+            _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            return
+        }
     }
 
     private init(emulator: Emulator, port: Int, baseURL: String, caFile: String?, server: HTTPServer, task: Task<Void, Error>,

@@ -18,6 +18,8 @@ import Testing
         #expect(signIn.doc["account"]?["home_account_id"]?.stringValue?.hasSuffix(".aaaabbbb-0000-cccc-1111-dddd2222eeee") == true)
         #expect(signIn.doc["token"]?["scopes"]?.arrayValue?.contains(.string(todo)) == true)
         #expect(try emu.requests().count == 3)  // initiate, challenge, token
+        // The whole flow rode one TCP connection (the second one counted is this test's own control request).
+        #expect(try emu.control("GET", "counters")["connections"] == 2)
 
         try emu.clearLog()
         let t1 = c.call(na_get_access_token, ["scopes": [.string(todo)]])

@@ -106,6 +106,12 @@ import Testing
             #expect(unsupported.string["error_description"]?.contains("contains an unsupported challenge type") == true)
             let get = try await h.get(h.authority + "/oauth2/v2.0/initiate")
             #expect(get.status == 405)
+            let grant = try await h.post("/oauth2/v2.0/token", ["grant_type": "client_credentials"])
+            #expect(grant["error"] == "unsupported_grant_type" && grant["error_codes"] == [70003])
+            let noGrant = try await h.post("/oauth2/v2.0/token", [:])
+            #expect(noGrant["error"] == "invalid_request" && noGrant["error_codes"] == [90100])
+            let noToken = try await h.post("/oauth2/v2.0/challenge", ["challenge_type": Harness.types])
+            #expect(noToken.string["error_description"]?.contains("continuation_token parameter is empty or not valid") == true)
         }
     }
 

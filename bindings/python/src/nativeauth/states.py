@@ -114,9 +114,7 @@ class CodeRequired(FlowState):
         return self._submit(action="submit_code", code=_text("code", code))
 
     def resend_code(self) -> "CodeRequired":
-        state = self._submit(action="resend_code")
-        assert isinstance(state, CodeRequired)
-        return state
+        return _expect(self._submit(action="resend_code"), CodeRequired)
 
 
 @dataclass(frozen=True)
@@ -148,9 +146,7 @@ class MfaRequired(FlowState):
         req: dict = {"action": "request_challenge"}
         if method is not None:
             req["method_id"] = method.id
-        state = self._submit(**req)
-        assert isinstance(state, CodeRequired)
-        return state
+        return _expect(self._submit(**req), CodeRequired)
 
 
 @dataclass(frozen=True)
@@ -177,6 +173,13 @@ class SignUpCompleted(FlowState):
 class PasswordResetCompleted(FlowState):
     def sign_in(self, scopes: Optional[Sequence[str]] = None, claims: Optional[Mapping[str, Any]] = None) -> State:
         return self._submit(**_sign_in_args(scopes, claims))
+
+
+def _expect(state: State, cls: type) -> Any:
+    if not isinstance(state, cls):
+        from .errors import InternalError
+        raise InternalError(f"expected {cls.__name__}, the library answered {type(state).__name__}", code="internal", status=-9)
+    return state
 
 
 def _text(name: str, value: Any) -> str:

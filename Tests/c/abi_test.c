@@ -217,6 +217,37 @@ int main(void) {
     na_string_free(out);
     na_client_free(c);
 
+    /* every operation: NULL request, invalid UTF-8, a destroyed handle */
+    {
+        typedef int (*op_fn)(na_client *, const char *, char **);
+        op_fn ops[] = {na_sign_in, na_sign_up, na_reset_password, na_flow_submit, na_get_access_token, na_call_api};
+        size_t k;
+        rc = na_client_new(GOOD, &c, NULL);
+        CHECK(rc == NA_OK, "client for the operation checks");
+        for (k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+            rc = ops[k](c, NULL, &out);
+            CHECK(rc == NA_EINVAL && out && strstr(out, "invalid_argument"), "NULL request refused");
+            na_string_free(out);
+            rc = ops[k](c, "{\"username\":\"\xc3\x28\",\"flow\":\"\xff\"}", &out);
+            CHECK(rc == NA_EINVAL && out && strstr(out, "invalid_argument"), "invalid UTF-8 refused");
+            na_string_free(out);
+            rc = ops[k](c, "{}", NULL);
+            CHECK(rc == NA_EINVAL, "NULL out_json refused");
+        }
+        rc = na_get_account(c, NULL, &out);
+        CHECK(rc == NA_ENOTFOUND && out && strstr(out, "no_account"), "no account yet");
+        na_string_free(out);
+        rc = na_sign_out(c, NULL, &out);
+        CHECK(rc == NA_OK && out && strstr(out, "signed_out"), "sign-out is idempotent");
+        na_string_free(out);
+        na_client_free(c);
+        for (k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+            rc = ops[k](c, "{\"username\":\"a@b.c\"}", &out);
+            CHECK(rc == NA_EINVAL && out && strstr(out, "invalid_handle"), "destroyed handle detected");
+            na_string_free(out);
+        }
+    }
+
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures == 0 ? 0 : 1;
 }

@@ -15,6 +15,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 # Python packages for the interop tests (MSAL for Python is the independent client) and the bindings' tests.
-PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check pytest msal requests
+pip_install() { PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check "$@"; }
+if ! python3 -c "import pytest, msal, requests" 2>/dev/null; then
+    # A Debian-managed Python refuses user installs (PEP 668); these are test-only packages, so allow it there.
+    pip_install pytest msal requests || pip_install --break-system-packages pytest msal requests
+fi
 command -v swift >/dev/null || { echo "deps: Swift 6 is required (https://www.swift.org/install/linux/)"; exit 1; }
 echo "deps: ok ($(swift --version 2>&1 | head -1))"

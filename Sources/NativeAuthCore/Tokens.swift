@@ -132,7 +132,8 @@ final class TokenManager: Sendable {
 
     /// One refresh-token grant; the rotated refresh token replaces the old one under the cache lock.
     private func refresh(scopes: [String], claims: String?) throws(NativeAuthError) -> CachedAccessToken {
-        guard let rt = cache.read({ $0.refreshToken }) else {
+        let (accountID, cachedRT) = cache.read { ($0.account?.homeAccountID, $0.refreshToken) }
+        guard let rt = cachedRT, let accountID else {
             throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
         }
         let endpoint = try refreshEndpoint()
@@ -145,6 +146,8 @@ final class TokenManager: Sendable {
         case .ok(let body):
             let p = try parse(body, requestedScopes: scopes)
             cache.update { d in
+                // Signed out, or another user signed in, while this refresh was on the wire: keep nothing of it.
+                guard d.account?.homeAccountID == accountID else { return }
                 if let newRT = p.refreshToken, d.refreshToken == rt { d.refreshToken = newRT }
                 if let a = p.account, let current = d.account, a.homeAccountID == current.homeAccountID, a.idToken != nil {
                     d.account = a

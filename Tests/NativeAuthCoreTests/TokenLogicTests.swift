@@ -156,6 +156,20 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
         #expect(!t.requests.contains { $0.url.contains("evil.example") })
     }
 
+    @Test func aRefreshThatLandsAfterSignOutLeavesNothingBehind() throws {
+        let t = FakeTransport(), clock = FakeClock()
+        let c = try makeClient(t, clock)
+        t.on("/oauth2/v2.0/token", { _, _ in json(tokenResponse("api://a/r", at: "A1", rt: "RT1")) })
+        _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
+        t.on("/oauth2/v2.0/token", { [c] _, _ in
+            _ = try? c.signOut([:])  // the user signs out while the refresh is on the wire
+            return json(tokenResponse("api://b/r", at: "B1", rt: "RT2"))
+        })
+        #expect(try c.getAccessToken(["scopes": ["api://b/r"]])["access_token"] == "B1")  // the caller still gets its answer
+        #expect(throws: NativeAuthError.self) { try c.getAccount([:]) }
+        #expect((try? c.getAccessToken(["scopes": ["api://b/r"]])) == nil)  // and nothing was cached
+    }
+
     @Test func malformedServerAnswersAreErrorsNotCrashes() throws {
         let t = FakeTransport(), clock = FakeClock()
         let c = try makeClient(t, clock)

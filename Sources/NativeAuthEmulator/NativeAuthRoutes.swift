@@ -6,11 +6,7 @@ extension Emulator {
 
     /// `client_id` must name a public client with native auth enabled (spec §2.0).
     func nativeClient(_ form: [String: String], _ s: Store) throws(ServiceError) -> ClientApp {
-        guard let id = form["client_id"], !id.isEmpty else { throw .missingParameter("client_id") }
-        guard let c = s.client(id) else {
-            throw ServiceError("unauthorized_client", [700016],
-                               "AADSTS700016: Application with identifier '\(id)' was not found in the directory '\(tenantDomain)'.")
-        }
+        let c = try knownClient(form, s)
         guard c.isPublic else {
             throw ServiceError("invalid_client", [550022], "AADSTS550022: Confidential Client is not supported in Native Authentication API flow.",
                                suberror: "nativeauthapi_disabled")
@@ -20,6 +16,24 @@ extension Emulator {
                                suberror: "nativeauthapi_disabled")
         }
         return c
+    }
+
+    /// `client_id` must name an application of the tenant.
+    func knownClient(_ form: [String: String], _ s: Store) throws(ServiceError) -> ClientApp {
+        guard let id = form["client_id"], !id.isEmpty else { throw .missingParameter("client_id") }
+        guard let c = s.client(id) else {
+            throw ServiceError("unauthorized_client", [700016],
+                               "AADSTS700016: Application with identifier '\(id)' was not found in the directory '\(tenantDomain)'.")
+        }
+        return c
+    }
+
+    /// The checks every start endpoint makes (spec §2.0): client, challenge types, username syntax.
+    func startRequest(_ form: [String: String], _ s: Store) throws(ServiceError) -> (ClientApp, Set<String>, String) {
+        let client = try nativeClient(form, s)
+        let types = try challengeTypes(form) ?? []
+        guard let raw = form["username"], isValidEmail(raw) else { throw .invalidUsername() }
+        return (client, types, raw.lowercased())
     }
 
     /// Parses `challenge_type` (spec §1.7): known values only, `redirect` mandatory.
@@ -118,10 +132,7 @@ extension Emulator {
 
     func signInInitiate(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
-            let client = try nativeClient(form, s)
-            let types = try challengeTypes(form) ?? []
-            guard let raw = form["username"], isValidEmail(raw) else { throw .invalidUsername() }
-            let username = raw.lowercased()
+            let (client, types, username) = try startRequest(form, s)
             guard let user = s.users[username] else { throw .userNotFound() }
             if user.password != nil && !(types.contains("password") && types.contains("oob")) {
                 return redirect("The user flow for this account needs the password and oob challenge types.")
@@ -347,10 +358,7 @@ extension Emulator {
 
     func signUpStart(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
-            let client = try nativeClient(form, s)
-            let types = try challengeTypes(form) ?? []
-            guard let raw = form["username"], isValidEmail(raw) else { throw .invalidUsername() }
-            let username = raw.lowercased()
+            let (client, types, username) = try startRequest(form, s)
             guard s.config.signUpEnabled else {
                 throw ServiceError("unsupported_auth_method", [1003035], "AADSTS1003035: Sign-up is not enabled for this application.")
             }
@@ -459,10 +467,7 @@ extension Emulator {
 
     func resetStart(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
-            let client = try nativeClient(form, s)
-            let types = try challengeTypes(form) ?? []
-            guard let raw = form["username"], isValidEmail(raw) else { throw .invalidUsername() }
-            let username = raw.lowercased()
+            let (client, types, username) = try startRequest(form, s)
             guard let user = s.users[username] else { throw .userNotFound() }
             guard user.password != nil else {
                 throw ServiceError("invalid_request", [500222], "AADSTS500222: The user does not have a password.")

@@ -125,11 +125,7 @@ extension Emulator {
 
     /// Any known public client (standard flows do not need native auth enabled).
     func publicClient(_ form: [String: String], _ s: Store) throws(ServiceError) -> ClientApp {
-        guard let id = form["client_id"], !id.isEmpty else { throw .missingParameter("client_id") }
-        guard let c = s.client(id) else {
-            throw ServiceError("unauthorized_client", [700016],
-                               "AADSTS700016: Application with identifier '\(id)' was not found in the directory '\(tenantDomain)'.")
-        }
+        let c = try knownClient(form, s)
         guard c.isPublic else {
             throw ServiceError("invalid_client", [7000218],
                                "AADSTS7000218: The request body must contain the following parameter: 'client_assertion' or 'client_secret'.", status: 401)

@@ -75,6 +75,10 @@ examples: lib
 
 # The Python package against the emulator.
 test-python: lib emulator
+	$(PYTHON) -m venv $(NA_TMP)/venv
+	$(NA_TMP)/venv/bin/pip install -q --disable-pip-version-check ./bindings/python
+	cd $(NA_TMP) && NATIVEAUTH_LIBRARY=$(CURDIR)/$(RELEASE_SO) $(NA_TMP)/venv/bin/python -c \
+	    "import nativeauth; print('pip-installed nativeauth', nativeauth.__version__, 'over libnativeauth', nativeauth.library_version)"
 	PYTHONPATH=$(CURDIR)/bindings/python/src NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(PYTHON) -m pytest -q bindings/python/tests
 
 # The C examples built through pkg-config from an install into a temporary prefix, run under valgrind.

@@ -138,23 +138,20 @@ extension NativeAuthClient {
         case .redirect(let reason):
             throw NativeAuthError.browserRequired(reason)
         case .error(let d, let body):
-            if d.suberror == "mfa_required", let ct = body["continuation_token"]?.stringValue {
-                let intro = try requireOK(api.post(.introspect, [("continuation_token", ct)]), .flowStep)
-                guard let methods = intro["methods"]?.arrayValue, !methods.isEmpty else { throw .unexpected("introspect without methods") }
-                state.kind = .signIn
-                state.step = .mfaSelect
-                state.token = try continuationToken(intro, "introspect")
-                state.methods = methods
-                return FlowOutcome(status: "mfa_required", keep: true, details: ["methods": .array(methods.map(describeMethod))])
+            // MFA (a method is registered) or JIT registration (none is): list the methods (spec §2.1.5, §2.4).
+            let next: (Endpoint, FlowState.Step, String)? = switch d.suberror {
+            case "mfa_required": (.introspect, .mfaSelect, "mfa_required")
+            case "registration_required": (.registerIntrospect, .registrationSelect, "registration_required")
+            default: nil
             }
-            if d.suberror == "registration_required", let ct = body["continuation_token"]?.stringValue {
-                let intro = try requireOK(api.post(.registerIntrospect, [("continuation_token", ct)]), .flowStep)
-                guard let methods = intro["methods"]?.arrayValue, !methods.isEmpty else { throw .unexpected("register introspect without methods") }
+            if let (endpoint, step, status) = next, let ct = body["continuation_token"]?.stringValue {
+                let intro = try requireOK(api.post(endpoint, [("continuation_token", ct)]), .flowStep)
+                guard let methods = intro["methods"]?.arrayValue, !methods.isEmpty else { throw .unexpected("\(endpoint.rawValue) without methods") }
                 state.kind = .signIn
-                state.step = .registrationSelect
-                state.token = try continuationToken(intro, "register introspect")
+                state.step = step
+                state.token = try continuationToken(intro, endpoint.rawValue)
                 state.methods = methods
-                return FlowOutcome(status: "registration_required", keep: true, details: ["methods": .array(methods.map(describeMethod))])
+                return FlowOutcome(status: status, keep: true, details: ["methods": .array(methods.map(describeMethod))])
             }
             throw NativeAuthError.from(server: d, body: body, context: .flowStep)
         }

@@ -139,14 +139,8 @@ extension Emulator {
                 guard let code = p.code, let entered = form["code"], constantTimeStringEquals(code, entered.trimmingCharacters(in: .whitespaces)),
                       let email = p.username, let user = s.users[email]
                 else { return signInForm(id, p, error: "That code didn't work. Check the code and try again.") }
-                if !p.awaitingMFA, user.mfaRequired, let mfa = user.mfaEmail {
-                    p.awaitingMFA = true
-                    p.code = s.sendCode(to: mfa, purpose: "web_mfa", now: ctx.now)
-                    s.pending[id] = p
-                    return signInForm(id, p)
-                }
-                s.pending.removeValue(forKey: id)
-                return complete(p, email: email, &s, ctx)
+                if p.awaitingMFA { return finish(id, p, user, &s, ctx) }
+                return secondFactorOrComplete(id, p, user, &s, ctx)
             }
             let email = (form["username"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
             p.username = email
@@ -163,15 +157,25 @@ extension Emulator {
                 s.pending[id] = p
                 return signInForm(id, p, error: "Your account or password is incorrect.")
             }
-            if user.mfaRequired, let mfa = user.mfaEmail {
-                p.awaitingMFA = true
-                p.code = s.sendCode(to: mfa, purpose: "web_mfa", now: ctx.now)
-                s.pending[id] = p
-                return signInForm(id, p)
-            }
-            s.pending.removeValue(forKey: id)
-            return complete(p, email: email, &s, ctx)
+            return secondFactorOrComplete(id, p, user, &s, ctx)
         }
+    }
+
+    /// After a first factor: a code to the user's strong method when MFA applies, else done.
+    private func secondFactorOrComplete(_ id: String, _ pending: PendingAuthorization, _ user: UserRecord, _ s: inout Store,
+                                        _ ctx: RequestContext) -> EmulatorResponse {
+        guard user.mfaRequired, let mfa = user.mfaEmail else { return finish(id, pending, user, &s, ctx) }
+        var p = pending
+        p.awaitingMFA = true
+        p.code = s.sendCode(to: mfa, purpose: "web_mfa", now: ctx.now)
+        s.pending[id] = p
+        return signInForm(id, p)
+    }
+
+    private func finish(_ id: String, _ p: PendingAuthorization, _ user: UserRecord, _ s: inout Store,
+                        _ ctx: RequestContext) -> EmulatorResponse {
+        s.pending.removeValue(forKey: id)
+        return complete(p, email: user.email, &s, ctx)
     }
 
     /// Issues the authorization code, starts the browser session and sends the user back to the app.

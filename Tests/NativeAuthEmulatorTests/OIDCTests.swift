@@ -117,6 +117,29 @@ import Testing
         }
     }
 
+    /// The page asks MFA users for a code sent to their strong method, and OTP-only users for an emailed code.
+    @Test func authorizePageSecondFactorAndEmailCode() async throws {
+        try await withEmulator { h in
+            let challenge = PKCE.challenge(for: try PKCE.makeVerifier())
+            let url = h.authority + "/oauth2/v2.0/authorize?" + [("client_id", h.clientID), ("response_type", "code"),
+                ("redirect_uri", "http://localhost/cb"), ("scope", "openid"), ("code_challenge", challenge), ("code_challenge_method", "S256")]
+                .map { "\($0.0)=\(FormEncoding.component($0.1))" }.joined(separator: "&")
+            func submit(_ fields: [(String, String)]) async throws -> Harness.Reply {
+                try await h.send(.form(url: h.authority + "/oauth2/v2.0/authorize", fields: fields))
+            }
+            for (user, password, codeTo) in [(mike.0, mike.1, "mike.backup@fabrikam.com"), (olivia, "", olivia)] {
+                let page = try await h.get(url)
+                let request = String(try #require(page.text.firstMatch(of: /name="request" value="([^"]+)"/)?.1))
+                let step = try await submit([("request", request), ("username", user), ("password", password)])
+                #expect(step.status == 200 && step.text.contains("name=\"code\""), "\(user)")
+                let wrong = try await submit([("request", request), ("code", "00000000")])
+                #expect(wrong.text.contains("That code didn"))
+                let done = try await submit([("request", request), ("code", try await h.lastCode(codeTo))])
+                #expect(done.status == 302 && done.response.header("location")?.contains("code=") == true, "\(user)")
+            }
+        }
+    }
+
     @Test func authorizeValidation() async throws {
         try await withEmulator { h in
             let challenge = PKCE.challenge(for: try PKCE.makeVerifier())

@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // NativeAuth — libnativeauth.so: Microsoft Entra External ID native authentication for C, Python and friends.
 //
-// Layering (dependencies point down only; see docs/architecture.md):
+// Layering (dependencies point down only; README.md, "Design notes"):
 //   NativeAuthCABI  →  NativeAuthCore  →  NativeAuthJSON / NativeAuthHTTP / NativeAuthCrypto  →  C system libraries
 import PackageDescription
 
@@ -16,44 +16,53 @@ let package = Package(
     ],
     dependencies: [
         // The emulator's HTTP server (plain HTTP; --tls is a libssl front end of our own). Never in the library.
-        .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1"),
+        .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1")
     ],
     targets: [
-        // System libraries: a module map and a one-line header each.
+        // System libraries: a module map each, and a header with typed inline wrappers for what Swift cannot call
+        // (variadic functions, function-like macros).
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        // What Swift cannot call directly: variadic curl_easy_setopt/getinfo, jansson/OpenSSL macros.
-        .target(name: "CNativeAuthShims", dependencies: ["CJansson", "CCurl", "COpenSSL"]),
+        // include/nativeauth.h as a Swift module: NativeAuthCABI type-checks every export against its prototype.
+        .systemLibrary(name: "CNativeAuthHeader"),
 
-        .target(name: "NativeAuthJSON", dependencies: ["CJansson", "CNativeAuthShims"]),
-        .target(name: "NativeAuthCrypto", dependencies: ["COpenSSL", "CNativeAuthShims", "NativeAuthJSON"]),
-        .target(name: "NativeAuthHTTP", dependencies: ["CCurl", "CNativeAuthShims", "NativeAuthCrypto"]),
+        .target(name: "NativeAuthJSON", dependencies: ["CJansson"]),
+        .target(name: "NativeAuthCrypto", dependencies: ["COpenSSL", "NativeAuthJSON"]),
+        .target(name: "NativeAuthHTTP", dependencies: ["CCurl", "COpenSSL", "NativeAuthCrypto"]),
         .target(name: "NativeAuthCore", dependencies: ["NativeAuthJSON", "NativeAuthCrypto", "NativeAuthHTTP"]),
-        .target(name: "NativeAuthCABI", dependencies: ["NativeAuthCore", "NativeAuthJSON", "CNativeAuthShims"],
-                exclude: ["nativeauth.map"]),
+        .target(
+            name: "NativeAuthCABI",
+            dependencies: ["NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "CNativeAuthHeader"],
+            exclude: ["nativeauth.map"]),
 
-        // The emulator. It shares JSON and crypto helpers with the library and no protocol code.
+        // The emulator. It shares JSON and crypto helpers with the library and no protocol code; token signing
+        // (RSA private keys) lives here, never in the library.
         .systemLibrary(name: "COpenSSLTLS", pkgConfig: "libssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "CEmulatorTLS", dependencies: ["COpenSSLTLS"]),
-        .target(name: "NativeAuthEmulator",
-                dependencies: ["NativeAuthJSON", "NativeAuthCrypto", "CEmulatorTLS",
-                               .product(name: "FlyingFox", package: "FlyingFox"),
-                               .product(name: "FlyingSocks", package: "FlyingFox")]),
+        .target(
+            name: "NativeAuthEmulator",
+            dependencies: [
+                "NativeAuthJSON", "NativeAuthCrypto", "COpenSSL", "CEmulatorTLS",
+                .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "FlyingSocks", package: "FlyingFox"),
+            ]),
         .executableTarget(name: "nativeauth-emulator", dependencies: ["NativeAuthEmulator"]),
 
         // Test helpers: a loopback HTTP/1.1 server that counts connections and misbehaves on request.
         .target(name: "NativeAuthTestSupport", path: "Tests/NativeAuthTestSupport"),
 
         .testTarget(name: "NativeAuthJSONTests", dependencies: ["NativeAuthJSON"]),
-        .testTarget(name: "NativeAuthCryptoTests", dependencies: ["NativeAuthCrypto", "NativeAuthJSON"]),
+        .testTarget(name: "NativeAuthCryptoTests", dependencies: ["NativeAuthCrypto", "NativeAuthJSON", "NativeAuthEmulator"]),
         .testTarget(name: "NativeAuthHTTPTests", dependencies: ["NativeAuthHTTP", "NativeAuthTestSupport"]),
-        .testTarget(name: "NativeAuthCoreTests", dependencies: ["NativeAuthCore", "NativeAuthJSON"]),
-        .testTarget(name: "NativeAuthCABITests", dependencies: ["NativeAuthCABI", "NativeAuthJSON", "CNativeAuthShims"]),
+        .testTarget(name: "NativeAuthCoreTests", dependencies: ["NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto"]),
+        .testTarget(name: "NativeAuthCABITests", dependencies: ["NativeAuthCABI", "NativeAuthJSON", "NativeAuthCore", "CNativeAuthHeader"]),
         // The library's flows through the C ABI, against the emulator executable in its own process.
-        .testTarget(name: "NativeAuthFlowTests",
-                    dependencies: ["NativeAuthCABI", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto"]),
-        .testTarget(name: "NativeAuthEmulatorTests",
-                    dependencies: ["NativeAuthEmulator", "NativeAuthHTTP", "NativeAuthJSON", "NativeAuthCrypto"]),
+        .testTarget(
+            name: "NativeAuthFlowTests",
+            dependencies: ["NativeAuthCABI", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto"]),
+        .testTarget(
+            name: "NativeAuthEmulatorTests",
+            dependencies: ["NativeAuthEmulator", "NativeAuthHTTP", "NativeAuthJSON", "NativeAuthCrypto"]),
     ]
 )

@@ -1,3 +1,4 @@
+/* COpenSSL: libcrypto, plus typed wrappers for its function-like macros. */
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/bn.h>
@@ -5,3 +6,9 @@
 #include <openssl/param_build.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/crypto.h>
+
+static inline int copenssl_pkey_public_key_selection(void) { return EVP_PKEY_PUBLIC_KEY; }
+static inline int copenssl_pkey_rsa_id(void) { return EVP_PKEY_RSA; }
+/* Overwrites n bytes with zeros in a way the compiler may not elide. */
+static inline void copenssl_cleanse(void *p, size_t n) { if (p && n) OPENSSL_cleanse(p, n); }

@@ -1,126 +1,129 @@
-// The C boundary: handle registry, request decoding, answer encoding. Every exported function is a few lines
-// that call into here; nothing on this path may trap: no force-unwraps, no forced tries, no unchecked subscripts.
+// The C boundary: every exported function is a few lines that call `operation` (or `boundary`), which checks the
+// pointers, decodes the request document once, runs the core with typed values, and encodes the answer or the error
+// once. Nothing on this path may trap: no force-unwraps, no forced tries, no unchecked subscripts.
 internal import Glibc
-internal import CNativeAuthShims
 import NativeAuthCore
 import NativeAuthJSON
-import Synchronization
 
 public typealias OutString = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
 
 /// Largest request or configuration document accepted.
 let maxRequestBytes = 1 << 20
 
-/// Live clients by handle. Handles are never-reused integers disguised as pointers, so a freed or forged handle
-/// is recognised instead of dereferenced. A call holds a strong reference to its client for its whole duration,
-/// so `na_client_free` during another thread's call is safe.
-final class HandleRegistry: Sendable {
-    private struct State {
-        var next: UInt = 0x1000
-        var clients: [UInt: NativeAuthClient] = [:]
-    }
+/// A static, never-freed error document for the case where the library cannot allocate one (na_string_free
+/// recognises it and does nothing).
+let outOfMemoryDocument: StaticString =
+    #"{"v":1,"error":{"code":"out_of_memory","message":"The library could not allocate memory."}}"#
 
-    private let state = Mutex(State())
+var outOfMemoryPointer: UnsafeMutablePointer<CChar> {
+    UnsafeMutablePointer(mutating: UnsafeRawPointer(outOfMemoryDocument.utf8Start).assumingMemoryBound(to: CChar.self))
+}
 
-    func insert(_ client: NativeAuthClient) -> OpaquePointer? {
-        let id = state.withLock { s -> UInt in
-            let id = s.next
-            s.next &+= 0x10
-            s.clients[id] = client
-            return id
+/// A request document parsed by jansson and read in place.
+typealias Fields = JSONFields<JSONNode>
+
+/// Parses a request document: NULL is read as `{}` when `nullIsEmpty`, otherwise refused. The document must be an
+/// object of at most `maxRequestBytes`; "v", when present, must be 1. Errors say where the problem is, never what the
+/// text there was (it may be a password).
+func decodeDocument(_ ptr: UnsafePointer<CChar>?, name: String, nullIsEmpty: Bool) throws(NativeAuthError) -> Fields {
+    let document: JSONDocument
+    if let ptr {
+        let n = strnlen(ptr, maxRequestBytes + 1)
+        guard n <= maxRequestBytes else {
+            throw .invalidArgument("\(name) is larger than \(maxRequestBytes) bytes")
         }
-        return OpaquePointer(bitPattern: id)
+        do {
+            document = try JSONDocument(bytes: UnsafeRawBufferPointer(start: ptr, count: n))
+        } catch {
+            throw .invalidArgument("\(name) is not valid JSON: \(error.description)")
+        }
+    } else {
+        guard nullIsEmpty else { throw .invalidArgument("\(name) is NULL") }
+        let empty: StaticString = "{}"
+        do {
+            document = try JSONDocument(bytes: UnsafeRawBufferPointer(start: empty.utf8Start, count: 2))
+        } catch {
+            throw NativeAuthError(.outOfMemory, "The library could not allocate memory.")
+        }
     }
-
-    func lookup(_ handle: OpaquePointer?) -> NativeAuthClient? {
-        guard let handle else { return nil }
-        let id = UInt(bitPattern: Int(bitPattern: handle))
-        return state.withLock { $0.clients[id] }
+    let root = document.root
+    guard root.isObject else { throw .invalidArgument("\(name) must be a JSON object, not \(root.typeName)") }
+    let f = try fields { () throws(JSONFieldError) in try JSONFields(root) }
+    if let v = f.value("v"), v.intValue != 1 {
+        throw .invalidArgument("v: unsupported document version (this library speaks 1)", field: "v")
     }
+    return f
+}
 
-    @discardableResult
-    func remove(_ handle: OpaquePointer?) -> NativeAuthClient? {
-        guard let handle else { return nil }
-        let id = UInt(bitPattern: Int(bitPattern: handle))
-        return state.withLock { $0.clients.removeValue(forKey: id) }
+/// Reads fields, turning a field error ("scopes[2]: expected string, found integer") into `invalid_argument`.
+func fields<T>(_ body: () throws(JSONFieldError) -> T) throws(NativeAuthError) -> T {
+    do { return try body() } catch {
+        throw NativeAuthError(.invalidArgument, error.description, field: error.path.isEmpty ? nil : error.path)
     }
 }
 
-let registry = HandleRegistry()
-
-/// Decodes a request document: NULL is read as `{}` when `nullIsEmpty`, otherwise refused.
-func decodeDocument(_ ptr: UnsafePointer<CChar>?, name: String, nullIsEmpty: Bool) throws(NativeAuthError) -> JSONValue {
-    guard let ptr else {
-        if nullIsEmpty { return .object([:]) }
-        throw NativeAuthError(.invalidArgument, "\(name) is NULL")
-    }
-    let n = strnlen(ptr, maxRequestBytes + 1)
-    guard n <= maxRequestBytes else {
-        throw NativeAuthError(.invalidArgument, "\(name) is larger than \(maxRequestBytes) bytes")
-    }
-    let doc: JSONValue
-    do {
-        doc = try JSONValue.parse(bytes: UnsafeRawBufferPointer(start: ptr, count: n))
-    } catch {
-        throw NativeAuthError(.invalidArgument, "\(name) is not valid JSON: \(error.description)")
-    }
-    guard case .object = doc else {
-        throw NativeAuthError(.invalidArgument, "\(name) must be a JSON object, not \(doc.typeName)")
-    }
-    return doc
-}
-
-/// Copies `doc` into a malloc'd C string for the caller. On allocation failure stores the static OOM document.
-func emit(_ doc: JSONValue, to out: OutString) -> Bool {
-    guard let bytes = doc.serializedBytes(), let buf = malloc(bytes.count + 1) else {
-        out.pointee = nashim_oom_document()
+/// Copies `bytes` into a malloc'd, NUL-terminated C string for the caller. On allocation failure stores the static
+/// out-of-memory document and returns false.
+func emit(_ bytes: UnsafeRawBufferPointer, to out: OutString) -> Bool {
+    guard let buf = malloc(bytes.count + 1) else {
+        out.pointee = outOfMemoryPointer
         return false
     }
+    if let base = bytes.baseAddress, bytes.count > 0 { memcpy(buf, base, bytes.count) }
     let p = buf.assumingMemoryBound(to: CChar.self)
-    bytes.withUnsafeBytes { raw in
-        if let base = raw.baseAddress { memcpy(p, base, bytes.count) }
-    }
     p[bytes.count] = 0
     out.pointee = p
     return true
 }
 
-/// Runs one operation: checks `out`, runs `body`, encodes its result or error, returns the status.
-func boundary(_ out: OutString?, _ body: () throws(NativeAuthError) -> JSONValue) -> Int32 {
-    guard let out else { return NAStatus.invalidArgument.rawValue }
-    out.pointee = nil
-    let result: Result<JSONValue, NativeAuthError>
-    do { result = .success(try body()) } catch { result = .failure(error) }
-    switch result {
-    case .success(let doc):
-        return emit(doc, to: out) ? NAStatus.ok.rawValue : NAStatus.noMemory.rawValue
-    case .failure(let error):
-        return emit(error.document, to: out) ? error.status.rawValue : NAStatus.noMemory.rawValue
+/// Serialises `doc` for the caller (see `emit`); the intermediate copy, which may hold a token, is wiped.
+func emit(_ doc: JSONValue, to out: OutString) -> Bool {
+    guard var bytes = doc.serializedBytes() else {
+        out.pointee = outOfMemoryPointer
+        return false
     }
+    defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
+    return bytes.withUnsafeBytes { emit($0, to: out) }
 }
 
-/// Looks a handle up, or throws `invalid_handle`.
-func client(_ handle: OpaquePointer?) throws(NativeAuthError) -> NativeAuthClient {
-    guard handle != nil else { throw NativeAuthError(.invalidHandle, "client is NULL") }
-    guard let c = registry.lookup(handle) else {
-        throw NativeAuthError(.invalidHandle, "client is not a live handle (already freed, or never created)")
+/// What an operation answers: a document to serialise, or bytes rendered earlier (a cached token's answer).
+enum Answer {
+    case document(JSONValue)
+    case rendered(RenderedToken)
+}
+
+/// Runs one operation: checks `out`, runs `body`, encodes its answer or error, returns the status.
+func boundary(_ out: OutString?, _ body: () throws(NativeAuthError) -> Answer) -> Int32 {
+    guard let out else { return NAStatus.invalidArgument.rawValue }
+    out.pointee = nil
+    let result: Result<Answer, NativeAuthError> = Result { () throws(NativeAuthError) in try body() }
+    switch result {
+    case .success(.document(let doc)):
+        return emit(doc, to: out) ? NAStatus.ok.rawValue : NAStatus.noMemory.rawValue
+    case .success(.rendered(let r)):
+        let ok = emit(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(r.bytes)[0..<r.count]), to: out)
+        return ok ? NAStatus.ok.rawValue : NAStatus.noMemory.rawValue
+    case .failure(let error):
+        return emit(Encode.error(error), to: out) ? NAStatus(error).rawValue : NAStatus.noMemory.rawValue
     }
-    return c
 }
 
 /// The one way to run an operation on a client with a request document.
-func operation(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?,
-               nullRequestIsEmpty: Bool = false,
-               _ body: (NativeAuthClient, JSONValue) throws(NativeAuthError) -> JSONValue) -> Int32 {
-    boundary(out) { () throws(NativeAuthError) -> JSONValue in
-        let c = try client(handle)
-        let doc = try decodeDocument(request, name: "request_json", nullIsEmpty: nullRequestIsEmpty)
-        return try body(c, doc)
+func operation(
+    _ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?, nullRequestIsEmpty: Bool = false,
+    _ body: (NativeAuthClient, Fields) throws(NativeAuthError) -> Answer
+) -> Int32 {
+    boundary(out) { () throws(NativeAuthError) -> Answer in
+        guard handle != nil else { throw NativeAuthError(.invalidHandle, "client is NULL") }
+        let answer: Result<Answer, NativeAuthError>? = handles.withClient(handle) { client in
+            Result { () throws(NativeAuthError) in
+                let doc = try decodeDocument(request, name: "request_json", nullIsEmpty: nullRequestIsEmpty)
+                return try body(client, doc)
+            }
+        }
+        guard let answer else {
+            throw NativeAuthError(.invalidHandle, "client is not a live handle (already freed, or never created)")
+        }
+        return try answer.get()
     }
-}
-
-/// A C pointer carried into a @Sendable closure. The host promised (header) that its callback is callable from
-/// any thread.
-struct UnsafeSendablePointer: @unchecked Sendable {
-    let raw: UnsafeMutableRawPointer?
 }

@@ -1,11 +1,12 @@
-// The exported C API (include/nativeauth.h). Each function hands off to the boundary helpers in Boundary.swift.
-// Every function here must be `public`: a non-public @_cdecl silently vanishes from a release .so.
+// The exported C API (include/nativeauth.h). Each function hands off to the boundary helpers in Boundary.swift and
+// holds no logic of its own. Every function here must be `public` (a non-public @_cdecl silently vanishes from a
+// release .so), and HeaderConformance.swift checks each one against its prototype in the header.
 internal import Glibc
-internal import CNativeAuthShims
 import NativeAuthCore
 import NativeAuthJSON
 
-public typealias NALogFunction = @convention(c) (Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
+public typealias NALogFunction =
+    @convention(c) (Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
 
 @_cdecl("na_version")
 public func na_version() -> UnsafePointer<CChar> {
@@ -23,107 +24,145 @@ public func na_status_str(_ status: Int32) -> UnsafePointer<CChar> {
 
 @_cdecl("na_string_free")
 public func na_string_free(_ s: UnsafeMutablePointer<CChar>?) {
-    guard let s, s != nashim_oom_document() else { return }
-    nashim_wipe(s, strlen(s))
+    guard let s, s != outOfMemoryPointer else { return }
+    wipeMemory(s, strlen(s))
     free(s)
 }
 
 @_cdecl("na_client_new")
-public func na_client_new(_ config: UnsafePointer<CChar>?, _ outClient: UnsafeMutablePointer<OpaquePointer?>?,
-                          _ outError: OutString?) -> Int32 {
+public func na_client_new(
+    _ config: UnsafePointer<CChar>?, _ outClient: UnsafeMutablePointer<OpaquePointer?>?, _ outError: OutString?
+) -> Int32 {
     outError?.pointee = nil
-    guard let outClient else {
-        if let outError { _ = emit(NativeAuthError(.invalidArgument, "out_client is NULL").document, to: outError) }
-        return NAStatus.invalidArgument.rawValue
+    let result = Result { () throws(NativeAuthError) -> OpaquePointer in
+        guard let outClient else { throw .invalidArgument("out_client is NULL") }
+        outClient.pointee = nil
+        let client = try ClientFactory.make(decodeDocument(config, name: "config_json", nullIsEmpty: false))
+        guard let handle = handles.insert(client) else {
+            throw NativeAuthError(.internal, "too many live clients (1,048,576)")
+        }
+        return handle
     }
-    outClient.pointee = nil
-    do {
-        let doc = try decodeDocument(config, name: "config_json", nullIsEmpty: false)
-        let c = try NativeAuthClient(configuration: doc)
-        outClient.pointee = registry.insert(c)
+    switch result {
+    case .success(let handle):
+        outClient?.pointee = handle
         return NAStatus.ok.rawValue
-    } catch {
-        if let outError, !emit(error.document, to: outError) { return NAStatus.noMemory.rawValue }
-        return error.status.rawValue
+    case .failure(let error):
+        if let outError, !emit(Encode.error(error), to: outError) { return NAStatus.noMemory.rawValue }
+        return NAStatus(error).rawValue
     }
 }
 
 @_cdecl("na_client_free")
 public func na_client_free(_ handle: OpaquePointer?) {
-    registry.remove(handle)
+    handles.remove(handle)
 }
 
 @_cdecl("na_client_info")
 public func na_client_info(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
     operation(handle, request, out, nullRequestIsEmpty: true) { c, _ in
         c.logger.log(.verbose, "na_client_info")
-        return c.info()
+        return .document(ClientFactory.info(c.configuration))
     }
 }
 
 @_cdecl("na_client_set_log_callback")
-public func na_client_set_log_callback(_ handle: OpaquePointer?, _ level: Int32, _ fn: NALogFunction?,
-                                       _ userData: UnsafeMutableRawPointer?) -> Int32 {
-    guard let c = registry.lookup(handle), let lvl = LogLevel(rawValue: level) else {
-        return NAStatus.invalidArgument.rawValue
+public func na_client_set_log_callback(
+    _ handle: OpaquePointer?, _ level: Int32, _ fn: NALogFunction?, _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+    guard let lvl = LogLevel(rawValue: level) else { return NAStatus.invalidArgument.rawValue }
+    var sink: LogSink? = nil
+    if let fn {
+        let host = HostLogCallback(fn: fn, userData: userData)
+        sink = { @Sendable (level: LogLevel, message: String, correlation: String?) -> Void in
+            host.call(level.rawValue, message, correlation)
+        }
     }
-    guard let fn else {
-        c.logger.configure(level: lvl, sink: nil)
-        return NAStatus.ok.rawValue
+    let done = handles.withClient(handle) { c in c.logger.configure(level: lvl, sink: sink) }
+    switch done {
+    case true?: return NAStatus.ok.rawValue
+    case false?: return NAStatus.state.rawValue  // called from inside this client's own log callback
+    case nil: return NAStatus.invalidArgument.rawValue
     }
-    let user = UnsafeSendablePointer(raw: userData)
-    c.logger.configure(level: lvl) { level, message, correlation in
+}
+
+/// The host's log callback and its user data. The host promised (header) that the callback may be called from any
+/// thread.
+struct HostLogCallback: @unchecked Sendable {
+    let fn: NALogFunction
+    let userData: UnsafeMutableRawPointer?
+
+    func call(_ level: Int32, _ message: String, _ correlation: String?) {
         message.withCString { m in
             if let correlation {
-                correlation.withCString { cid in fn(level.rawValue, m, cid, user.raw) }
+                correlation.withCString { cid in fn(level, m, cid, userData) }
             } else {
-                fn(level.rawValue, m, nil, user.raw)
+                fn(level, m, nil, userData)
             }
         }
     }
-    return NAStatus.ok.rawValue
 }
 
 // MARK: - Native authentication
 
 @_cdecl("na_sign_in")
 public func na_sign_in(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
-    operation(handle, request, out) { c, doc throws(NativeAuthError) in try c.signIn(doc) }
+    operation(handle, request, out) { c, f throws(NativeAuthError) in .document(Encode.flow(try c.signIn(Decode.signIn(f)))) }
 }
 
 @_cdecl("na_sign_up")
 public func na_sign_up(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
-    operation(handle, request, out) { c, doc throws(NativeAuthError) in try c.signUp(doc) }
+    operation(handle, request, out) { c, f throws(NativeAuthError) in .document(Encode.flow(try c.signUp(Decode.signUp(f)))) }
 }
 
 @_cdecl("na_reset_password")
 public func na_reset_password(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
-    operation(handle, request, out) { c, doc throws(NativeAuthError) in try c.resetPassword(doc) }
+    operation(handle, request, out) { c, f throws(NativeAuthError) in
+        .document(Encode.flow(try c.resetPassword(Decode.resetPassword(f))))
+    }
 }
 
 @_cdecl("na_flow_submit")
 public func na_flow_submit(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
-    operation(handle, request, out) { c, doc throws(NativeAuthError) in try c.submit(doc) }
+    operation(handle, request, out) { c, f throws(NativeAuthError) in
+        let (flow, action) = try Decode.flowAction(f)
+        guard let action else {
+            c.cancel(flow: flow)
+            return .document(Encode.cancelled())
+        }
+        return .document(Encode.flow(try c.submit(flow: flow, action)))
+    }
 }
 
 // MARK: - Tokens, APIs, account
 
 @_cdecl("na_get_access_token")
-public func na_get_access_token(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
-    operation(handle, request, out) { c, doc throws(NativeAuthError) in try c.getAccessToken(doc) }
+public func na_get_access_token(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32
+{
+    operation(handle, request, out) { c, f throws(NativeAuthError) in
+        let (token, fromCache) = try c.accessToken(Decode.token(f))
+        return Encode.token(token, fromCache: fromCache)
+    }
 }
 
 @_cdecl("na_call_api")
 public func na_call_api(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
-    operation(handle, request, out) { c, doc throws(NativeAuthError) in try c.callAPI(doc) }
+    operation(handle, request, out) { c, f throws(NativeAuthError) in
+        .document(Encode.apiResponse(try c.callAPI(Decode.callAPI(f))))
+    }
 }
 
 @_cdecl("na_get_account")
 public func na_get_account(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
-    operation(handle, request, out, nullRequestIsEmpty: true) { c, doc throws(NativeAuthError) in try c.getAccount(doc) }
+    operation(handle, request, out, nullRequestIsEmpty: true) { c, f throws(NativeAuthError) in
+        let include = try Decode.includeIDToken(f)
+        return .document(Encode.accountResult(try c.account(), includeIDToken: include))
+    }
 }
 
 @_cdecl("na_sign_out")
 public func na_sign_out(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
-    operation(handle, request, out, nullRequestIsEmpty: true) { c, doc throws(NativeAuthError) in try c.signOut(doc) }
+    operation(handle, request, out, nullRequestIsEmpty: true) { c, _ in
+        .document(Encode.signedOut(wasSignedIn: c.signOut()))
+    }
 }

@@ -1,13 +1,13 @@
 public import NativeAuthHTTP
 
 /// A normalised CIAM authority: `https://<subdomain>.ciamlogin.com/<tenant>` (or any loopback `http(s)` authority
-/// with a tenant path, e.g. the emulator's). Endpoint URLs are `url + suffix` (spec §1.2).
+/// with a tenant path, e.g. the emulator's). Endpoint URLs are `url + suffix`, as every MSAL builds them.
 public struct Authority: Sendable, Equatable {
     /// The normalised URL, without a trailing slash, query or fragment.
     public let url: String
     public let parsed: HTTPURL
 
-    /// Parses and normalises `text` (spec §1.1): lowercases scheme and host, drops the fragment and trailing
+    /// Parses and normalises `text` as MSAL iOS and JS do: lowercases scheme and host, drops the fragment and trailing
     /// slashes, and rewrites `https://<sub>.ciamlogin.com[/]` to `https://<sub>.ciamlogin.com/<sub>.onmicrosoft.com`.
     public init(_ text: String) throws(NativeAuthError) {
         guard text.utf8.count <= 2048 else { throw .invalidArgument("authority: longer than 2048 bytes") }

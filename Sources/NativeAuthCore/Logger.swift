@@ -1,37 +1,101 @@
 import Synchronization
 
-/// Where log lines go: the host's callback (level, message, correlation id). Silent by default.
-///
-/// Messages are built by the library from non-secret parts only (endpoint paths, status codes, error codes);
-/// no request or response body, header value, token, code, password or username is ever logged.
+/// Log levels, from least to most verbose. `off` is the default.
+public enum LogLevel: Int32, Sendable, Comparable, CaseIterable {
+    case off = 0, error = 1, warning = 2, info = 3, verbose = 4
+
+    public var name: String {
+        switch self {
+        case .off: return "off"
+        case .error: return "error"
+        case .warning: return "warning"
+        case .info: return "info"
+        case .verbose: return "verbose"
+        }
+    }
+
+    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// A log line. It is built by string interpolation from non-secret parts only: `Secret`, `ContinuationToken` and
+/// `RefreshToken` have no interpolation here, so putting one in a log line does not compile (`unsafeExposed` would be
+/// needed, and is greppable). Messages never include request or response bodies, header values or usernames.
+public struct LogMessage: ExpressibleByStringInterpolation, Sendable {
+    public let text: String
+
+    public init(stringLiteral value: String) { text = value }
+    public init(stringInterpolation: Interpolation) { text = stringInterpolation.text }
+
+    public struct Interpolation: StringInterpolationProtocol {
+        var text = ""
+        public init(literalCapacity: Int, interpolationCount: Int) { text.reserveCapacity(literalCapacity + 16) }
+        public mutating func appendLiteral(_ literal: String) { text += literal }
+        public mutating func appendInterpolation(_ s: String) { text += s }
+        public mutating func appendInterpolation(_ s: Substring) { text += s }
+        public mutating func appendInterpolation<I: BinaryInteger>(_ i: I) { text += String(i) }
+        public mutating func appendInterpolation(_ code: NativeAuthError.Code) { text += code.rawValue }
+    }
+}
+
+/// Where log lines go: the host's sink (level, message, correlation id). Silent by default.
 public typealias LogSink = @Sendable (LogLevel, String, String?) -> Void
 
-/// A level-filtered logger whose sink can be replaced at any time from any thread.
+/// A level-filtered logger whose sink the host can replace at any time from any thread.
+///
+/// - The level is an atomic: a disabled level costs one load, no lock.
+/// - Sinks run under a read lock; replacing the sink takes the write lock, so it waits until invocations already
+///   running on other threads have returned — after `configure` returns the old sink is never called again.
+/// - A sink that logs through the same logger again (it called back into the library) is called directly, without
+///   re-locking; a sink that tries to replace itself gets `false` from `configure` instead of a deadlock.
 public final class Logger: Sendable {
-    private struct State {
-        var level: LogLevel
-        var sink: LogSink?
-    }
-
-    private let state: Mutex<State>
+    private let level = Atomic<Int32>(0)
+    private let lock = ReadWriteLock()
+    private nonisolated(unsafe) var sink: LogSink?  // guarded by `lock`
+    /// The logger whose sink the current thread is running, if any.
+    private static let running = ThreadLocal()
 
     public init(level: LogLevel = .off, sink: LogSink? = nil) {
-        state = Mutex(State(level: level, sink: sink))
+        self.sink = sink
+        self.level.store(level.rawValue, ordering: .relaxed)
     }
 
-    public func configure(level: LogLevel, sink: LogSink?) {
-        state.withLock { $0 = State(level: level, sink: sink) }
+    private var isRunningOnThisThread: Bool {
+        Logger.running.value == Unmanaged.passUnretained(self).toOpaque()
     }
 
-    public func setLevel(_ level: LogLevel) { state.withLock { $0.level = level } }
+    /// Replaces the sink and level. Returns false, changing nothing, when called from inside this logger's own sink.
+    @discardableResult
+    public func configure(level: LogLevel, sink: LogSink?) -> Bool {
+        guard !isRunningOnThisThread else { return false }
+        lock.withWriteLock {
+            self.sink = sink
+            self.level.store(level.rawValue, ordering: .releasing)
+        }
+        return true
+    }
 
-    public var level: LogLevel { state.withLock { $0.level } }
+    public var currentLevel: LogLevel { LogLevel(rawValue: level.load(ordering: .relaxed)) ?? .off }
 
-    /// Logs `message()` at `level` if enabled. The sink is called outside the lock.
-    public func log(_ level: LogLevel, _ message: @autoclosure () -> String, correlationID: String? = nil) {
-        guard level != .off else { return }
-        let sink: LogSink? = state.withLock { s in (s.sink != nil && level <= s.level) ? s.sink : nil }
-        guard let sink else { return }
-        sink(level, message(), correlationID)
+    /// True when a line at `level` would reach a sink.
+    public func isEnabled(_ level: LogLevel) -> Bool {
+        level != .off && level.rawValue <= self.level.load(ordering: .relaxed)
+    }
+
+    /// Logs `message()` at `level` if enabled.
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> LogMessage, correlationID: String? = nil) {
+        guard isEnabled(level) else { return }
+        if isRunningOnThisThread {
+            // Re-entered from our own sink: the read lock is already held by this thread.
+            sink?(level, message().text, correlationID)
+            return
+        }
+        lock.withReadLock {
+            guard let sink, isEnabled(level) else { return }
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            let outer = Logger.running.value
+            Logger.running.value = me
+            defer { Logger.running.value = outer }
+            sink(level, message().text, correlationID)
+        }
     }
 }

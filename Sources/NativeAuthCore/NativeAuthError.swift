@@ -1,51 +1,3 @@
-public import NativeAuthJSON
-
-/// The coarse outcome of a C ABI call; the values are the `NA_*` codes of `include/nativeauth.h` and are permanent.
-public enum NAStatus: Int32, Sendable, CaseIterable {
-    case ok = 0
-    case invalidArgument = -1
-    case auth = -2
-    case notFound = -3
-    case interaction = -4
-    case network = -5
-    case server = -6
-    case state = -7
-    case noMemory = -8
-    case `internal` = -9
-
-    /// The `NA_*` macro name.
-    public var name: StaticString {
-        switch self {
-        case .ok: return "NA_OK"
-        case .invalidArgument: return "NA_EINVAL"
-        case .auth: return "NA_EAUTH"
-        case .notFound: return "NA_ENOTFOUND"
-        case .interaction: return "NA_EINTERACTION"
-        case .network: return "NA_ENETWORK"
-        case .server: return "NA_ESERVER"
-        case .state: return "NA_ESTATE"
-        case .noMemory: return "NA_ENOMEM"
-        case .internal: return "NA_EINTERNAL"
-        }
-    }
-
-    /// A one-line English description (static storage, as `na_status_str` returns it).
-    public var summary: StaticString {
-        switch self {
-        case .ok: return "success"
-        case .invalidArgument: return "invalid argument"
-        case .auth: return "authentication failed"
-        case .notFound: return "not found"
-        case .interaction: return "user interaction required"
-        case .network: return "network error"
-        case .server: return "server error"
-        case .state: return "flow state error"
-        case .noMemory: return "out of memory"
-        case .internal: return "internal error"
-        }
-    }
-}
-
 /// What the server said when an error came from a server answer.
 public struct ServerErrorDetails: Sendable, Equatable {
     public var error: String?
@@ -57,38 +9,35 @@ public struct ServerErrorDetails: Sendable, Equatable {
     /// The `Retry-After` header of a 429/503 answer, as sent.
     public var retryAfter: String?
 
-    public init(error: String? = nil, suberror: String? = nil, errorCodes: [Int64] = [], correlationID: String? = nil,
-                traceID: String? = nil, httpStatus: Int? = nil) {
+    public init(
+        error: String? = nil, suberror: String? = nil, errorCodes: [Int64] = [], correlationID: String? = nil,
+        traceID: String? = nil, httpStatus: Int? = nil, retryAfter: String? = nil
+    ) {
         self.error = error
         self.suberror = suberror
         self.errorCodes = errorCodes
         self.correlationID = correlationID
         self.traceID = traceID
         self.httpStatus = httpStatus
-    }
-
-    public var json: JSONValue {
-        var o: [String: JSONValue] = [:]
-        if let error { o["error"] = .string(error) }
-        if let suberror { o["suberror"] = .string(suberror) }
-        if !errorCodes.isEmpty { o["error_codes"] = .array(errorCodes.map { .int($0) }) }
-        if let correlationID { o["correlation_id"] = .string(correlationID) }
-        if let traceID { o["trace_id"] = .string(traceID) }
-        if let httpStatus { o["http_status"] = .int(Int64(httpStatus)) }
-        if let retryAfter { o["retry_after"] = .string(retryAfter) }
-        return .object(o)
+        self.retryAfter = retryAfter
     }
 }
 
 /// The one error type of the library: a stable `code` an app can branch on, a human `message` that never holds a
-/// secret, the server's details when there was a server answer, and extra documented members (e.g. `flow`).
+/// secret, the server's details when there was a server answer, and typed extra details documented per code.
 public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Stable, documented error codes. Only ever added to.
+    /// The coarse class of an error code; the C ABI maps each to one `NA_E*` status.
+    public enum Category: String, Sendable, CaseIterable {
+        case invalidArgument, auth, notFound, interaction, network, server, state, outOfMemory, `internal`
+    }
+
+    /// Stable, documented error codes. Only ever added to; `Code.table` lists every one.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
+        // Arguments and the library itself
         public static let invalidArgument = Code(rawValue: "invalid_argument")
         public static let invalidHandle = Code(rawValue: "invalid_handle")
         public static let notSupported = Code(rawValue: "not_supported")
@@ -98,7 +47,7 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         public static let tls = Code(rawValue: "tls")
         public static let server = Code(rawValue: "server")
         public static let `internal` = Code(rawValue: "internal")
-        // Authentication outcomes (NA_EAUTH)
+        // Authentication outcomes
         public static let invalidUsername = Code(rawValue: "invalid_username")
         public static let userNotFound = Code(rawValue: "user_not_found")
         public static let invalidCredentials = Code(rawValue: "invalid_credentials")
@@ -110,66 +59,110 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         public static let invalidContact = Code(rawValue: "invalid_contact")
         public static let contactBlocked = Code(rawValue: "contact_blocked")
         public static let authMethodBlocked = Code(rawValue: "auth_method_blocked")
-        // The user must act (NA_EINTERACTION)
+        // The user must act
         public static let browserRequired = Code(rawValue: "browser_required")
         public static let interactionRequired = Code(rawValue: "interaction_required")
         public static let refreshTokenExpired = Code(rawValue: "refresh_token_expired")
         public static let passwordChangeRequired = Code(rawValue: "password_change_required")
-        // Flow state (NA_ESTATE)
+        // Flow state
         public static let flowExpired = Code(rawValue: "flow_expired")
         public static let flowInvalid = Code(rawValue: "flow_invalid")
-        // Nothing to act on (NA_ENOTFOUND)
+        // Nothing to act on
         public static let noAccount = Code(rawValue: "no_account")
-        // Configuration problems reported by the server (NA_EINVAL)
+        // Configuration problems reported by the server
         public static let invalidScope = Code(rawValue: "invalid_scope")
         public static let invalidClient = Code(rawValue: "invalid_client")
+
+        /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`
+        /// and the Python exception map are checked against it by the tests.
+        public static let table: [(code: Code, category: Category, meaning: String)] = [
+            (.invalidArgument, .invalidArgument,
+             "NULL pointer, invalid JSON or UTF-8, document over 1 MiB, wrong type, missing or invalid member (`field` names it)"),
+            (.invalidHandle, .invalidArgument, "the `na_client *` is NULL, freed, or was never created"),
+            (.notSupported, .invalidArgument, "a recognised option this version does not implement (`cache.path`)"),
+            (.invalidScope, .invalidArgument, "the server refused the scopes"),
+            (.invalidClient, .invalidArgument,
+             "the app registration does not allow native auth (unknown, confidential, or not enabled)"),
+            (.outOfMemory, .outOfMemory, "allocation failed"),
+            (.network, .network, "cannot connect, connection broken"),
+            (.timeout, .network, "connect or request timeout elapsed"),
+            (.tls, .network, "TLS handshake or certificate verification failed"),
+            (.server, .server, "unexpected server answer (5xx, oversized or undecodable response)"),
+            (.internal, .internal, "a bug; please report it"),
+            (.invalidUsername, .auth, "empty, or refused by the server (AADSTS90100)"),
+            (.userNotFound, .auth, "no such account (sign-in, reset)"),
+            (.invalidCredentials, .auth, "wrong password (AADSTS50126); carries `flow` to retry"),
+            (.invalidCode, .auth, "wrong or expired one-time code (`invalid_oob_value`); the flow stays usable"),
+            (.invalidPassword, .auth,
+             "the password policy refused it; `reason` is the server's suberror (`password_too_weak`, …)"),
+            (.userAlreadyExists, .auth, "sign-up for an existing account"),
+            (.attributesInvalid, .auth, "`attributes` lists the names; the flow stays usable"),
+            (.userHasNoPassword, .auth, "reset for a one-time-passcode account (AADSTS500222)"),
+            (.invalidContact, .auth, "registration: the contact is not valid (AADSTS901001)"),
+            (.contactBlocked, .auth, "registration: the contact is blocked (`provider_blocked_by_rep`)"),
+            (.authMethodBlocked, .auth, "MFA: the method is blocked"),
+            (.browserRequired, .interaction, "the server asked for the web fallback; `redirect_reason` says why"),
+            (.interactionRequired, .interaction, "the refresh token was refused (revoked, consent, …): sign in again"),
+            (.refreshTokenExpired, .interaction, "the refresh token expired (AADSTS700082)"),
+            (.passwordChangeRequired, .interaction, "AADSTS50142"),
+            (.flowExpired, .state, "the flow's continuation token expired"),
+            (.flowInvalid, .state, "unknown, finished, busy flow, or an action it is not waiting for (`expected`)"),
+            (.noAccount, .notFound, "no signed-in account"),
+        ]
+
+        private static let categories: [Code: Category] = Dictionary(
+            table.map { ($0.code, $0.category) }, uniquingKeysWith: { a, _ in a })
+
+        /// The code's category (`internal` for a code missing from the table, which a test forbids).
+        public var category: Category { Code.categories[self] ?? .internal }
     }
+
+    /// Which action a flow is waiting for, when an action it cannot take was submitted.
+    public typealias ExpectedAction = FlowAction.Kind
 
     public var code: Code
     public var message: String
     public var server: ServerErrorDetails?
-    /// Extra members of the error object (documented per code).
-    public var extra: [String: JSONValue]
+    /// The request member the error is about ("scopes[2]", "cache.path").
+    public var field: String?
+    /// The flow that stays usable after this error (set when a retry on the same flow makes sense).
+    public var flow: FlowID?
+    /// `flow_invalid` for an action the flow was not waiting for: the action it waits for.
+    public var expected: ExpectedAction?
+    /// `invalid_password`: the server's suberror (`password_too_weak`, …) or "empty" / "invalid".
+    public var reason: String?
+    /// `attributes_invalid`: the attribute names the server refused.
+    public var attributes: [String]?
+    /// `browser_required`: the server's `redirect_reason`.
+    public var redirectReason: String?
 
-    public init(_ code: Code, _ message: String, server: ServerErrorDetails? = nil, extra: [String: JSONValue] = [:]) {
+    public init(
+        _ code: Code, _ message: String, server: ServerErrorDetails? = nil, field: String? = nil,
+        reason: String? = nil, attributes: [String]? = nil, redirectReason: String? = nil
+    ) {
         self.code = code
         self.message = message
         self.server = server
-        self.extra = extra
+        self.field = field
+        self.reason = reason
+        self.attributes = attributes
+        self.redirectReason = redirectReason
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+    public var category: Category { code.category }
 
-    /// The `NA_*` status for this error's code — the one place codes are mapped.
-    public var status: NAStatus {
-        switch code {
-        case .invalidArgument, .invalidHandle, .notSupported, .invalidScope, .invalidClient: return .invalidArgument
-        case .outOfMemory: return .noMemory
-        case .network, .timeout, .tls: return .network
-        case .server: return .server
-        case .invalidUsername, .userNotFound, .invalidCredentials, .invalidCode, .invalidPassword, .userAlreadyExists,
-             .attributesInvalid, .userHasNoPassword, .invalidContact, .contactBlocked, .authMethodBlocked:
-            return .auth
-        case .browserRequired, .interactionRequired, .refreshTokenExpired, .passwordChangeRequired: return .interaction
-        case .flowExpired, .flowInvalid: return .state
-        case .noAccount: return .notFound
-        default: return .internal
-        }
+    public static func invalidArgument(_ message: String, field: String? = nil) -> NativeAuthError {
+        NativeAuthError(.invalidArgument, message, field: field)
     }
 
-    /// `{"v":1,"error":{"code":…,"message":…,"server":{…}, …extra}}`
-    public var document: JSONValue {
-        var e = extra
-        e["code"] = .string(code.rawValue)
-        e["message"] = .string(message)
-        if let server { e["server"] = server.json }
-        return ["v": 1, "error": .object(e)]
+    static func unexpected(_ what: String) -> NativeAuthError {
+        NativeAuthError(.server, "Unexpected server response: \(what).")
     }
 
-    public static func invalidArgument(_ message: String) -> NativeAuthError { NativeAuthError(.invalidArgument, message) }
-
-    /// Maps a field-access error ("cache.path: expected string, found integer") to `invalid_argument`.
-    public init(_ field: JSONFieldError) {
-        self.init(.invalidArgument, field.description, extra: field.path.isEmpty ? [:] : ["field": .string(field.path)])
+    static func browserRequired(_ reason: String?) -> NativeAuthError {
+        NativeAuthError(
+            .browserRequired, "Native authentication cannot complete this; use the browser (interactive) flow.",
+            redirectReason: reason)
     }
 }

@@ -1,94 +1,165 @@
-public import NativeAuthJSON
+internal import NativeAuthHTTP
 
-/// Request documents, decoded once at the boundary and validated before any network call.
-enum Validate {
-    static func username(_ f: JSONFields) throws(NativeAuthError) -> String {
-        guard let u = try wrap({ () throws(JSONFieldError) in try f.optionalString("username") }), !u.isEmpty else {
-            throw NativeAuthError(.invalidUsername, "The username is empty.", extra: ["field": "username"])
+/// The typed requests of the client's operations. Each validates its values when built (before any network call);
+/// the C ABI builds them from request documents.
+
+/// A `claims` request parameter: a JSON object, kept as its serialised text (sent as is).
+public struct ClaimsRequest: Sendable, Equatable {
+    public let json: String
+    public init(json: String) { self.json = json }
+}
+
+/// Checks shared by the requests. Errors name the request member in `field`.
+public enum Validate {
+    public static func username(_ u: String?) throws(NativeAuthError) -> String {
+        guard let u, !u.isEmpty else {
+            throw NativeAuthError(.invalidUsername, "The username is empty.", field: "username")
         }
         guard u.utf8.count <= 256, !u.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
-            throw NativeAuthError(.invalidUsername, "The username is not valid.", extra: ["field": "username"])
+            throw NativeAuthError(.invalidUsername, "The username is not valid.", field: "username")
         }
         return u
     }
 
-    static func password(_ f: JSONFields, key: String = "password", required: Bool) throws(NativeAuthError) -> String? {
-        guard let p = try wrap({ () throws(JSONFieldError) in try f.optionalString(key) }) else {
-            if required { throw NativeAuthError(.invalidPassword, "The password is empty.", extra: ["field": .string(key), "reason": "empty"]) }
+    public static func password(_ p: String?, field: String = "password", required: Bool) throws(NativeAuthError)
+        -> Secret?
+    {
+        guard let p else {
+            if required {
+                throw NativeAuthError(.invalidPassword, "The password is empty.", field: field, reason: "empty")
+            }
             return nil
         }
-        guard !p.isEmpty else { throw NativeAuthError(.invalidPassword, "The password is empty.", extra: ["field": .string(key), "reason": "empty"]) }
-        guard p.utf8.count <= 1024, !p.utf8.contains(0) else {
-            throw NativeAuthError(.invalidPassword, "The password is too long or contains a NUL character.", extra: ["field": .string(key), "reason": "invalid"])
+        guard !p.isEmpty else {
+            throw NativeAuthError(.invalidPassword, "The password is empty.", field: field, reason: "empty")
         }
-        return p
+        guard p.utf8.count <= 1024, !p.utf8.contains(0) else {
+            throw NativeAuthError(
+                .invalidPassword, "The password is too long or contains a NUL character.", field: field,
+                reason: "invalid")
+        }
+        return Secret(p)
     }
 
-    static func scopes(_ f: JSONFields, key: String = "scopes", required: Bool = false) throws(NativeAuthError) -> [String] {
-        guard let list = try wrap({ () throws(JSONFieldError) in try f.optionalStringArray(key) }) else {
-            if required { throw NativeAuthError(.invalidArgument, "\(key): required (an array of scope strings)", extra: ["field": .string(key)]) }
+    public static func code(_ c: String?) throws(NativeAuthError) -> Secret {
+        guard let c, !c.isEmpty, c.utf8.count <= 64 else {
+            throw NativeAuthError(.invalidCode, "The code is empty or too long.", field: "code")
+        }
+        return Secret(c)
+    }
+
+    public static func scopes(_ list: [String]?, field: String = "scopes", required: Bool = false)
+        throws(NativeAuthError) -> [String]
+    {
+        guard let list else {
+            if required {
+                throw .invalidArgument("\(field): required (an array of scope strings)", field: field)
+            }
             return []
         }
-        if required && list.isEmpty { throw NativeAuthError(.invalidArgument, "\(key): give at least one scope", extra: ["field": .string(key)]) }
-        guard list.count <= 64 else { throw NativeAuthError(.invalidArgument, "\(key): too many scopes", extra: ["field": .string(key)]) }
-        for (i, s) in list.enumerated() where s.isEmpty || s.utf8.count > 512 || s.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }) {
-            throw NativeAuthError(.invalidArgument, "\(key)[\(i)]: a scope is a non-empty string without spaces", extra: ["field": .string("\(key)[\(i)]")])
+        if required && list.isEmpty { throw .invalidArgument("\(field): give at least one scope", field: field) }
+        guard list.count <= 64 else { throw .invalidArgument("\(field): too many scopes", field: field) }
+        for (i, s) in list.enumerated()
+        where s.isEmpty || s.utf8.count > 512 || s.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }) {
+            throw .invalidArgument(
+                "\(field)[\(i)]: a scope is a non-empty string without spaces", field: "\(field)[\(i)]")
         }
         return list
     }
+}
 
-    /// `claims`: a JSON object (sent serialised) or a string holding one.
-    static func claims(_ f: JSONFields) throws(NativeAuthError) -> String? {
-        guard let v = f.value("claims") else { return nil }
-        switch v {
-        case .object: return v.serialized()
-        case .string(let s):
-            guard (try? JSONValue.parse(s))?.objectValue != nil else {
-                throw NativeAuthError(.invalidArgument, "claims: must be a JSON object (or a string holding one)", extra: ["field": "claims"])
-            }
-            return s
-        default:
-            throw NativeAuthError(.invalidArgument, "claims: must be a JSON object", extra: ["field": "claims"])
-        }
-    }
+/// `na_sign_in`.
+public struct SignInRequest: Sendable {
+    public var username: String
+    public var password: Secret?
+    public var scopes: [String]
+    public var claims: ClaimsRequest?
 
-    /// Sign-up attributes: an object of strings (numbers and booleans are turned into strings, arrays joined with
-    /// commas, as the docs describe multi-select values).
-    static func attributes(_ f: JSONFields, required: Bool) throws(NativeAuthError) -> [String: String]? {
-        guard let v = f.value("attributes") else {
-            if required { throw NativeAuthError(.invalidArgument, "attributes: required (an object)", extra: ["field": "attributes"]) }
-            return nil
-        }
-        guard case .object(let members) = v else {
-            throw NativeAuthError(.invalidArgument, "attributes: must be an object", extra: ["field": "attributes"])
-        }
-        var out: [String: String] = [:]
-        for (k, value) in members {
-            switch value {
-            case .string(let s): out[k] = s
-            case .bool(let b): out[k] = b ? "true" : "false"
-            case .int(let i): out[k] = String(i)
-            case .double(let d): out[k] = String(d)
-            case .array(let items):
-                guard items.allSatisfy({ $0.stringValue != nil }) else {
-                    throw NativeAuthError(.invalidArgument, "attributes.\(k): arrays must hold strings", extra: ["field": .string("attributes.\(k)")])
-                }
-                out[k] = items.compactMap(\.stringValue).joined(separator: ",")
-            default:
-                throw NativeAuthError(.invalidArgument, "attributes.\(k): must be a string, number, boolean or array of strings",
-                                      extra: ["field": .string("attributes.\(k)")])
-            }
-        }
-        return out
+    public init(username: String?, password: String?, scopes: [String]?, claims: ClaimsRequest?)
+        throws(NativeAuthError)
+    {
+        self.username = try Validate.username(username)
+        self.password = try Validate.password(password, required: false)
+        self.scopes = try Validate.scopes(scopes)
+        self.claims = claims
     }
+}
 
-    static func wrap<T>(_ body: () throws(JSONFieldError) -> T) throws(NativeAuthError) -> T {
-        do { return try body() } catch { throw NativeAuthError(error) }
-    }
+/// `na_sign_up`.
+public struct SignUpRequest: Sendable {
+    public var username: String
+    public var password: Secret?
+    public var attributes: [String: String]?
 
-    static func fields(_ doc: JSONValue) throws(NativeAuthError) -> JSONFields {
-        let f = try wrap { () throws(JSONFieldError) in try JSONFields(doc) }
-        try checkVersion(f)
-        return f
+    public init(username: String?, password: String?, attributes: [String: String]?) throws(NativeAuthError) {
+        self.username = try Validate.username(username)
+        self.password = try Validate.password(password, required: false)
+        self.attributes = attributes
     }
+}
+
+/// `na_reset_password`.
+public struct ResetPasswordRequest: Sendable {
+    public var username: String
+
+    public init(username: String?) throws(NativeAuthError) {
+        self.username = try Validate.username(username)
+    }
+}
+
+/// `na_get_access_token`.
+public struct TokenRequest: Sendable {
+    public var scopes: [String]
+    public var key: ScopeKey
+    public var forceRefresh: Bool
+    public var claims: ClaimsRequest?
+
+    public init(scopes: [String]?, forceRefresh: Bool, claims: ClaimsRequest?) throws(NativeAuthError) {
+        self.scopes = try Validate.scopes(scopes, required: true)
+        self.key = ScopeKey(self.scopes)
+        self.forceRefresh = forceRefresh
+        self.claims = claims
+    }
+}
+
+/// `na_call_api`.
+public struct APIRequest: Sendable {
+    public var url: String
+    public var method: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    public var token: TokenRequest
+
+    /// Bearer tokens go only over https, or http to loopback hosts; the caller may not set Authorization itself.
+    public init(url: String, method: String?, headers: [(name: String, value: String)], body: [UInt8],
+                token: TokenRequest) throws(NativeAuthError) {
+        let parsed: HTTPURL
+        do { parsed = try HTTPURL(url) } catch {
+            throw .invalidArgument("url: not a valid absolute http(s) URL", field: "url")
+        }
+        if parsed.scheme == "http" && !parsed.isLoopback {
+            throw .invalidArgument(
+                "url: bearer tokens are only sent over https (or http to loopback hosts)", field: "url")
+        }
+        let method = (method ?? "GET").uppercased()
+        guard !method.isEmpty, method.count <= 16, method.allSatisfy({ $0 >= "A" && $0 <= "Z" }) else {
+            throw .invalidArgument("method: an HTTP method such as GET or POST", field: "method")
+        }
+        if headers.contains(where: { $0.name.lowercased() == "authorization" }) {
+            throw .invalidArgument("headers.Authorization: the library sets it", field: "headers.Authorization")
+        }
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.token = token
+    }
+}
+
+/// What an API answered (an HTTP error status is an answer, not a library error).
+public struct APIResponse: Sendable {
+    public var status: Int
+    /// Header names lower-cased; repeated fields kept in order.
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
 }

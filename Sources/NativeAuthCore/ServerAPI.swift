@@ -1,8 +1,13 @@
-public import NativeAuthJSON
+internal import NativeAuthCrypto
 internal import NativeAuthHTTP
+internal import NativeAuthJSON
 
-/// The native-auth and OAuth endpoints this library calls (spec §1.2), as suffixes of the authority.
-public enum Endpoint: String, Sendable {
+// The server as the library sees it: one method per endpoint, typed answers. This file (with the error envelope's
+// mapping in ServerErrorMapping.swift) is the only place where wire names — form fields, JSON members, grant types,
+// challenge types — are written.
+
+/// The native-auth and OAuth endpoints, as suffixes of the authority.
+enum Endpoint: String, Sendable {
     case initiate = "/oauth2/v2.0/initiate"
     case challenge = "/oauth2/v2.0/challenge"
     case introspect = "/oauth2/v2.0/introspect"
@@ -18,20 +23,76 @@ public enum Endpoint: String, Sendable {
     case registerIntrospect = "/register/v1.0/introspect"
     case registerChallenge = "/register/v1.0/challenge"
     case registerContinue = "/register/v1.0/continue"
+    case discovery = "/v2.0/.well-known/openid-configuration"
 }
 
-/// What the server answered, decoded once.
-public enum ServerAnswer: Sendable {
-    /// HTTP 200 with a JSON object.
-    case ok(JSONValue)
-    /// HTTP 200 `{"challenge_type":"redirect"}`: the web fallback (spec §3).
-    case redirect(reason: String?)
-    /// An error envelope (spec §1.6) with the whole body, for flow data such as `continuation_token`.
-    case error(ServerErrorDetails, body: JSONValue)
+/// What `/challenge` (sign-in or sign-up) chose.
+enum Challenge: Sendable {
+    case password(ContinuationToken)
+    case code(ContinuationToken, CodeChallenge)
 }
 
-/// The protocol client: builds form requests, sends them through the transport with the retry policy, and decodes
-/// answers. Knows nothing of flows.
+/// A native grant on `/oauth2/v2.0/token`.
+enum NativeGrant: Sendable {
+    case password(ContinuationToken, username: String, password: Secret)
+    case oob(ContinuationToken, code: Secret)
+    case mfaOOB(ContinuationToken, code: Secret)
+    /// Sign-in after sign-up, password reset or registration (`username` where the flow knows it).
+    case continuation(ContinuationToken, username: String?)
+}
+
+/// What `/oauth2/v2.0/token` answered inside a flow.
+enum TokenAnswer: Sendable {
+    case tokens(TokenResponse)
+    case mfaRequired(ContinuationToken)
+    case registrationRequired(ContinuationToken)
+}
+
+enum RegisterChallenge: Sendable {
+    case code(ContinuationToken, CodeChallenge)
+    /// The contact needs no verification (it is the sign-in address).
+    case preverified(ContinuationToken)
+}
+
+enum SignUpSubmission: Sendable {
+    case code(Secret)
+    case password(Secret)
+    case attributes([String: String])
+}
+
+enum SignUpContinueAnswer: Sendable {
+    case completed(ContinuationToken)
+    case credentialRequired(ContinuationToken)
+    case attributesRequired(ContinuationToken, [RequiredAttribute])
+}
+
+enum ResetPollStatus: Sendable {
+    case succeeded(ContinuationToken?)
+    case failed
+    case inProgress
+}
+
+/// A successful token response.
+struct TokenResponse: Sendable {
+    var accessToken: Secret
+    var expiresIn: Int64
+    var refreshIn: Int64?
+    /// The `scope` the server granted, when it said.
+    var grantedScopes: [String]?
+    var refreshToken: RefreshToken?
+    var idToken: String?
+    var clientInfo: (uid: String, utid: String)?
+}
+
+/// A decoded error answer.
+struct ServerErrorEnvelope: Sendable {
+    var details: ServerErrorDetails
+    var description: String
+    var invalidAttributes: [String]
+}
+
+/// The protocol client: builds form requests, sends them with the retry policy, decodes answers. Knows nothing of
+/// flows.
 struct ServerAPI: Sendable {
     let configuration: ClientConfiguration
     let transport: any Transport
@@ -39,33 +100,372 @@ struct ServerAPI: Sendable {
     let logger: Logger
     /// The longest `Retry-After` the library waits for before retrying once; longer ones fail at once.
     static let maxRetryAfter = 10.0
+    /// Tokens live at most this long in the cache, whatever the server says.
+    static let maxLifetime: Int64 = 365 * 86_400
 
-    func url(_ endpoint: Endpoint) -> String { configuration.authority.endpoint(endpoint.rawValue) }
+    private var challengeTypes: String { configuration.challengeTypeNames.joined(separator: " ") }
 
-    /// POSTs `fields` (client_id added) to `endpoint` and decodes the answer.
-    func post(_ endpoint: Endpoint, _ fields: [(String, String)]) throws(NativeAuthError) -> ServerAnswer {
-        try post(url: url(endpoint), name: endpoint.rawValue, fields)
-    }
-
-    func post(url: String, name: String, _ fields: [(String, String)]) throws(NativeAuthError) -> ServerAnswer {
-        let request = HTTPRequest.form(url: url, fields: [("client_id", configuration.clientID)] + fields)
-        let response = try send(request, name: name)
-        return decode(response, name: name)
-    }
-
-    /// GETs a JSON document (OIDC discovery).
-    func getJSON(url: String, name: String) throws(NativeAuthError) -> JSONValue {
-        let response = try send(HTTPRequest(url: url), name: name)
-        guard response.status == 200, let doc = try? JSONValue.parse(response.body), case .object = doc else {
-            throw NativeAuthError(.server, "Unexpected answer from \(name) (HTTP \(response.status)).",
-                                  server: ServerErrorDetails(correlationID: response.header("client-request-id"), httpStatus: response.status))
+    private func startFields(_ username: String) -> [FormField] {
+        var f: [FormField] = [.text("username", username), .text("challenge_type", challengeTypes)]
+        if !configuration.capabilities.isEmpty {
+            f.append(.text("capabilities", configuration.capabilities.map(\.rawValue).joined(separator: " ")))
         }
-        return doc
+        return f
     }
 
-    /// Sends with the retry policy (spec §1.5): one retry after a network error or a 5xx (after 0.5 s), and after a
-    /// 429/503 honouring `Retry-After` up to `maxRetryAfter` seconds.
-    func send(_ request: HTTPRequest, name: String) throws(NativeAuthError) -> HTTPResponse {
+    // MARK: - Sign-in
+
+    func initiate(username: String) throws(NativeAuthError) -> ContinuationToken {
+        try continuation(ok(post(.initiate, startFields(username)), .signInStart), "initiate")
+    }
+
+    /// `/oauth2/v2.0/challenge`: the first factor, a resend, or an MFA method (`methodID`).
+    func challenge(_ ct: ContinuationToken, methodID: String? = nil, context: ErrorContext = .flowStep)
+        throws(NativeAuthError) -> Challenge
+    {
+        var fields: [FormField] = [.secret("continuation_token", ct.secret), .text("challenge_type", challengeTypes)]
+        if let methodID { fields.append(.text("id", methodID)) }
+        let body = try ok(post(.challenge, fields), context)
+        return try decodeChallenge(body, "challenge")
+    }
+
+    func token(_ grant: NativeGrant, scopes: [String], claims: ClaimsRequest?) throws(NativeAuthError) -> TokenAnswer {
+        var fields: [FormField]
+        let ct: ContinuationToken
+        switch grant {
+        case .password(let c, _, _), .oob(let c, _), .mfaOOB(let c, _), .continuation(let c, _): ct = c
+        }
+        let grantType: String
+        switch grant {
+        case .password: grantType = "password"
+        case .oob: grantType = "oob"
+        case .mfaOOB: grantType = "mfa_oob"
+        case .continuation: grantType = "continuation_token"
+        }
+        fields = [
+            .secret("continuation_token", ct.secret), .text("grant_type", grantType),
+            .text("scope", requestScopes(scopes).joined(separator: " ")), .text("client_info", "1"),
+        ]
+        if let claims { fields.append(.text("claims", claims.json)) }
+        switch grant {
+        case .password(_, let username, let password):
+            fields += [.secret("password", password), .text("username", username), .text("challenge_type", challengeTypes)]
+        case .oob(_, let code), .mfaOOB(_, let code):
+            fields.append(.secret("oob", code))
+        case .continuation(_, let username):
+            if let username { fields.append(.text("username", username)) }
+        }
+        switch try post(.token, fields) {
+        case .ok(let body):
+            return .tokens(try decodeTokenResponse(body))
+        case .redirect(let reason):
+            throw .browserRequired(reason)
+        case .error(let envelope, let body):
+            // MFA (a method is registered) or JIT registration (none is): the flow continues.
+            if let next = body["continuation_token"]?.stringValue, !next.isEmpty {
+                switch envelope.details.suberror {
+                case "mfa_required": return .mfaRequired(ContinuationToken(Secret(next)))
+                case "registration_required": return .registrationRequired(ContinuationToken(Secret(next)))
+                default: break
+                }
+            }
+            throw NativeAuthError.from(envelope, context: .flowStep)
+        }
+    }
+
+    /// `/oauth2/v2.0/introspect`: the MFA methods.
+    func introspect(_ ct: ContinuationToken) throws(NativeAuthError) -> (ContinuationToken, [AuthMethod]) {
+        try methods(.introspect, ct)
+    }
+
+    // MARK: - Strong-auth registration
+
+    func registerIntrospect(_ ct: ContinuationToken) throws(NativeAuthError) -> (ContinuationToken, [AuthMethod]) {
+        try methods(.registerIntrospect, ct)
+    }
+
+    func registerChallenge(_ ct: ContinuationToken, method: AuthMethod, target: String) throws(NativeAuthError)
+        -> RegisterChallenge
+    {
+        var fields: [FormField] = [
+            .secret("continuation_token", ct.secret), .text("challenge_type", method.challengeType ?? "oob"),
+            .text("challenge_target", target),
+        ]
+        if let channel = method.channel { fields.append(.text("challenge_channel", channel)) }
+        let body = try ok(post(.registerChallenge, fields), .registerChallenge)
+        let next = try continuation(body, "register challenge")
+        if body["challenge_type"]?.stringValue == "preverified" { return .preverified(next) }
+        return .code(next, try decodeCode(body, targetKey: "challenge_target"))
+    }
+
+    /// `/register/v1.0/continue` with the code, or (after `preverified`) with the continuation token alone.
+    func registerContinue(_ ct: ContinuationToken, code: Secret?) throws(NativeAuthError) -> ContinuationToken {
+        var fields: [FormField] = [.secret("continuation_token", ct.secret)]
+        if let code {
+            fields += [.text("grant_type", "oob"), .secret("oob", code)]
+        } else {
+            fields.append(.text("grant_type", "continuation_token"))
+        }
+        return try continuation(ok(post(.registerContinue, fields), .flowStep), "register continue")
+    }
+
+    // MARK: - Sign-up
+
+    func signUpStart(username: String, password: Secret?, attributes: [String: String]?) throws(NativeAuthError)
+        -> ContinuationToken
+    {
+        var fields = startFields(username)
+        if let password { fields.append(.secret("password", password)) }
+        if let attributes { fields.append(.text("attributes", Self.attributesJSON(attributes))) }
+        return try continuation(ok(post(.signUpStart, fields), .signUpStart), "sign-up start")
+    }
+
+    func signUpChallenge(_ ct: ContinuationToken) throws(NativeAuthError) -> Challenge {
+        let fields: [FormField] = [.secret("continuation_token", ct.secret), .text("challenge_type", challengeTypes)]
+        return try decodeChallenge(ok(post(.signUpChallenge, fields), .flowStep), "sign-up challenge")
+    }
+
+    func signUpContinue(_ ct: ContinuationToken, _ submission: SignUpSubmission) throws(NativeAuthError)
+        -> SignUpContinueAnswer
+    {
+        var fields: [FormField] = [.secret("continuation_token", ct.secret)]
+        switch submission {
+        case .code(let code): fields += [.text("grant_type", "oob"), .secret("oob", code)]
+        case .password(let password): fields += [.text("grant_type", "password"), .secret("password", password)]
+        case .attributes(let a): fields += [.text("grant_type", "attributes"), .text("attributes", Self.attributesJSON(a))]
+        }
+        switch try post(.signUpContinue, fields) {
+        case .ok(let body):
+            return .completed(try continuation(body, "sign-up continue"))
+        case .redirect(let reason):
+            throw .browserRequired(reason)
+        case .error(let envelope, let body):
+            switch envelope.details.error {
+            case "credential_required":
+                return .credentialRequired(try continuation(body, "credential_required"))
+            case "attributes_required":
+                let next = try continuation(body, "attributes_required")
+                guard let list = body["required_attributes"]?.arrayValue, !list.isEmpty else {
+                    throw .unexpected("attributes_required without required_attributes")
+                }
+                let attributes = list.map { a in
+                    RequiredAttribute(
+                        name: a["name"]?.stringValue ?? "", type: a["type"]?.stringValue ?? "string",
+                        required: a["required"]?.boolValue ?? true, regex: a["options"]?["regex"]?.stringValue)
+                }
+                return .attributesRequired(next, attributes)
+            default:
+                throw NativeAuthError.from(envelope, context: .flowStep)
+            }
+        }
+    }
+
+    // MARK: - Password reset
+
+    func resetStart(username: String) throws(NativeAuthError) -> ContinuationToken {
+        try continuation(ok(post(.resetStart, startFields(username)), .resetStart), "reset start")
+    }
+
+    func resetChallenge(_ ct: ContinuationToken) throws(NativeAuthError) -> (ContinuationToken, CodeChallenge) {
+        let fields: [FormField] = [.secret("continuation_token", ct.secret), .text("challenge_type", challengeTypes)]
+        let body = try ok(post(.resetChallenge, fields), .flowStep)
+        return (try continuation(body, "reset challenge"), try decodeCode(body))
+    }
+
+    func resetContinue(_ ct: ContinuationToken, code: Secret) throws(NativeAuthError) -> ContinuationToken {
+        let fields: [FormField] = [.secret("continuation_token", ct.secret), .text("grant_type", "oob"), .secret("oob", code)]
+        return try continuation(ok(post(.resetContinue, fields), .flowStep), "reset continue")
+    }
+
+    /// Submits the new password; answers the token to poll with and the server's poll interval (seconds).
+    func resetSubmit(_ ct: ContinuationToken, newPassword: Secret) throws(NativeAuthError)
+        -> (ContinuationToken, Int64?)
+    {
+        let fields: [FormField] = [.secret("continuation_token", ct.secret), .secret("new_password", newPassword)]
+        let body = try ok(post(.resetSubmit, fields), .flowStep)
+        return (try continuation(body, "reset submit"), body["poll_interval"]?.intValue)
+    }
+
+    func resetPoll(_ ct: ContinuationToken) throws(NativeAuthError) -> ResetPollStatus {
+        let body = try ok(post(.resetPoll, [.secret("continuation_token", ct.secret)]), .flowStep)
+        switch body["status"]?.stringValue {
+        case "succeeded":
+            let next = body["continuation_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+            return .succeeded(next.map { ContinuationToken(Secret($0)) })
+        case "failed": return .failed
+        case "in_progress", "not_started": return .inProgress
+        default: throw .unexpected("poll_completion status \(body["status"]?.stringValue ?? "missing")")
+        }
+    }
+
+    // MARK: - OAuth 2.0 / OpenID Connect
+
+    /// The `token_endpoint` of OIDC discovery. It must be on the authority's own origin: refresh tokens are never
+    /// sent anywhere else.
+    func discoverTokenEndpoint() throws(NativeAuthError) -> String {
+        let authority = configuration.authority
+        let url = authority.endpoint(Endpoint.discovery.rawValue)
+        let response = try send(HTTPRequest(url: url), name: Endpoint.discovery.rawValue)
+        guard response.status == 200, let doc = try? JSONValue.parse(response.body), case .object = doc else {
+            var e = NativeAuthError(.server, "Unexpected answer from OIDC discovery (HTTP \(response.status)).")
+            e.server = ServerErrorDetails(correlationID: response.header("client-request-id"), httpStatus: response.status)
+            throw e
+        }
+        guard let endpoint = doc["token_endpoint"]?.stringValue, let u = try? HTTPURL(endpoint),
+            u.origin == authority.parsed.origin
+        else { throw .unexpected("discovery token_endpoint missing or not on the authority's origin") }
+        return endpoint
+    }
+
+    /// The refresh-token grant.
+    func refresh(endpoint: String, refreshToken: RefreshToken, scopes: [String], claims: ClaimsRequest?)
+        throws(NativeAuthError) -> TokenResponse
+    {
+        var fields: [FormField] = [
+            .text("grant_type", "refresh_token"), .secret("refresh_token", refreshToken.secret),
+            .text("scope", requestScopes(scopes).joined(separator: " ")), .text("client_info", "1"),
+        ]
+        if let claims { fields.append(.text("claims", claims.json)) }
+        if let r = configuration.redirectURI { fields.append(.text("redirect_uri", r)) }
+        switch try post(url: endpoint, name: "/oauth2/v2.0/token (refresh)", fields) {
+        case .ok(let body): return try decodeTokenResponse(body)
+        case .redirect(let reason): throw .browserRequired(reason)
+        case .error(let envelope, _): throw NativeAuthError.from(envelope, context: .refresh)
+        }
+    }
+
+    // MARK: - Decoding
+
+    private func continuation(_ body: JSONValue, _ what: String) throws(NativeAuthError) -> ContinuationToken {
+        guard let t = body["continuation_token"]?.stringValue, !t.isEmpty else {
+            throw .unexpected("\(what) without continuation_token")
+        }
+        return ContinuationToken(Secret(t))
+    }
+
+    private func decodeChallenge(_ body: JSONValue, _ what: String) throws(NativeAuthError) -> Challenge {
+        switch body["challenge_type"]?.stringValue {
+        case "password": return .password(try continuation(body, what))
+        case "oob": return .code(try continuation(body, what), try decodeCode(body))
+        default: throw .unexpected("\(what) challenge_type \(body["challenge_type"]?.stringValue ?? "missing")")
+        }
+    }
+
+    /// An `oob` challenge: MSAL iOS requires the target, channel and code length.
+    private func decodeCode(_ body: JSONValue, targetKey: String = "challenge_target_label") throws(NativeAuthError)
+        -> CodeChallenge
+    {
+        guard body["challenge_type"]?.stringValue == "oob", let target = body[targetKey]?.stringValue,
+            let channel = body["challenge_channel"]?.stringValue, let length = body["code_length"]?.intValue
+        else { throw .unexpected("an oob challenge without \(targetKey), challenge_channel or code_length") }
+        return CodeChallenge(sentTo: target, channel: channel, codeLength: length, resendInterval: body["interval"]?.intValue)
+    }
+
+    private func methods(_ endpoint: Endpoint, _ ct: ContinuationToken) throws(NativeAuthError)
+        -> (ContinuationToken, [AuthMethod])
+    {
+        let body = try ok(post(endpoint, [.secret("continuation_token", ct.secret)]), .flowStep)
+        guard let list = body["methods"]?.arrayValue, !list.isEmpty else {
+            throw .unexpected("\(endpoint.rawValue) without methods")
+        }
+        let methods = list.map { m in
+            AuthMethod(
+                id: m["id"]?.stringValue ?? "", challengeType: m["challenge_type"]?.stringValue,
+                channel: m["challenge_channel"]?.stringValue, loginHint: m["login_hint"]?.stringValue)
+        }
+        return (try continuation(body, endpoint.rawValue), methods)
+    }
+
+    /// Validates a token response as MSAL does: an access token, type Bearer, a positive lifetime.
+    private func decodeTokenResponse(_ body: JSONValue) throws(NativeAuthError) -> TokenResponse {
+        guard let at = body["access_token"]?.stringValue, !at.isEmpty else {
+            throw .unexpected("token response without access_token")
+        }
+        if let type = body["token_type"]?.stringValue, type.lowercased() != "bearer" {
+            throw .unexpected("token_type \(type.prefix(20)) is not Bearer")
+        }
+        let expiresIn = Self.seconds(body["expires_in"]) ?? 0
+        guard expiresIn > 0 else { throw .unexpected("token response without a positive expires_in") }
+        var clientInfo: (String, String)? = nil
+        if let ci = body["client_info"]?.stringValue {
+            guard let raw = Base64.decode(ci), let info = try? JSONValue.parse(raw), let uid = info["uid"]?.stringValue,
+                let utid = info["utid"]?.stringValue
+            else { throw .unexpected("client_info is not base64url JSON with uid and utid") }
+            clientInfo = (uid, utid)
+        }
+        return TokenResponse(
+            accessToken: Secret(at), expiresIn: min(expiresIn, Self.maxLifetime),
+            refreshIn: Self.seconds(body["refresh_in"]).flatMap { $0 > 0 ? min($0, Self.maxLifetime) : nil },
+            grantedScopes: body["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) },
+            refreshToken: body["refresh_token"]?.stringValue.flatMap { $0.isEmpty ? nil : RefreshToken(Secret($0)) },
+            idToken: body["id_token"]?.stringValue, clientInfo: clientInfo)
+    }
+
+    /// A number of seconds sent as a JSON integer or a numeric string.
+    private static func seconds(_ v: JSONValue?) -> Int64? {
+        v?.intValue ?? v?.stringValue.flatMap { Int64($0) }
+    }
+
+    static func attributesJSON(_ a: [String: String]) -> String {
+        JSONValue.object(a.mapValues { .string($0) }).serialized()
+    }
+
+    // MARK: - Sending
+
+    /// What the server answered, decoded once.
+    enum Answer {
+        /// HTTP 200 with a JSON object.
+        case ok(JSONValue)
+        /// HTTP 200 `{"challenge_type":"redirect"}`: the web fallback.
+        case redirect(reason: String?)
+        /// An error envelope, with the whole body for flow data such as a continuation token.
+        case error(ServerErrorEnvelope, body: JSONValue)
+    }
+
+    enum FormField {
+        case text(String, String)
+        case secret(String, Secret)
+    }
+
+    private func ok(_ answer: Answer, _ context: ErrorContext) throws(NativeAuthError) -> JSONValue {
+        switch answer {
+        case .ok(let body): return body
+        case .redirect(let reason): throw .browserRequired(reason)
+        case .error(let envelope, _): throw NativeAuthError.from(envelope, context: context)
+        }
+    }
+
+    private func post(_ endpoint: Endpoint, _ fields: [FormField]) throws(NativeAuthError) -> Answer {
+        try post(url: configuration.authority.endpoint(endpoint.rawValue), name: endpoint.rawValue, fields)
+    }
+
+    /// POSTs `fields` (client_id first) as a form and decodes the answer. The body, which holds secrets, is wiped
+    /// once the exchange is over.
+    private func post(url: String, name: String, _ fields: [FormField]) throws(NativeAuthError) -> Answer {
+        var body: [UInt8] = []
+        for (i, field) in ([FormField.text("client_id", configuration.clientID)] + fields).enumerated() {
+            if i > 0 { body.append(UInt8(ascii: "&")) }
+            switch field {
+            case .text(let name, let value):
+                FormEncoding.append(name, to: &body)
+                body.append(UInt8(ascii: "="))
+                FormEncoding.append(value, to: &body)
+            case .secret(let name, let secret):
+                FormEncoding.append(name, to: &body)
+                body.append(UInt8(ascii: "="))
+                secret.withUnsafeBytes { FormEncoding.append(bytes: $0, to: &body) }
+            }
+        }
+        var request = HTTPRequest(
+            method: "POST", url: url, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: body)
+        body.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } }
+        defer { request.wipeBody() }
+        return decode(try send(request, name: name), name: name)
+    }
+
+    /// Sends with the retry policy: one retry after a network error or a 5xx (after 0.5 s), and after a 429/503
+    /// honouring `Retry-After` up to `maxRetryAfter` seconds.
+    private func send(_ request: HTTPRequest, name: String) throws(NativeAuthError) -> HTTPResponse {
         var attempt = 0
         while true {
             attempt += 1
@@ -82,7 +482,9 @@ struct ServerAPI: Sendable {
                 throw NativeAuthError(error)
             }
             let ms = Int((clock.now() - started) * 1000)
-            logger.log(.verbose, "\(request.method) \(name) -> \(response.status) (\(ms) ms)", correlationID: response.header("client-request-id"))
+            logger.log(
+                .verbose, "\(request.method) \(name) -> \(response.status) (\(ms) ms)",
+                correlationID: response.header("client-request-id"))
             if attempt == 1 && (response.status >= 500 || response.status == 429) {
                 let retryAfter = response.header("retry-after").flatMap { Double($0.trimmedSpaces) }
                 if let ra = retryAfter, ra > Self.maxRetryAfter {
@@ -96,27 +498,34 @@ struct ServerAPI: Sendable {
         }
     }
 
-    func decode(_ response: HTTPResponse, name: String) -> ServerAnswer {
+    private func decode(_ response: HTTPResponse, name: String) -> Answer {
         let correlation = response.header("client-request-id")
         let body = (try? JSONValue.parse(response.body)) ?? .null
         if response.status == 200 {
             guard case .object = body else {
-                return .error(ServerErrorDetails(correlationID: correlation, httpStatus: 200), body: .null)
+                let details = ServerErrorDetails(correlationID: correlation, httpStatus: 200)
+                return .error(ServerErrorEnvelope(details: details, description: "", invalidAttributes: []), body: .null)
             }
-            if body["challenge_type"]?.stringValue == "redirect" { return .redirect(reason: body["redirect_reason"]?.stringValue) }
+            if body["challenge_type"]?.stringValue == "redirect" {
+                return .redirect(reason: body["redirect_reason"]?.stringValue)
+            }
             return .ok(body)
         }
-        var details = ServerErrorDetails(error: body["error"]?.stringValue, suberror: body["suberror"]?.stringValue,
-                                         errorCodes: body["error_codes"]?.arrayValue?.compactMap(\.intValue) ?? [],
-                                         correlationID: body["correlation_id"]?.stringValue ?? correlation,
-                                         traceID: body["trace_id"]?.stringValue ?? response.header("x-ms-request-id"),
-                                         httpStatus: response.status)
-        if let ra = response.header("retry-after") { details.retryAfter = ra }
-        if details.error != nil {
-            logger.log(.info, "\(name) answered \(details.error ?? "")\(details.suberror.map { " / " + $0 } ?? "") \(details.errorCodes.first.map { "(\($0))" } ?? "")",
-                       correlationID: details.correlationID)
+        let details = ServerErrorDetails(
+            error: body["error"]?.stringValue, suberror: body["suberror"]?.stringValue,
+            errorCodes: body["error_codes"]?.arrayValue?.compactMap(\.intValue) ?? [],
+            correlationID: body["correlation_id"]?.stringValue ?? correlation,
+            traceID: body["trace_id"]?.stringValue ?? response.header("x-ms-request-id"), httpStatus: response.status,
+            retryAfter: response.header("retry-after"))
+        if let error = details.error {
+            let sub = details.suberror.map { " / " + $0 } ?? ""
+            let code = details.errorCodes.first.map { " (\($0))" } ?? ""
+            logger.log(.info, "\(name) answered \(error)\(sub)\(code)", correlationID: details.correlationID)
         }
-        return .error(details, body: body)
+        let envelope = ServerErrorEnvelope(
+            details: details, description: body["error_description"]?.stringValue ?? "",
+            invalidAttributes: body["invalid_attributes"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
+        return .error(envelope, body: body)
     }
 }
 

@@ -1,44 +1,52 @@
 public import NativeAuthJSON
-import Synchronization
 
-/// The scopes every token request carries (spec §4.1), and which never count when matching cached tokens.
-let oidcScopes = ["openid", "profile", "offline_access"]
-let oidcScopeSet: Set<String> = ["openid", "profile", "offline_access", "email"]
-
-/// `requested ∪ openid profile offline_access`, requested order kept, de-duplicated case-insensitively.
-func requestScopes(_ requested: [String]) -> [String] {
-    var seen = Set<String>()
-    return (requested + oidcScopes).filter { seen.insert($0.lowercased()).inserted }
-}
-
-/// The set a cached access token is matched on: lowercased, OIDC scopes removed (as MSAL does).
-func scopeKey(_ scopes: [String]) -> Set<String> {
-    Set(scopes.map { $0.lowercased() }).subtracting(oidcScopeSet)
-}
-
-/// The signed-in account (spec §4.4).
-public struct CachedAccount: Sendable, Equatable {
+/// A signed-in account.
+public struct Account: Sendable, Equatable {
+    /// `<uid>.<utid>` from the token response's `client_info`.
     public var homeAccountID: String
+    /// `preferred_username`, else `email`, else `sub` of the ID token.
     public var username: String
     public var tenantID: String
+    /// The authority's host.
     public var environment: String
     public var idToken: String?
-    public var idTokenClaims: JSONValue
+    /// The ID token's claims (decoded, not verified: they came over TLS straight from the token endpoint).
+    public var claims: JSONValue
+}
 
-    public var json: JSONValue {
-        ["username": .string(username), "home_account_id": .string(homeAccountID), "tenant_id": .string(tenantID),
-         "environment": .string(environment)]
+/// A result document rendered once, when its token was cached (see `TokenCache`'s `renderer`). Its bytes hold the
+/// token, so they are wiped when the last reference goes.
+public final class RenderedToken: @unchecked Sendable {  // immutable after init
+    public let bytes: UnsafeMutableRawBufferPointer
+
+    public init(copying source: UnsafeRawBufferPointer) {
+        bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, source.count), alignment: 1)
+        if let dst = bytes.baseAddress, let src = source.baseAddress, source.count > 0 {
+            dst.copyMemory(from: src, byteCount: source.count)
+        }
+        count = source.count
+    }
+
+    /// The length of the document in `bytes`.
+    public let count: Int
+
+    deinit {
+        if let p = bytes.baseAddress { wipeMemory(p, count) }
+        bytes.deallocate()
     }
 }
 
-public struct CachedAccessToken: Sendable, Equatable {
-    public var secret: String
+/// A cached access token.
+public struct AccessToken: Sendable {
+    public var value: Secret
     /// The scopes as the server granted them.
     public var scopes: [String]
-    public var key: Set<String>
+    public var key: ScopeKey
     public var expiresOn: Double
     public var refreshOn: Double?
     public var cachedAt: Double
+    /// The token's result document as the C ABI serves it from the cache, rendered when the token was stored.
+    public var rendered: RenderedToken?
 
     /// Usable when more than the buffer remains: 5 minutes (MSAL's default), or half the lifetime for tokens that
     /// live less than 10 minutes, so short-lived tokens can still be served from cache.
@@ -53,62 +61,98 @@ public struct CachedAccessToken: Sendable, Equatable {
     }
 }
 
-/// Everything the cache holds. Native auth keeps one signed-in account per client (spec §4.3).
-public struct CacheData: Sendable, Equatable {
-    public var account: CachedAccount?
-    public var refreshToken: String?
-    public var accessTokens: [CachedAccessToken] = []
+/// One account's entries.
+public struct AccountEntry: Sendable {
+    public var account: Account
+    public var refreshToken: RefreshToken?
+    /// By `ScopeKey.key`.
+    public var accessTokens: [String: AccessToken] = [:]
 
-    public init(account: CachedAccount? = nil, refreshToken: String? = nil, accessTokens: [CachedAccessToken] = []) {
-        self.account = account
-        self.refreshToken = refreshToken
-        self.accessTokens = accessTokens
-    }
-
-    /// A token whose scopes ⊇ the request and that is still usable.
-    func accessToken(for scopes: [String], at now: Double) -> CachedAccessToken? {
-        let wanted = scopeKey(scopes)
-        return accessTokens.filter { wanted.isSubset(of: $0.key) && $0.isUsable(at: now) }.max { $0.expiresOn < $1.expiresOn }
+    /// The token for `key`: the exact scope set (one hash lookup), else any usable token whose scopes include the
+    /// request (MSAL's superset match), the one that lives longest.
+    func accessToken(for key: ScopeKey, at now: Double) -> AccessToken? {
+        if let exact = accessTokens[key.key], exact.isUsable(at: now) { return exact }
+        return accessTokens.values.filter { key.set.isSubset(of: $0.key.set) && $0.isUsable(at: now) }
+            .max { $0.expiresOn < $1.expiresOn }
     }
 
     /// MSAL's overlap rule on save: a new token replaces cached ones whose scopes intersect it.
-    mutating func store(_ token: CachedAccessToken) {
-        accessTokens.removeAll { !$0.key.isDisjoint(with: token.key) || ($0.key.isEmpty && token.key.isEmpty) }
-        accessTokens.append(token)
+    mutating func store(_ token: AccessToken) {
+        accessTokens = accessTokens.filter {
+            $0.value.key.set.isDisjoint(with: token.key.set) && !($0.value.key.set.isEmpty && token.key.set.isEmpty)
+        }
+        accessTokens[token.key.key] = token
     }
 }
 
-/// Where the cache lives: the seam for persistent stores. Calls are made under the cache's lock.
+/// Everything the cache holds. Native auth keeps one signed-in account per client.
+public struct CacheData: Sendable {
+    public var accounts: [String: AccountEntry] = [:]
+    public init() {}
+
+    /// The signed-in account's entry (native auth keeps one).
+    var current: AccountEntry? { accounts.first?.value }
+}
+
+/// Where the cache is persisted: the seam for persistent stores. `save` is called under the cache's write lock.
 public protocol TokenStore: Sendable {
     func load() -> CacheData
     func save(_ data: CacheData)
 }
 
 /// The in-memory store (the default; nothing touches disk).
-public final class MemoryTokenStore: TokenStore {
-    private let data = Mutex(CacheData())
+public struct MemoryTokenStore: TokenStore {
     public init() {}
-    public func load() -> CacheData { data.withLock { $0 } }
-    public func save(_ d: CacheData) { data.withLock { $0 = d } }
+    public func load() -> CacheData { CacheData() }
+    public func save(_ data: CacheData) {}
 }
 
-/// The token cache: reads and writes go through `TokenStore` under one lock.
-public final class TokenCache: Sendable {
+/// The token cache. Reads take a shared lock (threads serving cached tokens never wait for each other); updates take
+/// the exclusive lock and are saved through the store.
+public final class TokenCache: @unchecked Sendable {  // `data` is guarded by `lock`
     private let store: any TokenStore
-    private let lock = Mutex(())
+    private let lock = ReadWriteLock()
+    private var data: CacheData
+    /// Renders a token's cached-answer document once, when it is stored.
+    let renderer: (@Sendable (AccessToken) -> RenderedToken?)?
 
-    public init(store: any TokenStore = MemoryTokenStore()) { self.store = store }
+    public init(store: any TokenStore = MemoryTokenStore(), renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil) {
+        self.store = store
+        self.renderer = renderer
+        data = store.load()
+    }
+
+    enum Lookup {
+        case noAccount
+        case hit(AccessToken)
+        case miss
+    }
+
+    /// The hot path: one shared lock, one hash lookup.
+    func lookup(_ key: ScopeKey, at now: Double) -> Lookup {
+        lock.withReadLock {
+            guard let entry = data.current else { return .noAccount }
+            guard let token = entry.accessToken(for: key, at: now) else { return .miss }
+            return .hit(token)
+        }
+    }
 
     public func read<R>(_ body: (CacheData) -> R) -> R {
-        lock.withLock { _ in body(store.load()) }
+        lock.withReadLock { body(data) }
     }
 
     public func update<R>(_ body: (inout CacheData) -> R) -> R {
-        lock.withLock { _ in
-            var d = store.load()
-            let r = body(&d)
-            store.save(d)
+        lock.withWriteLock {
+            let r = body(&data)
+            store.save(data)
             return r
         }
+    }
+
+    /// `token` with its cached-answer document rendered.
+    func rendering(_ token: AccessToken) -> AccessToken {
+        var t = token
+        t.rendered = renderer?(token)
+        return t
     }
 }

@@ -32,16 +32,4 @@ public struct JWT: Sendable {
         guard header["alg"]?.stringValue == "RS256" else { return false }
         return key.verifyRS256(message: signingInput, signature: signature)
     }
-
-    /// Signs `claims` with RS256 under `key`, with header `{"alg":"RS256","typ":"JWT","kid":kid}`.
-    public static func signRS256(claims: JSONValue, key: RSAPrivateKey, kid: String?) throws(CryptoError) -> String {
-        var header: [String: JSONValue] = ["alg": "RS256", "typ": "JWT"]
-        if let kid { header["kid"] = .string(kid) }
-        guard let h = JSONValue.object(header).serializedBytes(), let c = claims.serializedBytes() else {
-            throw CryptoError("jwt: out of memory")
-        }
-        let input = Base64.urlEncode(h) + "." + Base64.urlEncode(c)
-        let sig = try key.signRS256(Array(input.utf8))
-        return input + "." + Base64.urlEncode(sig)
-    }
 }

@@ -111,12 +111,12 @@ extension Emulator {
             guard let f = try? JSONFields(body), let email = try? f.string("email").lowercased() else { return bad("email is required") }
             do {
                 let updated = try store.withLock { s throws -> UserRecord in
-                    let fresh = try EmulatorConfig.user(from: JSONFields(["email": .string(email)]), index: 0)
+                    let fresh = try EmulatorConfig.user(from: JSONFields(JSONValue.object(["email": .string(email)])), index: 0)
                     var u = s.users[email] ?? fresh
                     if f.contains("password") { u.password = try f.optionalString("password") }
-                    if f.members["password"]?.isNull == true { u.password = nil }
+                    if f.raw("password")?.isNull == true { u.password = nil }
                     if let d = try f.optionalString("display_name") { u.displayName = d }
-                    if f.members.keys.contains("mfa_email") {
+                    if f.raw("mfa_email") != nil {
                         u.mfaEmail = try f.optionalString("mfa_email")
                         u.mfaRequired = u.mfaEmail != nil
                     }
@@ -160,7 +160,7 @@ extension Emulator {
                     s.config.lifetimes.accessToken = Int(try f.optionalInt("access_token_lifetime", in: 1...86_400) ?? Int64(l.accessToken))
                     s.config.lifetimes.refreshToken = Int(try f.optionalInt("refresh_token_lifetime", in: 1...86_400 * 365) ?? Int64(l.refreshToken))
                     s.config.lifetimes.continuationToken = Int(try f.optionalInt("continuation_token_lifetime", in: 1...86_400) ?? Int64(l.continuationToken))
-                    if f.members["refresh_in"]?.isNull == true { s.config.lifetimes.refreshIn = nil }
+                    if f.raw("refresh_in")?.isNull == true { s.config.lifetimes.refreshIn = nil }
                     if let r = try f.optionalInt("refresh_in", in: 1...86_400) { s.config.lifetimes.refreshIn = Int(r) }
                     s.config.otpLength = Int(try f.optionalInt("otp_length", in: 4...10) ?? Int64(s.config.otpLength))
                     s.config.refreshTokenReuseDetection = try f.optionalBool("refresh_token_reuse_detection") ?? s.config.refreshTokenReuseDetection

@@ -227,7 +227,7 @@ public struct EmulatorConfig: Sendable, Equatable {
         return c
     }
 
-    static func user(from o: JSONFields, index: Int) throws(JSONFieldError) -> UserRecord {
+    static func user(from o: JSONFields<JSONValue>, index: Int) throws(JSONFieldError) -> UserRecord {
         var attributes: [String: String] = [:]
         if let a = try o.optionalObject("attributes") {
             for (k, v) in a.members {

@@ -1,5 +1,4 @@
 internal import CCurl
-internal import CNativeAuthShims
 internal import NativeAuthCrypto
 import Synchronization
 
@@ -50,7 +49,7 @@ private final class ResponseSink {
     }
 }
 
-private let writeCallback: nashim_data_cb = { ptr, size, nmemb, userdata in
+private let writeCallback: ccurl_data_cb = { ptr, size, nmemb, userdata in
     guard let userdata else { return 0 }
     let sink = Unmanaged<ResponseSink>.fromOpaque(userdata).takeUnretainedValue()
     let n = size &* nmemb
@@ -58,7 +57,7 @@ private let writeCallback: nashim_data_cb = { ptr, size, nmemb, userdata in
     return sink.appendBody(UnsafeRawBufferPointer(start: ptr, count: n)) ? n : 0
 }
 
-private let headerCallback: nashim_data_cb = { ptr, size, nmemb, userdata in
+private let headerCallback: ccurl_data_cb = { ptr, size, nmemb, userdata in
     guard let userdata else { return 0 }
     let sink = Unmanaged<ResponseSink>.fromOpaque(userdata).takeUnretainedValue()
     let n = size &* nmemb
@@ -79,12 +78,6 @@ public final class CurlHTTPClient: Sendable {
 
     public init(options: HTTPClientOptions = HTTPClientOptions()) {
         self.options = options
-    }
-
-    /// The libcurl version string, e.g. "libcurl/7.88.1 OpenSSL/3.0.15 …".
-    public static var curlVersion: String {
-        guard let v = curl_version() else { return "libcurl" }
-        return String(cString: v)
     }
 
     /// Sends `request` and waits for the whole response (bounded by the timeouts and the size cap).
@@ -139,25 +132,25 @@ public final class CurlHTTPClient: Sendable {
 
         var ok = true
         func set(_ rc: CURLcode) { if rc != CURLE_OK { ok = false } }
-        set(nashim_curl_setopt_str(h, CURLOPT_URL, request.url))
-        set(nashim_curl_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https"))
-        set(nashim_curl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0))
-        set(nashim_curl_setopt_long(h, CURLOPT_NOSIGNAL, 1))
-        set(nashim_curl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1))
-        set(nashim_curl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2))
-        set(nashim_curl_setopt_long(h, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)))
-        set(nashim_curl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeoutMs)))
-        set(nashim_curl_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, options.totalTimeoutMs)))
-        set(nashim_curl_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max(0, options.maxResponseBytes))))
-        set(nashim_curl_setopt_str(h, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1"))
-        set(nashim_curl_setopt_str(h, CURLOPT_ACCEPT_ENCODING, ""))
-        if let ca = options.caBundlePath { set(nashim_curl_setopt_str(h, CURLOPT_CAINFO, ca)) }
-        set(nashim_curl_setopt_slist(h, CURLOPT_HTTPHEADER, headerList))
+        set(ccurl_setopt_str(h, CURLOPT_URL, request.url))
+        set(ccurl_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https"))
+        set(ccurl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0))
+        set(ccurl_setopt_long(h, CURLOPT_NOSIGNAL, 1))
+        set(ccurl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1))
+        set(ccurl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2))
+        set(ccurl_setopt_long(h, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)))
+        set(ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeoutMs)))
+        set(ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, options.totalTimeoutMs)))
+        set(ccurl_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max(0, options.maxResponseBytes))))
+        set(ccurl_setopt_str(h, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1"))
+        set(ccurl_setopt_str(h, CURLOPT_ACCEPT_ENCODING, ""))
+        if let ca = options.caBundlePath { set(ccurl_setopt_str(h, CURLOPT_CAINFO, ca)) }
+        set(ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, headerList))
         let sinkPtr = Unmanaged.passUnretained(sink).toOpaque()
-        set(nashim_curl_setopt_datacb(h, CURLOPT_WRITEFUNCTION, writeCallback))
-        set(nashim_curl_setopt_ptr(h, CURLOPT_WRITEDATA, sinkPtr))
-        set(nashim_curl_setopt_datacb(h, CURLOPT_HEADERFUNCTION, headerCallback))
-        set(nashim_curl_setopt_ptr(h, CURLOPT_HEADERDATA, sinkPtr))
+        set(ccurl_setopt_datacb(h, CURLOPT_WRITEFUNCTION, writeCallback))
+        set(ccurl_setopt_ptr(h, CURLOPT_WRITEDATA, sinkPtr))
+        set(ccurl_setopt_datacb(h, CURLOPT_HEADERFUNCTION, headerCallback))
+        set(ccurl_setopt_ptr(h, CURLOPT_HEADERDATA, sinkPtr))
 
         let method = request.method.uppercased()
         guard !method.isEmpty, method.utf8.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
@@ -167,15 +160,15 @@ public final class CurlHTTPClient: Sendable {
             request.body.withUnsafeBytes { body -> CURLcode in
                 switch method {
                 case "GET" where body.isEmpty:
-                    set(nashim_curl_setopt_long(h, CURLOPT_HTTPGET, 1))
+                    set(ccurl_setopt_long(h, CURLOPT_HTTPGET, 1))
                 case "HEAD":
-                    set(nashim_curl_setopt_long(h, CURLOPT_NOBODY, 1))
+                    set(ccurl_setopt_long(h, CURLOPT_NOBODY, 1))
                 default:
-                    if method != "POST" { set(nashim_curl_setopt_str(h, CURLOPT_CUSTOMREQUEST, method)) }
+                    if method != "POST" { set(ccurl_setopt_str(h, CURLOPT_CUSTOMREQUEST, method)) }
                     if !body.isEmpty || method == "POST" || method == "PUT" || method == "PATCH" {
-                        set(nashim_curl_setopt_long(h, CURLOPT_POST, 1))
-                        set(nashim_curl_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
-                        set(nashim_curl_setopt_ptr(h, CURLOPT_POSTFIELDS,
+                        set(ccurl_setopt_long(h, CURLOPT_POST, 1))
+                        set(ccurl_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
+                        set(ccurl_setopt_ptr(h, CURLOPT_POSTFIELDS,
                                                    UnsafeMutableRawPointer(mutating: body.baseAddress ?? UnsafeRawPointer(sinkPtr))))
                     }
                 }
@@ -184,15 +177,15 @@ public final class CurlHTTPClient: Sendable {
             }
         }
         // Detach everything that pointed at this call's memory before the handle goes back to the pool.
-        _ = nashim_curl_setopt_slist(h, CURLOPT_HTTPHEADER, nil)
-        _ = nashim_curl_setopt_ptr(h, CURLOPT_WRITEDATA, nil)
-        _ = nashim_curl_setopt_ptr(h, CURLOPT_HEADERDATA, nil)
-        _ = nashim_curl_setopt_ptr(h, CURLOPT_POSTFIELDS, nil)
+        _ = ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, nil)
+        _ = ccurl_setopt_ptr(h, CURLOPT_WRITEDATA, nil)
+        _ = ccurl_setopt_ptr(h, CURLOPT_HEADERDATA, nil)
+        _ = ccurl_setopt_ptr(h, CURLOPT_POSTFIELDS, nil)
 
         guard rc == CURLE_OK else { throw Self.mapError(rc, overflow: sink.overflow, host: url.host) }
         var status = 0
         var code = 0
-        if nashim_curl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK { status = code }
+        if ccurl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK { status = code }
         return HTTPResponse(status: status, headers: sink.headers, body: sink.body)
     }
 

@@ -1,59 +1,71 @@
-internal import Glibc
 internal import CJansson
-internal import CNativeAuthShims
+internal import Glibc
 
-/// Why a document could not be parsed.
+/// Why a document could not be parsed. The description names the kind of problem and where it is — never the text
+/// around it, because documents carry passwords and tokens.
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// jansson's description, e.g. "'[' or '{' expected near 'x'" or "maximum parsing depth reached".
+    /// What was wrong, in a few words ("invalid syntax", "invalid UTF-8", "nesting too deep", …).
     public let reason: String
     /// 1-based line and column, and 0-based byte position of the problem (as jansson reports them).
     public let line: Int
     public let column: Int
     public let position: Int
 
-    public var description: String { "invalid JSON at line \(line), column \(column): \(reason)" }
+    public init(reason: String, line: Int, column: Int, position: Int) {
+        self.reason = reason
+        self.line = line
+        self.column = column
+        self.position = position
+    }
+
+    public var description: String { "invalid JSON at line \(line), column \(column) (byte \(position)): \(reason)" }
+
+    /// jansson's error *code* (its text quotes the input, so it is never used).
+    init(_ e: json_error_t) {
+        var e = e
+        let reason: String
+        switch json_error_code(&e) {
+        case json_error_out_of_memory: reason = "out of memory"
+        case json_error_stack_overflow: reason = "nesting too deep"
+        case json_error_invalid_utf8: reason = "invalid UTF-8"
+        case json_error_premature_end_of_input: reason = "unexpected end of input"
+        case json_error_end_of_input_expected: reason = "unexpected data after the document"
+        case json_error_null_character: reason = "NUL byte in the text"
+        case json_error_null_byte_in_key: reason = "NUL character in an object key"
+        case json_error_duplicate_key: reason = "duplicate object key"
+        case json_error_numeric_overflow: reason = "number out of range"
+        default: reason = "invalid syntax"
+        }
+        self.init(reason: reason, line: Int(e.line), column: Int(e.column), position: Int(e.position))
+    }
 }
 
-/// Owner of one jansson reference.
-private final class JanssonRef {
-    let pointer: UnsafeMutablePointer<json_t>
-    init(_ pointer: UnsafeMutablePointer<json_t>) { self.pointer = pointer }
-    deinit { nashim_json_decref(pointer) }
+/// Parses UTF-8 JSON with jansson. Embedded `\u0000` escapes are allowed and preserved; invalid UTF-8, nesting deeper
+/// than jansson's limit (2048), integers beyond Int64 and reals beyond Double are errors.
+func janssonParse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> UnsafeMutablePointer<json_t> {
+    var error = json_error_t()
+    let flags = Int(JSON_DECODE_ANY) | Int(JSON_ALLOW_NUL)
+    let empty: [CChar] = [0]
+    let root: UnsafeMutablePointer<json_t>? = empty.withUnsafeBufferPointer { e in
+        let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) ?? e.baseAddress
+        return json_loadb(base, bytes.count, flags, &error)
+    }
+    guard let root else { throw JSONParseError(error) }
+    return root
 }
 
 extension JSONValue {
-    /// Parses a UTF-8 JSON document (any JSON value at the top level). Embedded `\u0000` escapes are allowed and
-    /// preserved; invalid UTF-8, nesting deeper than 2048, integers beyond Int64 and reals beyond Double are errors.
+    /// Parses a UTF-8 JSON document (any JSON value at the top level).
     public static func parse(bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
-        var error = json_error_t()
-        let flags = Int(JSON_DECODE_ANY) | Int(JSON_ALLOW_NUL)
-        let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self)
-        let empty: [CChar] = [0]
-        let root: UnsafeMutablePointer<json_t>? = empty.withUnsafeBufferPointer { e in
-            json_loadb(base ?? e.baseAddress, bytes.count, flags, &error)
-        }
-        guard let root else {
-            let reason = withUnsafeBytes(of: &error.text) { raw -> String in
-                let chars = raw.bindMemory(to: UInt8.self)
-                let n = chars.firstIndex(of: 0) ?? chars.count
-                return String(decoding: UnsafeRawBufferPointer(rebasing: raw[0..<n]), as: UTF8.self)
-            }
-            throw JSONParseError(reason: reason, line: Int(error.line), column: Int(error.column),
-                                 position: Int(error.position))
-        }
-        let owner = JanssonRef(root)
-        return withExtendedLifetime(owner) { convert(root) }
+        try JSONDocument(bytes: bytes).root.value
     }
 
     /// Parses a JSON document held in a byte array.
     public static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
-        do {
-            return try bytes.withUnsafeBytes { raw throws(JSONParseError) in try parse(bytes: raw) }
-        } catch let e as JSONParseError {
-            throw e
-        } catch {
-            throw JSONParseError(reason: "unexpected", line: 0, column: 0, position: 0)
+        let result: Result<JSONValue, JSONParseError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(JSONParseError) in try parse(bytes: raw) }
         }
+        return try result.get()
     }
 
     /// Parses a JSON document held in a String.
@@ -61,48 +73,8 @@ extension JSONValue {
         try parse(Array(text.utf8))
     }
 
-    private static func convert(_ j: UnsafeMutablePointer<json_t>) -> JSONValue {
-        switch nashim_json_typeof(j) {
-        case JSON_OBJECT:
-            var members: [String: JSONValue] = [:]
-            members.reserveCapacity(json_object_size(j))
-            var iter = json_object_iter(j)
-            while let it = iter {
-                if let keyPtr = json_object_iter_key(it), let value = json_object_iter_value(it) {
-                    let len = json_object_iter_key_len(it)
-                    let key = String(decoding: UnsafeRawBufferPointer(start: keyPtr, count: len), as: UTF8.self)
-                    members[key] = convert(value)
-                }
-                iter = json_object_iter_next(j, it)
-            }
-            return .object(members)
-        case JSON_ARRAY:
-            let n = json_array_size(j)
-            var items: [JSONValue] = []
-            items.reserveCapacity(n)
-            for i in 0..<n {
-                if let item = json_array_get(j, i) { items.append(convert(item)) }
-            }
-            return .array(items)
-        case JSON_STRING:
-            let len = json_string_length(j)
-            guard let p = json_string_value(j) else { return .string("") }
-            return .string(String(decoding: UnsafeRawBufferPointer(start: p, count: len), as: UTF8.self))
-        case JSON_INTEGER:
-            return .int(Int64(json_integer_value(j)))
-        case JSON_REAL:
-            return .double(json_real_value(j))
-        case JSON_TRUE:
-            return .bool(true)
-        case JSON_FALSE:
-            return .bool(false)
-        default:
-            return .null
-        }
-    }
-
     /// Builds a new jansson value (a new reference), or nil if jansson could not allocate.
-    private func makeJansson() -> UnsafeMutablePointer<json_t>? {
+    func makeJansson() -> UnsafeMutablePointer<json_t>? {
         switch self {
         case .null: return json_null()
         case .bool(let b): return b ? json_true() : json_false()
@@ -116,7 +88,7 @@ extension JSONValue {
             guard let arr = json_array() else { return nil }
             for item in items {
                 guard let child = item.makeJansson(), json_array_append_new(arr, child) == 0 else {
-                    nashim_json_decref(arr)
+                    cjansson_decref(arr)
                     return nil
                 }
             }
@@ -125,12 +97,12 @@ extension JSONValue {
             guard let obj = json_object() else { return nil }
             for (key, value) in members {
                 guard let child = value.makeJansson() else {
-                    nashim_json_decref(obj)
+                    cjansson_decref(obj)
                     return nil
                 }
                 let rc = withCChars(key) { p, n in json_object_setn_new_nocheck(obj, p, n, child) }
                 if rc != 0 {
-                    nashim_json_decref(obj)
+                    cjansson_decref(obj)
                     return nil
                 }
             }
@@ -141,14 +113,14 @@ extension JSONValue {
     /// Serialises compactly with sorted keys. Returns nil only if memory could not be allocated.
     public func serializedBytes() -> [UInt8]? {
         guard let root = makeJansson() else { return nil }
-        let owner = JanssonRef(root)
-        return withExtendedLifetime(owner) { () -> [UInt8]? in
-            let flags = Int(JSON_COMPACT) | Int(JSON_SORT_KEYS) | Int(JSON_ENCODE_ANY)
-            guard let text = json_dumps(root, flags) else { return nil }
-            defer { free(text) }
-            let n = strlen(text)
-            return Array(UnsafeRawBufferPointer(start: text, count: n))
-        }
+        defer { cjansson_decref(root) }
+        let flags = Int(JSON_COMPACT) | Int(JSON_SORT_KEYS) | Int(JSON_ENCODE_ANY)
+        guard let text = json_dumps(root, flags) else { return nil }
+        let n = strlen(text)
+        let out = Array(UnsafeRawBufferPointer(start: text, count: n))
+        memset(text, 0, n)  // the text may hold a token; wipe jansson's buffer before it is released
+        free(text)
+        return out
     }
 
     /// Serialises compactly with sorted keys ("null" if memory could not be allocated).
@@ -159,7 +131,7 @@ extension JSONValue {
 }
 
 /// Calls `body` with the UTF-8 bytes of `s` (never a nil pointer, even for "").
-private func withCChars<R>(_ s: String, _ body: (UnsafePointer<CChar>, Int) -> R) -> R {
+func withCChars<R>(_ s: String, _ body: (UnsafePointer<CChar>, Int) -> R) -> R {
     var s = s
     return s.withUTF8 { u in
         if let base = u.baseAddress {

@@ -24,35 +24,42 @@ public struct JSONFieldError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 }
 
-/// Typed, path-aware access to the members of a JSON object. `null` counts as absent for optional accessors.
+/// Typed, path-aware access to the members of a JSON object (a `JSONValue`, or a `JSONNode` of a parsed document).
+/// `null` counts as absent for optional accessors.
 ///
 ///     let f = try JSONFields(doc)
 ///     let url = try f.string("authority")            // JSONFieldError(path: "authority", problem: .missing)
 ///     let cache = try f.optionalObject("cache")        // nested: errors say "cache.path"
-public struct JSONFields: Sendable {
+public struct JSONFields<Element: JSONElement>: Sendable {
     public let path: String
-    public let members: [String: JSONValue]
+    public let object: Element
 
     /// Wraps `value`, which must be an object.
-    public init(_ value: JSONValue, path: String = "") throws(JSONFieldError) {
-        guard case .object(let m) = value else {
+    public init(_ value: Element, path: String = "") throws(JSONFieldError) {
+        guard value.isObject else {
             throw JSONFieldError(path: path, problem: .wrongType(expected: "object", found: value.typeName))
         }
         self.path = path
-        self.members = m
+        self.object = value
     }
 
     public func path(of key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     /// The raw member, with null treated as absent.
-    public func value(_ key: String) -> JSONValue? {
-        guard let v = members[key], !v.isNull else { return nil }
+    public func value(_ key: String) -> Element? {
+        guard let v = object.member(key), !v.isNull else { return nil }
         return v
     }
 
+    /// The member as present in the document, null included (nil only when absent).
+    public func raw(_ key: String) -> Element? { object.member(key) }
+
     public func contains(_ key: String) -> Bool { value(key) != nil }
 
-    private func wrong(_ key: String, _ expected: String, _ found: JSONValue) -> JSONFieldError {
+    /// Every member, in no particular order.
+    public var members: [(key: String, value: Element)] { object.members }
+
+    private func wrong(_ key: String, _ expected: String, _ found: Element) -> JSONFieldError {
         JSONFieldError(path: path(of: key), problem: .wrongType(expected: expected, found: found.typeName))
     }
 
@@ -94,15 +101,15 @@ public struct JSONFields: Sendable {
     public func optionalInt(_ key: String, in range: ClosedRange<Int64>) throws(JSONFieldError) -> Int64? {
         guard let i = try optionalInt(key) else { return nil }
         guard range.contains(i) else {
-            throw JSONFieldError(path: path(of: key),
-                                 problem: .invalid("must be between \(range.lowerBound) and \(range.upperBound)"))
+            throw JSONFieldError(
+                path: path(of: key), problem: .invalid("must be between \(range.lowerBound) and \(range.upperBound)"))
         }
         return i
     }
 
-    public func optionalArray(_ key: String) throws(JSONFieldError) -> [JSONValue]? {
+    public func optionalArray(_ key: String) throws(JSONFieldError) -> [Element]? {
         guard let v = value(key) else { return nil }
-        guard let a = v.arrayValue else { throw wrong(key, "array", v) }
+        guard let a = v.elements else { throw wrong(key, "array", v) }
         return a
     }
 
@@ -113,8 +120,8 @@ public struct JSONFields: Sendable {
         out.reserveCapacity(items.count)
         for (i, item) in items.enumerated() {
             guard let s = item.stringValue else {
-                throw JSONFieldError(path: "\(path(of: key))[\(i)]",
-                                     problem: .wrongType(expected: "string", found: item.typeName))
+                throw JSONFieldError(
+                    path: "\(path(of: key))[\(i)]", problem: .wrongType(expected: "string", found: item.typeName))
             }
             out.append(s)
         }

@@ -3,7 +3,7 @@
 /// Parsed and serialised by jansson (see `JSONValue.parse` and `serialized()`); jansson pointers never leave this
 /// module. Objects are unordered (key order means nothing in NativeAuth documents); serialisation sorts keys so that
 /// output is deterministic.
-public enum JSONValue: Sendable, Equatable {
+public enum JSONValue: Sendable, Equatable, JSONElement {
     case null
     case bool(Bool)
     case int(Int64)
@@ -74,6 +74,34 @@ public enum JSONValue: Sendable, Equatable {
         if case .null = self { return true }
         return false
     }
+
+    public var isObject: Bool { objectValue != nil }
+    public var elements: [JSONValue]? { arrayValue }
+    public func member(_ key: String) -> JSONValue? { self[key] }
+    public var members: [(key: String, value: JSONValue)] { (objectValue ?? [:]).map { ($0.key, $0.value) } }
+    public var value: JSONValue { self }
+}
+
+/// Read access shared by `JSONValue` (a Swift value) and `JSONNode` (a value inside a parsed jansson document), so
+/// that `JSONFields` reads either.
+public protocol JSONElement: Sendable {
+    /// "null", "boolean", "integer", "number", "string", "array" or "object" (for error messages).
+    var typeName: String { get }
+    var isNull: Bool { get }
+    var isObject: Bool { get }
+    var stringValue: String? { get }
+    var boolValue: Bool? { get }
+    /// An integer, or a number with an exact integral value in Int64 range.
+    var intValue: Int64? { get }
+    var doubleValue: Double? { get }
+    /// The items of an array, or nil.
+    var elements: [Self]? { get }
+    /// The member `key` of an object, or nil (also for non-objects).
+    func member(_ key: String) -> Self?
+    /// The members of an object (empty for non-objects), in no particular order.
+    var members: [(key: String, value: Self)] { get }
+    /// The value as a `JSONValue`.
+    var value: JSONValue { get }
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,

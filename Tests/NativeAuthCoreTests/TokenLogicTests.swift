@@ -56,8 +56,39 @@ func tokenResponse(_ scope: String, at: String = "AT", rt: String? = "RT2", expi
     return .object(o)
 }
 
+/// The core takes typed requests; these tests write them as the documents an app would send, and read the answers the
+/// same way (a thin adapter, so the assertions read as before the core spoke types).
+extension NativeAuthClient {
+    func signIn(_ doc: JSONValue) throws(NativeAuthError) -> JSONValue {
+        let r = try signIn(SignInRequest(username: doc["username"]?.stringValue, password: doc["password"]?.stringValue,
+                                         scopes: doc["scopes"]?.arrayValue?.compactMap(\.stringValue), claims: nil))
+        switch r.status {
+        case .signedIn(_, let t): return ["status": "signed_in", "token": ["access_token": .string(t.value.unsafeExposed)]]
+        case .passwordRequired: return ["status": "password_required"]
+        case .codeRequired: return ["status": "code_required"]
+        default: return ["status": "other"]
+        }
+    }
+
+    func getAccessToken(_ doc: JSONValue) throws(NativeAuthError) -> JSONValue {
+        let r = try accessToken(TokenRequest(scopes: doc["scopes"]?.arrayValue?.compactMap(\.stringValue),
+                                             forceRefresh: doc["force_refresh"]?.boolValue ?? false, claims: nil))
+        return ["access_token": .string(r.token.value.unsafeExposed), "from_cache": .bool(r.fromCache)]
+    }
+
+    func getAccount(_ doc: JSONValue) throws(NativeAuthError) -> JSONValue {
+        ["username": .string(try account().username)]
+    }
+
+    func signOut(_ doc: JSONValue) throws(NativeAuthError) -> JSONValue { ["was_signed_in": .bool(signOut())] }
+}
+
+func configuration(_ authority: String, _ clientID: String) throws -> ClientConfiguration {
+    ClientConfiguration(authority: try Authority(authority), clientID: clientID)
+}
+
 func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClient {
-    let config = try ClientConfiguration(json: ["authority": "https://contoso.ciamlogin.com", "client_id": "c1"], environment: { _ in nil })
+    let config = try configuration("https://contoso.ciamlogin.com", "c1")
     t.on("/.well-known/openid-configuration", { _, _ in
         json(["token_endpoint": "https://contoso.ciamlogin.com/contoso.onmicrosoft.com/oauth2/v2.0/token"])
     })
@@ -145,7 +176,7 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
 
     @Test func refreshTokensGoOnlyToTheAuthoritysOrigin() throws {
         let t = FakeTransport(), clock = FakeClock()
-        let config = try ClientConfiguration(json: ["authority": "https://contoso.ciamlogin.com", "client_id": "c1"], environment: { _ in nil })
+        let config = try configuration("https://contoso.ciamlogin.com", "c1")
         t.on("/.well-known/openid-configuration", { _, _ in json(["token_endpoint": "https://evil.example/token"]) })
         t.on("/oauth2/v2.0/initiate", { _, _ in json(["continuation_token": "CT1"]) })
         t.on("/oauth2/v2.0/challenge", { _, _ in json(["continuation_token": "CT2", "challenge_type": "password"]) })

@@ -1,4 +1,5 @@
 import NativeAuthCrypto
+import NativeAuthEmulator  // token signing (RSA private keys) lives with the emulator
 import NativeAuthJSON
 import Testing
 

@@ -125,7 +125,7 @@ import Testing
             try f.optionalInt("age", in: 1...10)
         }
         #expect(throws: JSONFieldError(path: "", problem: .wrongType(expected: "object", found: "array"))) {
-            try JSONFields(.array([]))
+            try JSONFields(JSONValue.array([]))
         }
         #expect(JSONFieldError(path: "cache.path", problem: .missing).description == "cache.path: required field is missing")
     }

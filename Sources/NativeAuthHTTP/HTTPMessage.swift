@@ -13,6 +13,13 @@ public struct HTTPRequest: Sendable {
         self.body = body
     }
 
+    /// Overwrites the body with zeros (it may have held a password, a code or a token).
+    public mutating func wipeBody() {
+        body.withUnsafeMutableBytes { raw in
+            for i in raw.indices { raw[i] = 0 }
+        }
+    }
+
     /// A `POST` with an `application/x-www-form-urlencoded` body.
     public static func form(url: String, fields: [(String, String)], headers: [(name: String, value: String)] = []) -> HTTPRequest {
         HTTPRequest(method: "POST", url: url,

@@ -1,5 +1,4 @@
 internal import COpenSSL
-internal import CNativeAuthShims
 
 private let paramN: StaticString = "n"
 private let paramE: StaticString = "e"
@@ -16,19 +15,6 @@ final class PKeyOwner: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
     deinit { EVP_PKEY_free(pointer) }
-}
-
-private func bignumBytes(_ key: OpaquePointer, _ name: String) throws(CryptoError) -> [UInt8] {
-    var bn: OpaquePointer? = nil
-    guard EVP_PKEY_get_bn_param(key, name, &bn) == 1, let bn else {
-        ERR_clear_error()
-        throw CryptoError("rsa: cannot read key parameter")
-    }
-    defer { BN_free(bn) }
-    let n = (Int(BN_num_bits(bn)) + 7) / 8
-    var out = [UInt8](repeating: 0, count: n)
-    _ = out.withUnsafeMutableBufferPointer { BN_bn2bin(bn, $0.baseAddress) }
-    return out
 }
 
 /// An RSA public key, for RS256 (RSASSA-PKCS1-v1_5 with SHA-256) signature verification.
@@ -57,7 +43,7 @@ public struct RSAPublicKey: Sendable {
         defer { EVP_PKEY_CTX_free(ctx) }
         var pkey: OpaquePointer? = nil
         guard EVP_PKEY_fromdata_init(ctx) == 1,
-              EVP_PKEY_fromdata(ctx, &pkey, nashim_evp_pkey_public_key_selection(), params) == 1, let pkey
+              EVP_PKEY_fromdata(ctx, &pkey, copenssl_pkey_public_key_selection(), params) == 1, let pkey
         else {
             ERR_clear_error()
             throw CryptoError("rsa: invalid public key")
@@ -89,58 +75,5 @@ public struct RSAPublicKey: Sendable {
         }
         if rc != 1 { ERR_clear_error() }
         return rc == 1
-    }
-}
-
-/// An RSA private key for RS256 signing (used by the emulator to mint tokens).
-public struct RSAPrivateKey: Sendable {
-    let key: PKeyOwner
-
-    /// Generates a fresh key (2048 bits by default).
-    public static func generate(bits: Int = 2048) throws(CryptoError) -> RSAPrivateKey {
-        guard bits >= 2048, bits <= 8192 else { throw CryptoError("rsa: unsupported key size") }
-        guard let ctx = EVP_PKEY_CTX_new_id(nashim_evp_pkey_rsa_id(), nil) else { throw CryptoError("rsa: out of memory") }
-        defer { EVP_PKEY_CTX_free(ctx) }
-        var pkey: OpaquePointer? = nil
-        guard EVP_PKEY_keygen_init(ctx) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, Int32(bits)) == 1,
-              EVP_PKEY_generate(ctx, &pkey) == 1, let pkey
-        else {
-            ERR_clear_error()
-            throw CryptoError("rsa: key generation failed")
-        }
-        return RSAPrivateKey(key: PKeyOwner(pkey))
-    }
-
-    /// The public half, as modulus and exponent (big-endian bytes).
-    public func publicComponents() throws(CryptoError) -> (modulus: [UInt8], exponent: [UInt8]) {
-        (try bignumBytes(key.pointer, "n"), try bignumBytes(key.pointer, "e"))
-    }
-
-    /// The public key, for verification.
-    public func publicKey() throws(CryptoError) -> RSAPublicKey {
-        let (n, e) = try publicComponents()
-        return try RSAPublicKey(modulus: n, exponent: e)
-    }
-
-    /// RS256 signature of `message`.
-    public func signRS256(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
-        guard let ctx = EVP_MD_CTX_new() else { throw CryptoError("rsa: out of memory") }
-        defer { EVP_MD_CTX_free(ctx) }
-        var len = 0
-        guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, key.pointer) == 1,
-              message.withUnsafeBufferPointer({ EVP_DigestSign(ctx, nil, &len, $0.baseAddress, $0.count) }) == 1
-        else {
-            ERR_clear_error()
-            throw CryptoError("rsa: signing failed")
-        }
-        var sig = [UInt8](repeating: 0, count: len)
-        let rc = message.withUnsafeBufferPointer { m in
-            sig.withUnsafeMutableBufferPointer { s in EVP_DigestSign(ctx, s.baseAddress, &len, m.baseAddress, m.count) }
-        }
-        guard rc == 1 else {
-            ERR_clear_error()
-            throw CryptoError("rsa: signing failed")
-        }
-        return Array(sig.prefix(len))
     }
 }

@@ -1,0 +1,136 @@
+import NativeAuthCore
+import Synchronization
+
+/// Client handles without a process-wide lock on any call's path.
+///
+/// A handle is not a pointer: it is `generation << 20 | slot`, a number no allocator will ever hand out as an address
+/// for a live client. Each slot has one atomic state word — `generation << 24 | active calls << 1 | live` — so:
+/// - a call enters with one compare-and-swap that checks the generation and the live bit and counts itself in, and
+///   leaves with one atomic decrement; calls on different clients never touch the same memory;
+/// - a freed, forged or never-valid handle fails the generation check (a slot is reused only with a new
+///   generation), and an index outside the table fails the bounds check: `invalid_handle`, never a crash;
+/// - `na_client_free` clears the live bit; the client is released by whoever brings the slot to "not live, no
+///   calls" — the free itself, or the last call still running on another thread.
+/// Allocating and recycling slots (client creation and destruction) take a mutex; calls never do.
+final class HandleTable: @unchecked Sendable {  // all shared state is atomic, or guarded by `allocation`
+    static let slotBits = 20
+    static let chunkSize = 4096
+    static let maxChunks = (1 << slotBits) / chunkSize
+
+    private static let liveBit: UInt64 = 1
+    private static let callUnit: UInt64 = 2
+    private static let callMask: UInt64 = 0x00FF_FFFE
+    private static let generationShift: UInt64 = 24
+
+    /// One slot: its state word and the (retained) client while live.
+    private struct Slot: ~Copyable {
+        let state: Atomic<UInt64>
+        let client: Atomic<UInt>  // bit pattern of an Unmanaged<NativeAuthClient>, +1 retained while set
+    }
+
+    /// Chunk directory: each entry is 0 or the address of `chunkSize` slots. Chunks are never freed.
+    private let chunks: UnsafeMutablePointer<Atomic<UInt>>
+    private struct Allocation {
+        var free: [Int] = []
+        var used = 0  // slots ever handed out
+    }
+    private let allocation = Mutex(Allocation())
+
+    init() {
+        chunks = .allocate(capacity: Self.maxChunks)
+        for i in 0..<Self.maxChunks { (chunks + i).initialize(to: Atomic(0)) }
+    }
+
+    private func slot(_ index: Int) -> UnsafeMutablePointer<Slot>? {
+        guard index >= 0, index < (1 << Self.slotBits) else { return nil }
+        let base = chunks[index / Self.chunkSize].load(ordering: .acquiring)
+        guard base != 0, let p = UnsafeMutablePointer<Slot>(bitPattern: base) else { return nil }
+        return p + index % Self.chunkSize
+    }
+
+    private static func decode(_ handle: OpaquePointer?) -> (index: Int, generation: UInt64)? {
+        guard let handle else { return nil }
+        let raw = UInt(bitPattern: Int(bitPattern: handle))
+        return (Int(raw & UInt((1 << slotBits) - 1)), UInt64(raw >> UInt(slotBits)))
+    }
+
+    /// Registers a client; nil when the table is full (a million live clients).
+    func insert(_ client: NativeAuthClient) -> OpaquePointer? {
+        allocation.withLock { a -> OpaquePointer? in
+            let index: Int
+            if let reused = a.free.popLast() {
+                index = reused
+            } else {
+                guard a.used < (1 << Self.slotBits) else { return nil }
+                let chunk = a.used / Self.chunkSize
+                if chunks[chunk].load(ordering: .acquiring) == 0 {
+                    let fresh = UnsafeMutablePointer<Slot>.allocate(capacity: Self.chunkSize)
+                    for i in 0..<Self.chunkSize {
+                        // Generation 1 for a fresh slot, so no handle is ever 0 (NULL).
+                        (fresh + i).initialize(to: Slot(state: Atomic(1 << Self.generationShift), client: Atomic(0)))
+                    }
+                    chunks[chunk].store(UInt(bitPattern: fresh), ordering: .releasing)
+                }
+                index = a.used
+                a.used += 1
+            }
+            guard let s = slot(index) else { return nil }
+            let generation = s.pointee.state.load(ordering: .acquiring) >> Self.generationShift
+            s.pointee.client.store(UInt(bitPattern: Unmanaged.passRetained(client).toOpaque()), ordering: .relaxed)
+            s.pointee.state.store(generation << Self.generationShift | Self.liveBit, ordering: .releasing)
+            return OpaquePointer(bitPattern: UInt(generation) << UInt(Self.slotBits) | UInt(index))
+        }
+    }
+
+    /// Runs `body` with the live client named by `handle` (counted in, so a concurrent free waits for it), or
+    /// returns nil for a handle that is not live.
+    func withClient<R>(_ handle: OpaquePointer?, _ body: (NativeAuthClient) throws -> R) rethrows -> R? {
+        guard let (index, generation) = Self.decode(handle), let s = slot(index) else { return nil }
+        var state = s.pointee.state.load(ordering: .acquiring)
+        while true {
+            guard state >> Self.generationShift == generation, state & Self.liveBit != 0,
+                state & Self.callMask != Self.callMask
+            else { return nil }
+            let (exchanged, original) = s.pointee.state.compareExchange(
+                expected: state, desired: state + Self.callUnit, ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            state = original
+        }
+        defer { leave(s, index) }
+        guard let client = UnsafeRawPointer(bitPattern: s.pointee.client.load(ordering: .acquiring)) else {
+            return nil
+        }
+        return try Unmanaged<NativeAuthClient>.fromOpaque(client)._withUnsafeGuaranteedRef { try body($0) }
+    }
+
+    private func leave(_ s: UnsafeMutablePointer<Slot>, _ index: Int) {
+        let after = s.pointee.state.subtract(Self.callUnit, ordering: .acquiringAndReleasing).newValue
+        if after & Self.liveBit == 0 && after & Self.callMask == 0 { retire(s, index, state: after) }
+    }
+
+    /// Frees the client named by `handle`. A handle that is not live (freed already, forged) is ignored.
+    func remove(_ handle: OpaquePointer?) {
+        guard let (index, generation) = Self.decode(handle), let s = slot(index) else { return }
+        var state = s.pointee.state.load(ordering: .acquiring)
+        while true {
+            guard state >> Self.generationShift == generation, state & Self.liveBit != 0 else { return }
+            let (exchanged, original) = s.pointee.state.compareExchange(
+                expected: state, desired: state & ~Self.liveBit, ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            state = original
+        }
+        if state & Self.callMask == 0 { retire(s, index, state: state & ~Self.liveBit) }
+    }
+
+    /// Releases the client of a slot that is neither live nor in use, and recycles the slot with a new generation.
+    private func retire(_ s: UnsafeMutablePointer<Slot>, _ index: Int, state: UInt64) {
+        let client = s.pointee.client.exchange(0, ordering: .acquiringAndReleasing)
+        let generation = (state >> Self.generationShift) &+ 1
+        let wrapped = generation & ((1 << 40) - 1) == 0 ? 1 : generation & ((1 << 40) - 1)
+        s.pointee.state.store(wrapped << Self.generationShift, ordering: .releasing)
+        allocation.withLock { $0.free.append(index) }
+        if let p = UnsafeRawPointer(bitPattern: client) { Unmanaged<NativeAuthClient>.fromOpaque(p).release() }
+    }
+}
+
+let handles = HandleTable()

@@ -1,0 +1,162 @@
+import NativeAuthCore
+import NativeAuthJSON
+
+/// Request documents → typed requests. Type errors name the member (`field`); the values are then checked by the
+/// typed requests themselves, before any network call.
+enum Decode {
+    static func signIn(_ f: Fields) throws(NativeAuthError) -> SignInRequest {
+        try SignInRequest(
+            username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
+            password: fields { () throws(JSONFieldError) in try f.optionalString("password") },
+            scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
+            claims: claims(f))
+    }
+
+    static func signUp(_ f: Fields) throws(NativeAuthError) -> SignUpRequest {
+        try SignUpRequest(
+            username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
+            password: fields { () throws(JSONFieldError) in try f.optionalString("password") },
+            attributes: attributes(f, required: false))
+    }
+
+    static func resetPassword(_ f: Fields) throws(NativeAuthError) -> ResetPasswordRequest {
+        try ResetPasswordRequest(username: fields { () throws(JSONFieldError) in try f.optionalString("username") })
+    }
+
+    /// A `na_flow_submit` request: the flow, and the action (`nil` for `cancel`). Arguments are checked before the
+    /// flow is touched.
+    static func flowAction(_ f: Fields) throws(NativeAuthError) -> (FlowID, FlowAction?) {
+        guard let id = try fields({ () throws(JSONFieldError) in try f.optionalString("flow") }), !id.isEmpty else {
+            throw .invalidArgument("flow: required (the \"flow\" of a previous result)", field: "flow")
+        }
+        let flow = FlowID(id)
+        var name = try fields { () throws(JSONFieldError) in try f.optionalString("action") }
+        if name == nil {
+            if f.contains("code") {
+                name = FlowAction.Kind.submitCode.rawValue
+            } else if f.contains("password") {
+                name = FlowAction.Kind.submitPassword.rawValue
+            } else if f.contains("attributes") {
+                name = FlowAction.Kind.submitAttributes.rawValue
+            }
+        }
+        guard let name else {
+            let all = FlowAction.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw .invalidArgument("action: required (\(all))", field: "action")
+        }
+        guard let kind = FlowAction.Kind(rawValue: name) else {
+            throw .invalidArgument("action: unknown action \"\(name.prefix(40))\"", field: "action")
+        }
+        func string(_ key: String) throws(NativeAuthError) -> String? {
+            try fields { () throws(JSONFieldError) in try f.optionalString(key) }
+        }
+        switch kind {
+        case .submitCode:
+            do {
+                return (flow, .submitCode(try Validate.code(string("code"))))
+            } catch {
+                var e = error
+                e.flow = flow
+                throw e
+            }
+        case .submitPassword:
+            guard let password = try Validate.password(string("password"), required: true) else {
+                throw NativeAuthError(.invalidPassword, "The password is empty.", field: "password", reason: "empty")
+            }
+            return (flow, .submitPassword(password))
+        case .submitAttributes:
+            return (flow, .submitAttributes(try attributes(f, required: true) ?? [:]))
+        case .cancel:
+            return (flow, nil)
+        case .resendCode, .requestChallenge, .registerMethod, .signIn:
+            break
+        }
+        let methodID = try string("method_id")
+        let contact = try string("contact")
+        let scopes = f.contains("scopes")
+            ? try Validate.scopes(fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") }) : nil
+        let claims = try claims(f)
+        switch kind {
+        case .requestChallenge: return (flow, .requestChallenge(methodID: methodID))
+        case .registerMethod: return (flow, .registerMethod(contact: contact ?? "", methodID: methodID))
+        case .signIn: return (flow, .signIn(scopes: scopes, claims: claims))
+        default: return (flow, .resendCode)
+        }
+    }
+
+    static func token(_ f: Fields) throws(NativeAuthError) -> TokenRequest {
+        try TokenRequest(
+            scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
+            forceRefresh: fields { () throws(JSONFieldError) in try f.optionalBool("force_refresh") } ?? false,
+            claims: claims(f))
+    }
+
+    static func callAPI(_ f: Fields) throws(NativeAuthError) -> APIRequest {
+        let url = try fields { () throws(JSONFieldError) in try f.string("url") }
+        let method = try fields { () throws(JSONFieldError) in try f.optionalString("method") }
+        let token = try TokenRequest(
+            scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
+            forceRefresh: fields { () throws(JSONFieldError) in try f.optionalBool("force_refresh") } ?? false,
+            claims: nil)
+        var headers: [(name: String, value: String)] = []
+        if let h = try fields({ () throws(JSONFieldError) in try f.optionalObject("headers") }) {
+            for (name, value) in h.members.sorted(by: { $0.key < $1.key }) {
+                guard let v = value.stringValue else {
+                    throw .invalidArgument("headers.\(name): must be a string", field: "headers.\(name)")
+                }
+                headers.append((name, v))
+            }
+        }
+        var body: [UInt8] = []
+        switch f.value("body") {
+        case nil: break
+        case let v? where v.stringValue != nil: body = Array((v.stringValue ?? "").utf8)
+        case let v?:
+            body = v.value.serializedBytes() ?? []
+            if !headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+                headers.append(("Content-Type", "application/json"))
+            }
+        }
+        return try APIRequest(url: url, method: method, headers: headers, body: body, token: token)
+    }
+
+    static func includeIDToken(_ f: Fields) throws(NativeAuthError) -> Bool {
+        try fields { () throws(JSONFieldError) in try f.optionalBool("include_id_token") } ?? false
+    }
+
+    /// `claims`: a JSON object (sent serialised) or a string holding one.
+    static func claims(_ f: Fields) throws(NativeAuthError) -> ClaimsRequest? {
+        guard let v = f.value("claims") else { return nil }
+        if v.isObject { return ClaimsRequest(json: v.value.serialized()) }
+        if let s = v.stringValue, (try? JSONValue.parse(s))?.objectValue != nil { return ClaimsRequest(json: s) }
+        throw .invalidArgument("claims: must be a JSON object (or a string holding one)", field: "claims")
+    }
+
+    /// Sign-up attributes: an object of strings (numbers and booleans are turned into strings, arrays of strings
+    /// joined with commas, as Microsoft's docs describe multi-select values).
+    static func attributes(_ f: Fields, required: Bool) throws(NativeAuthError) -> [String: String]? {
+        guard let v = f.value("attributes") else {
+            if required { throw .invalidArgument("attributes: required (an object)", field: "attributes") }
+            return nil
+        }
+        guard v.isObject else { throw .invalidArgument("attributes: must be an object", field: "attributes") }
+        var out: [String: String] = [:]
+        for (k, value) in v.members {
+            switch value.value {
+            case .string(let s): out[k] = s
+            case .bool(let b): out[k] = b ? "true" : "false"
+            case .int(let i): out[k] = String(i)
+            case .double(let d): out[k] = String(d)
+            case .array(let items):
+                guard items.allSatisfy({ $0.stringValue != nil }) else {
+                    throw .invalidArgument("attributes.\(k): arrays must hold strings", field: "attributes.\(k)")
+                }
+                out[k] = items.compactMap(\.stringValue).joined(separator: ",")
+            default:
+                throw .invalidArgument(
+                    "attributes.\(k): must be a string, number, boolean or array of strings", field: "attributes.\(k)")
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,150 @@
+import NativeAuthCore
+import NativeAuthCrypto
+import NativeAuthJSON
+
+/// Typed results → documents. `"v"`, `"status"` and the error document are written here and nowhere else.
+enum Encode {
+    static func flow(_ r: FlowResult) -> JSONValue {
+        var o: [String: JSONValue] = ["v": 1, "flow_type": .string(r.flowType.rawValue)]
+        if let flow = r.flow { o["flow"] = .string(flow.rawValue) }
+        switch r.status {
+        case .signedIn(let account, let token):
+            o["status"] = "signed_in"
+            o["account"] = Encode.account(account, includeIDToken: false)
+            o["token"] = .object(Encode.tokenMembers(token, fromCache: false))
+        case .codeRequired(let c):
+            o["status"] = "code_required"
+            o["sent_to"] = .string(c.sentTo)
+            o["channel"] = .string(c.channel)
+            o["code_length"] = .int(c.codeLength)
+            if let interval = c.resendInterval { o["resend_interval"] = .int(interval) }
+        case .passwordRequired:
+            o["status"] = "password_required"
+        case .attributesRequired(let list):
+            o["status"] = "attributes_required"
+            o["required_attributes"] = .array(
+                list.map { a in
+                    var m: [String: JSONValue] = [
+                        "name": .string(a.name), "type": .string(a.type), "required": .bool(a.required),
+                    ]
+                    if let r = a.regex { m["regex"] = .string(r) }
+                    return .object(m)
+                })
+        case .mfaRequired(let methods):
+            o["status"] = "mfa_required"
+            o["methods"] = .array(methods.map(method))
+        case .registrationRequired(let methods):
+            o["status"] = "registration_required"
+            o["methods"] = .array(methods.map(method))
+        case .signUpCompleted:
+            o["status"] = "sign_up_completed"
+        case .passwordResetCompleted:
+            o["status"] = "password_reset_completed"
+        }
+        return .object(o)
+    }
+
+    static func method(_ m: AuthMethod) -> JSONValue {
+        var o: [String: JSONValue] = ["id": .string(m.id)]
+        if let c = m.channel { o["channel"] = .string(c) }
+        if let h = m.loginHint { o["login_hint"] = .string(h) }
+        if let t = m.challengeType { o["challenge_type"] = .string(t) }
+        return .object(o)
+    }
+
+    static func cancelled() -> JSONValue { ["v": 1, "status": "cancelled"] }
+
+    static func account(_ a: Account, includeIDToken: Bool) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "username": .string(a.username), "home_account_id": .string(a.homeAccountID),
+            "tenant_id": .string(a.tenantID), "environment": .string(a.environment), "claims": a.claims,
+        ]
+        if includeIDToken, let t = a.idToken { o["id_token"] = .string(t) }
+        return .object(o)
+    }
+
+    static func accountResult(_ a: Account, includeIDToken: Bool) -> JSONValue {
+        ["v": 1, "account": account(a, includeIDToken: includeIDToken)]
+    }
+
+    static func tokenMembers(_ t: AccessToken, fromCache: Bool) -> [String: JSONValue] {
+        [
+            "access_token": .string(t.value.unsafeExposed), "token_type": "Bearer",
+            "scopes": .array(t.scopes.map { .string($0) }), "expires_on": .int(wholeSeconds(t.expiresOn)),
+            "from_cache": .bool(fromCache),
+        ]
+    }
+
+    /// `na_get_access_token`'s answer.
+    static func token(_ t: AccessToken, fromCache: Bool) -> Answer {
+        if fromCache, let rendered = t.rendered { return .rendered(rendered) }
+        var o = tokenMembers(t, fromCache: fromCache)
+        o["v"] = 1
+        return .document(.object(o))
+    }
+
+    /// The cached-answer document of a token, rendered once when the token is stored (the hot path copies it).
+    static func render(_ t: AccessToken) -> RenderedToken? {
+        guard case .document(let doc) = token(t, fromCache: true), var bytes = doc.serializedBytes() else {
+            return nil
+        }
+        defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
+        return bytes.withUnsafeBytes { RenderedToken(copying: $0) }
+    }
+
+    static func signedOut(wasSignedIn: Bool) -> JSONValue {
+        ["v": 1, "status": "signed_out", "was_signed_in": .bool(wasSignedIn)]
+    }
+
+    /// An API's answer: the body parsed when it is JSON, else text, else base64.
+    static func apiResponse(_ r: APIResponse) -> JSONValue {
+        var o: [String: JSONValue] = ["v": 1, "status": .int(Int64(r.status))]
+        var h: [String: JSONValue] = [:]
+        for (name, value) in r.headers {
+            h[name] = h[name].map { .string(($0.stringValue ?? "") + ", " + value) } ?? .string(value)
+        }
+        o["headers"] = .object(h)
+        let contentType = r.headers.first(where: { $0.name == "content-type" })?.value.lowercased() ?? ""
+        if contentType.contains("json"), let parsed = try? JSONValue.parse(r.body) {
+            o["body"] = parsed
+        } else if let text = String(validating: r.body, as: UTF8.self) {
+            o["body"] = .string(text)
+        } else {
+            o["body_base64"] = .string(Base64.encode(r.body))
+        }
+        return .object(o)
+    }
+
+    /// `{"v":1,"error":{"code","message","server"?,…}}`
+    static func error(_ e: NativeAuthError) -> JSONValue {
+        var o: [String: JSONValue] = ["code": .string(e.code.rawValue), "message": .string(e.message)]
+        if let s = e.server { o["server"] = server(s) }
+        if let f = e.field { o["field"] = .string(f) }
+        if let f = e.flow { o["flow"] = .string(f.rawValue) }
+        if let x = e.expected { o["expected"] = .string(x.rawValue) }
+        if let r = e.reason { o["reason"] = .string(r) }
+        if let a = e.attributes { o["attributes"] = .array(a.map { .string($0) }) }
+        if let r = e.redirectReason { o["redirect_reason"] = .string(r) }
+        return ["v": 1, "error": .object(o)]
+    }
+
+    static func server(_ d: ServerErrorDetails) -> JSONValue {
+        var o: [String: JSONValue] = [:]
+        if let error = d.error { o["error"] = .string(error) }
+        if let suberror = d.suberror { o["suberror"] = .string(suberror) }
+        if !d.errorCodes.isEmpty { o["error_codes"] = .array(d.errorCodes.map { .int($0) }) }
+        if let c = d.correlationID { o["correlation_id"] = .string(c) }
+        if let t = d.traceID { o["trace_id"] = .string(t) }
+        if let s = d.httpStatus { o["http_status"] = .int(Int64(s)) }
+        if let r = d.retryAfter { o["retry_after"] = .string(r) }
+        return .object(o)
+    }
+}
+
+/// A time in whole seconds, never trapping (NaN and out-of-range values are clamped).
+func wholeSeconds(_ t: Double) -> Int64 {
+    guard t.isFinite else { return 0 }
+    if t >= 9.2e18 { return Int64.max }
+    if t <= -9.2e18 { return Int64.min }
+    return Int64(t.rounded(.down))
+}

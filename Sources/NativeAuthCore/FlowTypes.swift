@@ -1,0 +1,181 @@
+/// The opaque name of a library-held flow ("f_…"), as results carry it.
+public struct FlowID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+/// Which native-auth flow a result belongs to.
+public enum FlowType: String, Sendable {
+    case signIn = "sign_in"
+    case signUp = "sign_up"
+    case resetPassword = "reset_password"
+}
+
+/// What the app may do to a flow (`na_flow_submit`).
+public enum FlowAction: Sendable {
+    case submitCode(Secret)
+    case resendCode
+    case submitPassword(Secret)
+    case submitAttributes([String: String])
+    /// MFA: send a code to one of the methods (default: the first).
+    case requestChallenge(methodID: String?)
+    /// Strong-auth registration: the contact to register (`methodID` defaults to the flow's first method).
+    case registerMethod(contact: String, methodID: String?)
+    /// After sign-up or password reset: sign in with the flow's continuation token.
+    case signIn(scopes: [String]?, claims: ClaimsRequest?)
+
+    /// The action without its arguments (what a flow reports it is waiting for).
+    public enum Kind: String, Sendable, CaseIterable {
+        case submitCode = "submit_code"
+        case resendCode = "resend_code"
+        case submitPassword = "submit_password"
+        case submitAttributes = "submit_attributes"
+        case requestChallenge = "request_challenge"
+        case registerMethod = "register_method"
+        case signIn = "sign_in"
+        case cancel
+    }
+}
+
+/// A one-time code the server sent.
+public struct CodeChallenge: Sendable, Equatable {
+    /// The masked address the code went to ("o***a@co**o.com").
+    public var sentTo: String
+    public var channel: String
+    public var codeLength: Int64
+    /// Seconds before a resend is allowed, when the server says.
+    public var resendInterval: Int64?
+}
+
+/// A strong-authentication method (MFA, or one to register).
+public struct AuthMethod: Sendable, Equatable {
+    public var id: String
+    public var challengeType: String?
+    public var channel: String?
+    public var loginHint: String?
+}
+
+/// A sign-up attribute the server asks for.
+public struct RequiredAttribute: Sendable, Equatable {
+    public var name: String
+    public var type: String
+    public var required: Bool
+    public var regex: String?
+}
+
+/// Where a flow stands after a call.
+public enum FlowStatus: Sendable {
+    case signedIn(Account, AccessToken)
+    case codeRequired(CodeChallenge)
+    case passwordRequired
+    case attributesRequired([RequiredAttribute])
+    case mfaRequired([AuthMethod])
+    case registrationRequired([AuthMethod])
+    case signUpCompleted
+    case passwordResetCompleted
+}
+
+/// The answer of a flow call: its status, and the flow to continue (nil when it ended).
+public struct FlowResult: Sendable {
+    public var flowType: FlowType
+    public var flow: FlowID?
+    public var status: FlowStatus
+}
+
+/// A library-held flow: one of the native-auth state machines, each in its own file.
+enum Flow: Sendable {
+    case signIn(SignInFlow)
+    case signUp(SignUpFlow)
+    case resetPassword(ResetPasswordFlow)
+    case strongAuth(StrongAuthFlow)
+
+    /// MFA and registration continue a sign-in, so they report `sign_in`.
+    var type: FlowType {
+        switch self {
+        case .signIn, .strongAuth: return .signIn
+        case .signUp: return .signUp
+        case .resetPassword: return .resetPassword
+        }
+    }
+
+    func apply(_ action: FlowAction, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
+        switch self {
+        case .signIn(let f): return try f.apply(action, ctx)
+        case .signUp(let f): return try f.apply(action, ctx)
+        case .resetPassword(let f): return try f.apply(action, ctx)
+        case .strongAuth(let f): return try f.apply(action, ctx)
+        }
+    }
+}
+
+/// One step of a flow: the flow's next value (nil when it ended) and what to tell the app.
+struct Transition: Sendable {
+    var next: Flow?
+    var status: FlowStatus
+
+    static func ended(_ status: FlowStatus) -> Transition { Transition(next: nil, status: status) }
+}
+
+/// What a flow needs to take a step: the server, and the token service that keeps a sign-in's tokens.
+struct FlowContext: Sendable {
+    let server: ServerAPI
+    let tokens: TokenService
+    let clock: any Clock
+    let logger: Logger
+
+    /// `flow_invalid` for an action the state cannot take.
+    func wrongStep(_ action: FlowAction, expected: FlowAction.Kind) -> NativeAuthError {
+        var e = NativeAuthError(
+            .flowInvalid, "\(action.kind.rawValue) is not possible now: the flow is waiting for \(expected.rawValue).")
+        e.expected = expected
+        return e
+    }
+
+    /// What a token answer inside a flow leads to: signed in, or MFA / strong-auth registration (which continue
+    /// the sign-in as a `StrongAuthFlow`).
+    func redeem(_ answer: TokenAnswer, scopes: [String], claims: ClaimsRequest?) throws(NativeAuthError) -> Transition {
+        switch answer {
+        case .tokens(let response):
+            let (account, token) = try tokens.acceptSignIn(response, requestedScopes: scopes)
+            logger.log(.info, "signed in")
+            return .ended(.signedIn(account, token))
+        case .mfaRequired(let ct):
+            let (next, methods) = try server.introspect(ct)
+            let flow = StrongAuthFlow(state: .mfaSelect(next, methods: methods), scopes: scopes, claims: claims)
+            return Transition(next: .strongAuth(flow), status: .mfaRequired(methods))
+        case .registrationRequired(let ct):
+            let (next, methods) = try server.registerIntrospect(ct)
+            let flow = StrongAuthFlow(
+                state: .registrationSelect(next, methods: methods), scopes: scopes, claims: claims)
+            return Transition(next: .strongAuth(flow), status: .registrationRequired(methods))
+        }
+    }
+}
+
+extension FlowAction {
+    public var kind: Kind {
+        switch self {
+        case .submitCode: return .submitCode
+        case .resendCode: return .resendCode
+        case .submitPassword: return .submitPassword
+        case .submitAttributes: return .submitAttributes
+        case .requestChallenge: return .requestChallenge
+        case .registerMethod: return .registerMethod
+        case .signIn: return .signIn
+        }
+    }
+}
+
+/// Errors after which the same flow may be tried again (wrong code, weak password, network, …): the flow keeps the
+/// state it had before the call.
+func keepsFlow(_ e: NativeAuthError) -> Bool {
+    if e.expected != nil { return true }
+    switch e.code {
+    case .invalidCode, .invalidPassword, .invalidCredentials, .attributesInvalid, .invalidContact, .contactBlocked,
+        .authMethodBlocked, .invalidScope, .network, .timeout, .tls, .server, .invalidArgument:
+        return true
+    default:
+        return false
+    }
+}

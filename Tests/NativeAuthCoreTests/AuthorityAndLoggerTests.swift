@@ -1,0 +1,53 @@
+import NativeAuthCore
+import NativeAuthJSON
+import Synchronization
+import Testing
+
+@Suite struct AuthorityTests {
+    @Test(arguments: [
+        ("https://contoso.ciamlogin.com", "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"),
+        ("https://contoso.ciamlogin.com/", "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"),
+        ("HTTPS://Contoso.CiamLogin.COM", "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"),
+        ("https://contoso.ciamlogin.com/contoso.onmicrosoft.com/", "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"),
+        ("https://contoso.ciamlogin.com/aaaabbbb-0000-cccc-1111-dddd2222eeee",
+         "https://contoso.ciamlogin.com/aaaabbbb-0000-cccc-1111-dddd2222eeee"),
+        ("http://127.0.0.1:8080/contoso.onmicrosoft.com", "http://127.0.0.1:8080/contoso.onmicrosoft.com"),
+        ("http://localhost:1/t#frag", "http://localhost:1/t"),
+    ])
+    func normalises(input: String, expected: String) throws {
+        #expect(try Authority(input).url == expected)
+    }
+
+    @Test(arguments: ["http://contoso.ciamlogin.com/contoso.onmicrosoft.com", "https://login.contoso.com",
+                      "https://contoso.ciamlogin.com/t?dc=x", "contoso.ciamlogin.com/t", "ftp://contoso.ciamlogin.com/t",
+                      "https://user@contoso.ciamlogin.com/t", ""])
+    func refuses(input: String) {
+        #expect(throws: NativeAuthError.self) { try Authority(input) }
+    }
+
+    @Test func tenantSubdomain() throws {
+        #expect(try Authority(tenantSubdomain: "contoso").url == "https://contoso.ciamlogin.com/contoso.onmicrosoft.com")
+        for bad in ["", "Contoso", "con toso", "-x", "a.b", String(repeating: "a", count: 64)] {
+            #expect(throws: NativeAuthError.self) { try Authority(tenantSubdomain: bad) }
+        }
+    }
+
+    @Test func endpoints() throws {
+        let a = try Authority("https://contoso.ciamlogin.com")
+        #expect(a.endpoint("/oauth2/v2.0/initiate") == "https://contoso.ciamlogin.com/contoso.onmicrosoft.com/oauth2/v2.0/initiate")
+    }
+}
+
+@Suite struct LoggerTests {
+    @Test func filtersByLevelAndIsSilentByDefault() {
+        let lines = Mutex<[String]>([])
+        let logger = Logger()
+        logger.log(.error, "dropped: no sink")
+        logger.configure(level: .warning) { level, message, _ in lines.withLock { $0.append("\(level.name):\(message)") } }
+        logger.log(.error, "e")
+        logger.log(.warning, "w")
+        logger.log(.info, "i")
+        logger.log(.verbose, "v")
+        #expect(lines.withLock { $0 } == ["error:e", "warning:w"])
+    }
+}

@@ -50,13 +50,20 @@ let package = Package(
         .executableTarget(name: "nativeauth-emulator", dependencies: ["NativeAuthEmulator"]),
 
         // Test helpers: a loopback HTTP/1.1 server that counts connections and misbehaves on request.
-        .target(name: "NativeAuthTestSupport", path: "Tests/NativeAuthTestSupport"),
+        .target(
+            name: "NativeAuthTestSupport",
+            dependencies: ["NativeAuthCore", "NativeAuthHTTP", "NativeAuthJSON", "NativeAuthCrypto"],
+            path: "Tests/NativeAuthTestSupport"),
 
         .testTarget(name: "NativeAuthJSONTests", dependencies: ["NativeAuthJSON"]),
         .testTarget(name: "NativeAuthCryptoTests", dependencies: ["NativeAuthCrypto", "NativeAuthJSON", "NativeAuthEmulator"]),
         .testTarget(name: "NativeAuthHTTPTests", dependencies: ["NativeAuthHTTP", "NativeAuthTestSupport"]),
-        .testTarget(name: "NativeAuthCoreTests", dependencies: ["NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto"]),
-        .testTarget(name: "NativeAuthCABITests", dependencies: ["NativeAuthCABI", "NativeAuthJSON", "NativeAuthCore", "CNativeAuthHeader"]),
+        .testTarget(
+            name: "NativeAuthCoreTests",
+            dependencies: ["NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto", "NativeAuthTestSupport"]),
+        .testTarget(
+            name: "NativeAuthCABITests",
+            dependencies: ["NativeAuthCABI", "NativeAuthJSON", "NativeAuthCore", "CNativeAuthHeader", "NativeAuthTestSupport"]),
         // The library's flows through the C ABI, against the emulator executable in its own process.
         .testTarget(
             name: "NativeAuthFlowTests",

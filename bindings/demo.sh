@@ -36,11 +36,6 @@ for k, v in {"NATIVEAUTH_AUTHORITY": r["authority"], "NATIVEAUTH_CLIENT_ID": r["
 PY
 )"
 
-if [ "${1:-}" = "--bench" ]; then  # make bench: the same emulator start, then the benchmark instead of the tutorials
-    "$BENCH" "$LIBRARY"
-    exit 0
-fi
-
 echo "== NativeAuth demo =================================================================="
 echo "emulator: $NATIVEAUTH_AUTHORITY (client $NATIVEAUTH_CLIENT_ID)"
 echo "API 1: $API1_URL  scope $API1_SCOPE"

@@ -86,10 +86,12 @@ func emit(_ doc: JSONValue, to out: OutString) -> Bool {
     return bytes.withUnsafeBytes { emit($0, to: out) }
 }
 
-/// What an operation answers: a document to serialise, or bytes rendered earlier (a cached token's answer).
+/// What an operation answers: a document to serialise, or bytes rendered earlier (a cached token's answer, from the
+/// cache or from the calling thread's memo of it).
 enum Answer {
     case document(JSONValue)
     case rendered(RenderedToken)
+    case memo(RequestMemo.Entry)
 }
 
 /// Runs one operation: checks `out`, runs `body`, encodes its answer or error, returns the status.
@@ -103,6 +105,9 @@ func boundary(_ out: OutString?, _ body: () throws(NativeAuthError) -> Answer) -
     case .success(.rendered(let r)):
         let ok = emit(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(r.bytes)[0..<r.count]), to: out)
         return ok ? NAStatus.ok.rawValue : NAStatus.noMemory.rawValue
+    case .success(.memo(let entry)):
+        let ok = entry.answer.withUnsafeBytes { emit($0, to: out) }
+        return ok ? NAStatus.ok.rawValue : NAStatus.noMemory.rawValue
     case .failure(let error):
         return emit(Encode.error(error), to: out) ? NAStatus(error).rawValue : NAStatus.noMemory.rawValue
     }
@@ -113,17 +118,40 @@ func operation(
     _ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?, nullRequestIsEmpty: Bool = false,
     _ body: (NativeAuthClient, Fields) throws(NativeAuthError) -> Answer
 ) -> Int32 {
+    operationOnText(handle, out) { (client, _) throws(NativeAuthError) -> Answer in
+        try body(client, decodeDocument(request, name: "request_json", nullIsEmpty: nullRequestIsEmpty))
+    }
+}
+
+/// Runs an operation on a live client, leaving the decoding of the request to `body` (which gets the client and the
+/// handle's value, a key that is never reused for another client).
+func operationOnText(
+    _ handle: OpaquePointer?, _ out: OutString?, _ body: (NativeAuthClient, UInt) throws(NativeAuthError) -> Answer
+) -> Int32 {
     boundary(out) { () throws(NativeAuthError) -> Answer in
-        guard handle != nil else { throw NativeAuthError(.invalidHandle, "client is NULL") }
+        guard let handle else { throw NativeAuthError(.invalidHandle, "client is NULL") }
         let answer: Result<Answer, NativeAuthError>? = handles.withClient(handle) { client in
-            Result { () throws(NativeAuthError) in
-                let doc = try decodeDocument(request, name: "request_json", nullIsEmpty: nullRequestIsEmpty)
-                return try body(client, doc)
-            }
+            Result { () throws(NativeAuthError) in try body(client, UInt(bitPattern: Int(bitPattern: handle))) }
         }
         guard let answer else {
             throw NativeAuthError(.invalidHandle, "client is not a live handle (already freed, or never created)")
         }
         return try answer.get()
     }
+}
+
+/// The cached-token path: the thread's memo of the last answer while the cache is unchanged and the token servable,
+/// else the token cache (whose answer the memo then keeps, when it came straight from the cache).
+func cachedTokenAnswer(_ c: NativeAuthClient, _ memo: RequestMemo.Entry) throws(NativeAuthError) -> Answer {
+    if let v = memo.validity, memo.generation == c.cacheGeneration, v.isServable(at: c.now()) {
+        c.logger.log(.verbose, "access token served from cache")
+        return .memo(memo)
+    }
+    let result = try c.accessToken(memo.request)
+    if result.fromCache, let g = result.cacheGeneration, let r = result.token.rendered {
+        memo.remember(r, validity: result.token.validity, generation: g)
+    } else {
+        memo.forget()
+    }
+    return Encode.token(result)
 }

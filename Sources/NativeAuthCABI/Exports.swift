@@ -139,9 +139,16 @@ public func na_flow_submit(_ handle: OpaquePointer?, _ request: UnsafePointer<CC
 @_cdecl("na_get_access_token")
 public func na_get_access_token(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32
 {
-    operation(handle, request, out) { c, f throws(NativeAuthError) in
-        let (token, fromCache) = try c.accessToken(Decode.token(f))
-        return Encode.token(token, fromCache: fromCache)
+    operationOnText(handle, out) { (c, key) throws(NativeAuthError) -> Answer in
+        let decode = { () throws(NativeAuthError) -> TokenRequest in
+            try Decode.token(decodeDocument(request, name: "request_json", nullIsEmpty: false))
+        }
+        guard let request else { return Encode.token(try c.accessToken(decode())) }
+        let bytes = UnsafeRawBufferPointer(start: request, count: strnlen(request, RequestMemo.maxBytes + 1))
+        guard let memo = try RequestMemo.current.entry(client: key, bytes: bytes, decode: decode) else {
+            return Encode.token(try c.accessToken(decode()))
+        }
+        return try cachedTokenAnswer(c, memo)
     }
 }
 

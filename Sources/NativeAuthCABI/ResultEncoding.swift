@@ -76,6 +76,8 @@ enum Encode {
     }
 
     /// `na_get_access_token`'s answer.
+    static func token(_ r: TokenResult) -> Answer { token(r.token, fromCache: r.fromCache) }
+
     static func token(_ t: AccessToken, fromCache: Bool) -> Answer {
         if fromCache, let rendered = t.rendered { return .rendered(rendered) }
         var o = tokenMembers(t, fromCache: fromCache)

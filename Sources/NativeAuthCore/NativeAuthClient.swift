@@ -100,9 +100,15 @@ public final class NativeAuthClient: Sendable {
     // MARK: - Tokens, APIs, account
 
     /// `na_get_access_token`.
-    public func accessToken(_ request: TokenRequest) throws(NativeAuthError) -> (token: AccessToken, fromCache: Bool) {
+    public func accessToken(_ request: TokenRequest) throws(NativeAuthError) -> TokenResult {
         try tokens.accessToken(request)
     }
+
+    /// Changes whenever the token cache changes (see `TokenResult.cacheGeneration`).
+    public var cacheGeneration: UInt64 { tokens.cache.generation }
+
+    /// The client's clock (seconds since the epoch).
+    public func now() -> Double { clock.now() }
 
     /// The signed-in account.
     public func account() throws(NativeAuthError) -> Account {
@@ -122,13 +128,13 @@ public final class NativeAuthClient: Sendable {
     /// `na_call_api`: gets the token (cache first), sends it as `Authorization: Bearer`, and on a 401 `invalid_token`
     /// refreshes once and retries once. An HTTP error status from the API is an answer, not an error.
     public func callAPI(_ request: APIRequest) throws(NativeAuthError) -> APIResponse {
-        var (token, _) = try tokens.accessToken(request.token)
+        var token = try tokens.accessToken(request.token).token
         var response = try send(request, token)
         if response.status == 401, (response.header("www-authenticate") ?? "").contains("invalid_token") {
             logger.log(.info, "API answered 401 invalid_token; refreshing once")
             var forced = request.token
             forced.forceRefresh = true
-            (token, _) = try tokens.accessToken(forced)
+            token = try tokens.accessToken(forced).token
             response = try send(request, token)
         }
         return APIResponse(status: response.status, headers: response.headers, body: response.body)

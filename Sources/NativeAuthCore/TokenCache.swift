@@ -1,4 +1,5 @@
 public import NativeAuthJSON
+import Synchronization
 
 /// A signed-in account.
 public struct Account: Sendable, Equatable {
@@ -36,17 +37,57 @@ public final class RenderedToken: @unchecked Sendable {  // immutable after init
     }
 }
 
-/// A cached access token.
-public struct AccessToken: Sendable {
-    public var value: Secret
+/// A cached access token (immutable; shared by reference, so serving one from the cache copies one pointer).
+public final class AccessToken: Sendable {
+    public let value: Secret
     /// The scopes as the server granted them.
-    public var scopes: [String]
-    public var key: ScopeKey
-    public var expiresOn: Double
-    public var refreshOn: Double?
-    public var cachedAt: Double
+    public let scopes: [String]
+    public let key: ScopeKey
+    public let expiresOn: Double
+    public let refreshOn: Double?
+    public let cachedAt: Double
     /// The token's result document as the C ABI serves it from the cache, rendered when the token was stored.
-    public var rendered: RenderedToken?
+    public let rendered: RenderedToken?
+
+    public init(value: Secret, scopes: [String], expiresOn: Double, refreshOn: Double?, cachedAt: Double) {
+        self.value = value
+        self.scopes = scopes
+        self.key = ScopeKey(scopes)
+        self.expiresOn = expiresOn
+        self.refreshOn = refreshOn
+        self.cachedAt = cachedAt
+        self.rendered = nil
+    }
+
+    private init(_ t: AccessToken, rendered: RenderedToken?) {
+        value = t.value
+        scopes = t.scopes
+        key = t.key
+        expiresOn = t.expiresOn
+        refreshOn = t.refreshOn
+        cachedAt = t.cachedAt
+        self.rendered = rendered
+    }
+
+    /// This token with its cached-answer document rendered by `renderer`.
+    func rendering(with renderer: (@Sendable (AccessToken) -> RenderedToken?)?) -> AccessToken {
+        guard let renderer else { return self }
+        return AccessToken(self, rendered: renderer(self))
+    }
+
+    public var validity: TokenValidity {
+        TokenValidity(expiresOn: expiresOn, cachedAt: cachedAt, refreshOn: refreshOn)
+    }
+
+    public func isUsable(at now: Double) -> Bool { validity.isUsable(at: now) }
+    public func wantsRefresh(at now: Double) -> Bool { validity.wantsRefresh(at: now) }
+}
+
+/// When a cached token may be served.
+public struct TokenValidity: Sendable {
+    public var expiresOn: Double
+    public var cachedAt: Double
+    public var refreshOn: Double?
 
     /// Usable when more than the buffer remains: 5 minutes (MSAL's default), or half the lifetime for tokens that
     /// live less than 10 minutes, so short-lived tokens can still be served from cache.
@@ -55,10 +96,14 @@ public struct AccessToken: Sendable {
         return now < expiresOn - buffer
     }
 
+    /// Past the server's `refresh_in`: refresh early.
     public func wantsRefresh(at now: Double) -> Bool {
         guard let refreshOn else { return false }
         return now >= refreshOn
     }
+
+    /// Served from the cache as it is: usable, and not due for an early refresh.
+    public func isServable(at now: Double) -> Bool { isUsable(at: now) && !wantsRefresh(at: now) }
 }
 
 /// One account's entries.
@@ -109,31 +154,42 @@ public struct MemoryTokenStore: TokenStore {
 
 /// The token cache. Reads take a shared lock (threads serving cached tokens never wait for each other); updates take
 /// the exclusive lock and are saved through the store.
-public final class TokenCache: @unchecked Sendable {  // `data` is guarded by `lock`
+public final class TokenCache: @unchecked Sendable {  // `data` and `index` are guarded by `lock`
     private let store: any TokenStore
     private let lock = ReadWriteLock()
     private var data: CacheData
+    /// The current account's access tokens by scope key: the hot path's one hash lookup.
+    private var index: [String: AccessToken] = [:]
     /// Renders a token's cached-answer document once, when it is stored.
     let renderer: (@Sendable (AccessToken) -> RenderedToken?)?
+    /// Counts updates: an answer found at generation g is still the cache's answer while the generation is g (and
+    /// the token is still within its lifetime).
+    private let generationCounter = Atomic<UInt64>(0)
+
+    public var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
 
     public init(store: any TokenStore = MemoryTokenStore(), renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil) {
         self.store = store
         self.renderer = renderer
         data = store.load()
+        index = data.current?.accessTokens ?? [:]
     }
 
     enum Lookup {
         case noAccount
-        case hit(AccessToken)
+        /// A usable token, and the cache generation it was found at.
+        case hit(AccessToken, generation: UInt64)
         case miss
     }
 
-    /// The hot path: one shared lock, one hash lookup.
+    /// A usable cached token for `key`: the exact scope set by one hash lookup, else MSAL's superset match.
     func lookup(_ key: ScopeKey, at now: Double) -> Lookup {
         lock.withReadLock {
+            let g = generationCounter.load(ordering: .relaxed)  // stable: updates take the write lock
+            if let exact = index[key.key], exact.isUsable(at: now) { return .hit(exact, generation: g) }
             guard let entry = data.current else { return .noAccount }
             guard let token = entry.accessToken(for: key, at: now) else { return .miss }
-            return .hit(token)
+            return .hit(token, generation: g)
         }
     }
 
@@ -144,15 +200,13 @@ public final class TokenCache: @unchecked Sendable {  // `data` is guarded by `l
     public func update<R>(_ body: (inout CacheData) -> R) -> R {
         lock.withWriteLock {
             let r = body(&data)
+            index = data.current?.accessTokens ?? [:]
+            generationCounter.add(1, ordering: .releasing)
             store.save(data)
             return r
         }
     }
 
     /// `token` with its cached-answer document rendered.
-    func rendering(_ token: AccessToken) -> AccessToken {
-        var t = token
-        t.rendered = renderer?(token)
-        return t
-    }
+    func rendering(_ token: AccessToken) -> AccessToken { token.rendering(with: renderer) }
 }

@@ -24,8 +24,8 @@ final class TokenService: Sendable {
         let granted = r.grantedScopes ?? requestScopes(requestedScopes)
         let token = cache.rendering(
             AccessToken(
-                value: r.accessToken, scopes: granted, key: ScopeKey(granted), expiresOn: now + Double(r.expiresIn),
-                refreshOn: r.refreshIn.map { now + Double($0) }, cachedAt: now, rendered: nil))
+                value: r.accessToken, scopes: granted, expiresOn: now + Double(r.expiresIn),
+                refreshOn: r.refreshIn.map { now + Double($0) }, cachedAt: now))
         guard let (uid, utid) = r.clientInfo else { return (nil, token) }
         var claims: JSONValue = .object([:])
         if let idToken = r.idToken {
@@ -66,17 +66,17 @@ final class TokenService: Sendable {
 
     /// `na_get_access_token`: from the cache when a usable token covers the scopes (past its `refresh_in` the token
     /// is refreshed early, and still served if that fails), else one refresh shared by concurrent callers.
-    func accessToken(_ request: TokenRequest) throws(NativeAuthError) -> (AccessToken, fromCache: Bool) {
+    func accessToken(_ request: TokenRequest) throws(NativeAuthError) -> TokenResult {
         let now = clock.now()
         var fallback: AccessToken? = nil
         if !request.forceRefresh, request.claims == nil {
             switch cache.lookup(request.key, at: now) {
             case .noAccount:
                 throw NativeAuthError(.noAccount, "No user is signed in.")
-            case .hit(let token):
+            case .hit(let token, let generation):
                 guard token.wantsRefresh(at: now) else {
                     logger.log(.verbose, "access token served from cache")
-                    return (token, true)
+                    return TokenResult(token: token, fromCache: true, cacheGeneration: generation)
                 }
                 fallback = token  // refresh_in passed: refresh early, but the token is still good if that fails
             case .miss:
@@ -88,7 +88,7 @@ final class TokenService: Sendable {
             throw NativeAuthError(.noAccount, "No user is signed in.")
         }
         guard let rt = refreshToken else {
-            if let fallback { return (fallback, true) }
+            if let fallback { return TokenResult(token: fallback, fromCache: true) }
             throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
         }
         let fingerprint = rt.secret.withUnsafeBytes { Base64.urlEncode(SHA256.hash($0)) }
@@ -98,15 +98,15 @@ final class TokenService: Sendable {
             let (token, fromCache) = try gate.run(
                 key: key,
                 check: { () -> AccessToken? in
-                    guard canShare, case .hit(let t) = cache.lookup(request.key, at: clock.now()) else { return nil }
+                    guard canShare, case .hit(let t, _) = cache.lookup(request.key, at: clock.now()) else { return nil }
                     return t
                 },
                 refresh: { () throws(NativeAuthError) -> AccessToken in try refresh(request) })
-            return (token, fromCache)
+            return TokenResult(token: token, fromCache: fromCache)
         } catch {
             if let fallback {
                 logger.log(.warning, "early refresh failed (\(error.code)); serving the cached token")
-                return (fallback, true)
+                return TokenResult(token: fallback, fromCache: true)
             }
             throw error
         }
@@ -152,4 +152,14 @@ final class TokenService: Sendable {
         }
         return token
     }
+}
+
+/// An access token as `na_get_access_token` answers it.
+public struct TokenResult: Sendable {
+    public var token: AccessToken
+    public var fromCache: Bool
+    /// For a token served straight from the cache: the cache generation it was found at. While
+    /// `NativeAuthClient.cacheGeneration` still equals it (and the token is within its lifetime), the same request
+    /// gets the same answer.
+    public var cacheGeneration: UInt64? = nil
 }

@@ -1,8 +1,14 @@
-/* bench.c — measures what an embedding program pays: load time, client creation, the JSON boundary, a cached token,
- * and peak memory. Run by `make bench` against a freshly started emulator (settings from the environment, as the
- * examples take them). Prints numbers; asserts nothing. */
+/* bench.c — what an embedding program pays, measured through the C ABI: load time, client creation, sign-in and a
+ * new scope set against the emulator, a cached token (1 thread; 8 threads sharing one client; with 1 and with 1,000
+ * cached scope sets), and peak memory. Run by `make bench` (Tests/bench/bench.py starts the emulator and prints the
+ * table beside MSAL for Python); it prints one JSON object per line and asserts nothing.
+ *
+ * Settings come from the environment: NATIVEAUTH_AUTHORITY, NATIVEAUTH_CLIENT_ID, NATIVEAUTH_USERNAME,
+ * NATIVEAUTH_PASSWORD, BENCH_SCOPE_PREFIX (scopes are PREFIX0000 … PREFIX0999), BENCH_SCOPE_SETS (default 1000),
+ * BENCH_CALLS (default 200000). */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,11 +16,76 @@
 #include <time.h>
 
 typedef int (*op_fn)(void *, const char *, char **);
+static int (*na_client_new)(const char *, void **, char **);
+static void (*na_client_free)(void *);
+static void (*na_string_free)(char *);
+static op_fn na_sign_in, na_get_access_token, na_sign_out;
 
-static double now_ms(void) {
+static double now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double percentile(double *v, size_t n, double p) {
+    size_t i = (size_t)(p * (double)(n - 1));
+    return v[i];
+}
+
+static const char *scope_prefix;
+static char token_request[512];
+
+/* Times `n` cached-token calls one by one into `lat` (nanoseconds). */
+static void cached_calls(void *client, double *lat, size_t n) {
+    char *out = NULL;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double t0 = now_ns();
+        int rc = na_get_access_token(client, token_request, &out);
+        lat[i] = now_ns() - t0;
+        if (rc != 0) { fprintf(stderr, "cached token failed: %s\n", out ? out : "?"); exit(1); }
+        na_string_free(out);
+    }
+}
+
+struct worker { void *client; double *lat; size_t n; };
+
+static void *worker_main(void *arg) {
+    struct worker *w = arg;
+    cached_calls(w->client, w->lat, w->n);
+    return NULL;
+}
+
+static void report_latency(const char *name, double *lat, size_t n, double wall_ns, int threads) {
+    qsort(lat, n, sizeof *lat, cmp_double);
+    printf("{\"row\":\"%s\",\"threads\":%d,\"calls\":%zu,\"p50_ns\":%.1f,\"p99_ns\":%.1f,\"calls_per_s\":%.0f}\n", name,
+           threads, n, percentile(lat, n, 0.50), percentile(lat, n, 0.99), (double)n / (wall_ns / 1e9));
+    fflush(stdout);
+}
+
+static void *new_client(const char *authority, const char *client_id) {
+    char config[2048], *err = NULL;
+    void *c = NULL;
+    snprintf(config, sizeof config, "{\"v\":1,\"authority\":\"%s\",\"client_id\":\"%s\"}", authority, client_id);
+    if (na_client_new(config, &c, &err) != 0) { fprintf(stderr, "client: %s\n", err ? err : "?"); exit(1); }
+    return c;
+}
+
+static double sign_in(void *c, const char *user, const char *password) {
+    char request[1024], *out = NULL;
+    double t0;
+    snprintf(request, sizeof request, "{\"username\":\"%s\",\"password\":\"%s\",\"scopes\":[\"%s0000\"]}", user,
+             password, scope_prefix);
+    t0 = now_ns();
+    if (na_sign_in(c, request, &out) != 0) { fprintf(stderr, "sign-in failed: %s\n", out ? out : "?"); exit(1); }
+    t0 = now_ns() - t0;
+    na_string_free(out);
+    return t0;
 }
 
 #define LOAD(name) (*(void **)(&name) = dlsym(lib, #name))
@@ -22,63 +93,89 @@ static double now_ms(void) {
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "libnativeauth.so";
     const char *authority = getenv("NATIVEAUTH_AUTHORITY"), *client_id = getenv("NATIVEAUTH_CLIENT_ID");
-    const char *user = getenv("NATIVEAUTH_USERNAME"), *password = getenv("NATIVEAUTH_PASSWORD"), *scope = getenv("API1_SCOPE");
-    int (*na_client_new)(const char *, void **, char **);
-    void (*na_client_free)(void *);
-    void (*na_string_free)(char *);
-    op_fn na_client_info, na_sign_in, na_get_access_token;
-    void *lib, *client = NULL;
-    char config[2048], request[1024], *out = NULL;
-    double t0, t;
-    int i, n;
+    const char *user = getenv("NATIVEAUTH_USERNAME"), *password = getenv("NATIVEAUTH_PASSWORD");
+    size_t calls = getenv("BENCH_CALLS") ? (size_t)atol(getenv("BENCH_CALLS")) : 200000;
+    int sets = getenv("BENCH_SCOPE_SETS") ? atoi(getenv("BENCH_SCOPE_SETS")) : 1000;
+    void *lib, *client;
+    double t0, *lat, samples[32];
+    size_t i;
+    int k;
     struct rusage ru;
 
-    if (!authority || !client_id || !user || !password || !scope) {
-        fprintf(stderr, "set NATIVEAUTH_AUTHORITY, NATIVEAUTH_CLIENT_ID, NATIVEAUTH_USERNAME, NATIVEAUTH_PASSWORD, API1_SCOPE\n");
+    scope_prefix = getenv("BENCH_SCOPE_PREFIX");
+    if (!authority || !client_id || !user || !password || !scope_prefix) {
+        fprintf(stderr, "set NATIVEAUTH_AUTHORITY, NATIVEAUTH_CLIENT_ID, NATIVEAUTH_USERNAME, NATIVEAUTH_PASSWORD, "
+                        "BENCH_SCOPE_PREFIX\n");
         return 2;
     }
-    t0 = now_ms();
+    t0 = now_ns();
     lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    t = now_ms() - t0;
     if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 1; }
-    printf("dlopen                         %8.2f ms\n", t);
-    LOAD(na_client_new); LOAD(na_client_free); LOAD(na_string_free); LOAD(na_client_info); LOAD(na_sign_in);
-    LOAD(na_get_access_token);
+    printf("{\"row\":\"dlopen\",\"ms\":%.3f}\n", (now_ns() - t0) / 1e6);
+    LOAD(na_client_new); LOAD(na_client_free); LOAD(na_string_free); LOAD(na_sign_in); LOAD(na_get_access_token);
+    LOAD(na_sign_out);
 
-    snprintf(config, sizeof config, "{\"v\":1,\"authority\":\"%s\",\"client_id\":\"%s\"}", authority, client_id);
-    t0 = now_ms();
-    n = 1000;
-    for (i = 0; i < n; i++) {
-        na_client_new(config, &client, NULL);
-        na_client_free(client);
+    t0 = now_ns();
+    for (k = 0; k < 1000; k++) na_client_free(new_client(authority, client_id));
+    printf("{\"row\":\"client_new_free\",\"us\":%.3f}\n", (now_ns() - t0) / 1e3 / 1000);
+
+    /* Sign-in (initiate, challenge, token): the median of several. */
+    client = new_client(authority, client_id);
+    for (k = 0; k < 15; k++) samples[k] = sign_in(client, user, password);
+    qsort(samples, 15, sizeof *samples, cmp_double);
+    printf("{\"row\":\"sign_in\",\"ms\":%.3f}\n", samples[7] / 1e6);
+
+    snprintf(token_request, sizeof token_request, "{\"scopes\":[\"%s0000\"]}", scope_prefix);
+    lat = malloc(sizeof *lat * calls * 8);
+    if (!lat) return 1;
+
+    /* One thread, one cached scope set. */
+    cached_calls(client, lat, calls / 10); /* warm-up */
+    t0 = now_ns();
+    cached_calls(client, lat, calls);
+    report_latency("cached_1_thread", lat, calls, now_ns() - t0, 1);
+
+    /* Eight threads sharing the client. */
+    {
+        pthread_t t[8];
+        struct worker w[8];
+        for (k = 0; k < 8; k++) { w[k].client = client; w[k].lat = lat + (size_t)k * calls; w[k].n = calls; }
+        t0 = now_ns();
+        for (k = 0; k < 8; k++) pthread_create(&t[k], NULL, worker_main, &w[k]);
+        for (k = 0; k < 8; k++) pthread_join(t[k], NULL);
+        report_latency("cached_8_threads", lat, calls * 8, now_ns() - t0, 8);
     }
-    printf("na_client_new + free           %8.2f us/op\n", (now_ms() - t0) * 1000.0 / n);
-    na_client_new(config, &client, NULL);
 
-    t0 = now_ms();
-    n = 20000;
-    for (i = 0; i < n; i++) {
-        na_client_info(client, "{\"v\":1}", &out);
-        na_string_free(out);
+    /* A new scope set (one refresh-token round trip) each, up to `sets` cached scope sets. */
+    {
+        double *fresh = malloc(sizeof *fresh * (size_t)sets);
+        char request[512], *out = NULL;
+        if (!fresh) return 1;
+        for (k = 1; k < sets; k++) {
+            snprintf(request, sizeof request, "{\"scopes\":[\"%s%04d\"]}", scope_prefix, k);
+            t0 = now_ns();
+            if (na_get_access_token(client, request, &out) != 0) {
+                fprintf(stderr, "new scope set failed: %s\n", out ? out : "?");
+                return 1;
+            }
+            fresh[k - 1] = now_ns() - t0;
+            na_string_free(out);
+        }
+        if (sets > 1) {
+            qsort(fresh, (size_t)sets - 1, sizeof *fresh, cmp_double);
+            printf("{\"row\":\"new_scope_set\",\"ms\":%.3f}\n", fresh[(sets - 1) / 2] / 1e6);
+        }
+        free(fresh);
     }
-    printf("na_client_info (JSON in/out)   %8.2f us/op\n", (now_ms() - t0) * 1000.0 / n);
+    cached_calls(client, lat, calls / 10);
+    t0 = now_ns();
+    cached_calls(client, lat, calls);
+    report_latency("cached_1_thread_many_sets", lat, calls, now_ns() - t0, 1);
+    printf("{\"row\":\"scope_sets\",\"count\":%d}\n", sets);
 
-    snprintf(request, sizeof request, "{\"username\":\"%s\",\"password\":\"%s\",\"scopes\":[\"%s\"]}", user, password, scope);
-    t0 = now_ms();
-    if (na_sign_in(client, request, &out) != 0) { fprintf(stderr, "sign-in failed: %s\n", out); return 1; }
-    printf("na_sign_in (3 round trips)     %8.2f ms\n", now_ms() - t0);
-    na_string_free(out);
-
-    snprintf(request, sizeof request, "{\"scopes\":[\"%s\"]}", scope);
-    t0 = now_ms();
-    n = 20000;
-    for (i = 0; i < n; i++) {
-        na_get_access_token(client, request, &out);
-        na_string_free(out);
-    }
-    printf("na_get_access_token (cached)   %8.2f us/op\n", (now_ms() - t0) * 1000.0 / n);
     na_client_free(client);
+    free(lat);
     getrusage(RUSAGE_SELF, &ru);
-    printf("peak RSS                       %8ld KiB\n", ru.ru_maxrss);
+    printf("{\"row\":\"peak_rss\",\"kib\":%ld}\n", ru.ru_maxrss);
     return 0;
 }

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import json
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from . import _loader
 
@@ -57,15 +57,39 @@ def encode(document: dict) -> bytes:
         raise ValueError(f"request cannot be encoded as UTF-8 JSON: {e.__class__.__name__}") from None
 
 
-def call(name: str, handle: Optional[int], document: dict) -> tuple[int, Any]:
-    """Calls operation ``name`` and returns (status, parsed document)."""
-    out = ctypes.c_void_p()
-    rc = getattr(lib, name)(handle, encode(document), ctypes.byref(out))
-    text = take_string(out)
+def parse(rc: int, text: str) -> tuple[int, Any]:
+    """(status, parsed document) of a result text."""
     try:
         return rc, json.loads(text) if text else {}
     except json.JSONDecodeError:
         return rc, {"v": 1, "error": {"code": "internal", "message": "the library returned a document that is not JSON"}}
+
+
+def call(name: str, handle: Optional[int], document: dict) -> tuple[int, Any]:
+    """Calls operation ``name`` and returns (status, parsed document)."""
+    out = ctypes.c_void_p()
+    rc = getattr(lib, name)(handle, encode(document), ctypes.byref(out))
+    return parse(rc, take_string(out))
+
+
+_string_at = ctypes.string_at
+_free = lib.na_string_free
+_byref = ctypes.byref
+_void_p = ctypes.c_void_p
+
+
+def call_raw(fn: Any, handle: Optional[int], request: bytes) -> tuple[int, bytes]:
+    """Calls an operation with an encoded request and returns (status, the result's bytes), freeing the library's
+    string. The hot path of ``get_access_token``: no JSON work here."""
+    out = _void_p()
+    rc = fn(handle, request, _byref(out))
+    ptr = out.value
+    if not ptr:
+        return rc, b""
+    try:
+        return rc, _string_at(ptr)
+    finally:
+        _free(ptr)
 
 
 def client_new(config: dict) -> tuple[int, Optional[int], Any]:
@@ -83,5 +107,3 @@ def version() -> str:
 def status_str(status: int) -> str:
     return lib.na_status_str(status).decode()
 
-
-LogCallback = Callable[[int, str, Optional[str]], None]

@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 from . import _native, errors
 from .states import AccessToken, Account, ApiResponse, FlowState, State, state_from_json, PasswordRequired
 
+_GET_ACCESS_TOKEN = _native.lib.na_get_access_token
 _LEVELS = {"off": 0, "error": 1, "warning": 2, "info": 3, "verbose": 4}
 _PY_LEVELS = {1: logging.ERROR, 2: logging.WARNING, 3: logging.INFO, 4: logging.DEBUG}
 
@@ -59,6 +60,8 @@ class Client:
             raise errors.from_document(rc, err)
         self._handle: Optional[int] = handle
         self._lock = threading.Lock()
+        # get_access_token's memo: (scopes, force_refresh) → [encoded request, last answer's bytes, its AccessToken].
+        self._token_requests: dict = {}
         self._log_callback = None
         if _LEVELS[log_level] > 0:
             self._install_logger(_LEVELS[log_level], log_handler)
@@ -177,10 +180,38 @@ class Client:
     def get_access_token(self, scopes: Sequence[str], *, force_refresh: bool = False,
                          claims: Optional[Mapping[str, Any]] = None) -> AccessToken:
         """An access token for ``scopes``: from the cache, or one refresh shared by concurrent callers."""
-        req: dict = {"scopes": _scopes(scopes), "force_refresh": bool(force_refresh)}
         if claims is not None:
-            req["claims"] = dict(claims)
-        return AccessToken.from_json(self._call("na_get_access_token", req))
+            req: dict = {"scopes": _scopes(scopes), "force_refresh": bool(force_refresh), "claims": dict(claims)}
+            return AccessToken.from_json(self._call("na_get_access_token", req))
+        # The hot path: the request is encoded once per scope set, and an answer identical to the previous one (a
+        # cached token) is not parsed again.
+        key: Any = (tuple(scopes), force_refresh) if isinstance(scopes, (list, tuple)) else None
+        try:
+            memo = self._token_requests.get(key) if key is not None else None
+        except TypeError:  # an unhashable element: no memo; _scopes() below refuses it
+            key = memo = None
+        if memo is None:
+            request = {"v": 1, "scopes": _scopes(scopes), "force_refresh": bool(force_refresh)}
+            try:
+                memo = [_native.encode(request), None, None]
+            except ValueError as e:
+                raise errors.InvalidArgumentError(str(e), status=-1) from None
+            if key is not None:
+                if len(self._token_requests) >= 256:
+                    self._token_requests.clear()
+                self._token_requests[key] = memo
+        handle = self._handle
+        if handle is None:
+            raise errors.ClientClosedError("the client is closed", status=-1)
+        rc, raw = _native.call_raw(_GET_ACCESS_TOKEN, handle, memo[0])
+        if rc == 0 and raw == memo[1]:
+            return memo[2]
+        rc, doc = _native.parse(rc, raw.decode("utf-8", errors="replace"))
+        if rc != 0:
+            raise errors.from_document(rc, doc)
+        token = AccessToken.from_json(doc)
+        memo[1], memo[2] = raw, token
+        return token
 
     def call_api(self, url: str, scopes: Sequence[str], *, method: str = "GET", headers: Optional[Mapping[str, str]] = None,
                  body: Union[None, str, dict, list] = None, force_refresh: bool = False) -> ApiResponse:

@@ -1,0 +1,205 @@
+"""`make bench`: NativeAuth beside MSAL for Python, measured in one run on this machine, printed as one table.
+
+Starts the emulator (with an extra API of 1,000 permissions, so 1,000 scope sets can be cached), runs the C benchmark
+(Tests/bench/bench.c) against the library, then measures the Python package and MSAL for Python's
+`acquire_token_silent` served from its own in-memory cache (its HTTP client is a stub that answers OIDC discovery while
+the app is built and fails every request afterwards, so MSAL's figure is a pure cache hit). Asserts nothing: the
+goals are printed beside the measurements.
+
+Usage: python bench.py EMULATOR BENCH_BINARY LIBRARY   (run by the Makefile inside a virtual environment with msal)
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH_APP_ID = "33334444-dddd-5555-eeee-6666ffff7777"
+SETS = int(os.environ.get("BENCH_SCOPE_SETS", "1000"))
+CALLS = int(os.environ.get("BENCH_CALLS", "200000"))
+
+
+def start_emulator(binary: str, workdir: Path) -> tuple[subprocess.Popen, dict]:
+    config = {"apis": [{"name": "Bench", "app_id": BENCH_APP_ID, "path": "/api/bench",
+                        "permissions": [f"P{i:04d}" for i in range(SETS)]}]}
+    (workdir / "config.json").write_text(json.dumps(config))
+    ready = workdir / "ready.json"
+    proc = subprocess.Popen([binary, "--quiet", "--port", "0", "--ready-file", str(ready), "--config",
+                             str(workdir / "config.json")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("bench: the emulator did not start")
+        time.sleep(0.01)
+    return proc, json.loads(ready.read_text())
+
+
+def percentile(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[int(p * (len(values) - 1))]
+
+
+def bench_python_package(ready: dict, library: str, user: dict, scope: str) -> dict:
+    os.environ["NATIVEAUTH_LIBRARY"] = library
+    sys.path.insert(0, str(ROOT / "bindings" / "python" / "src"))
+    import nativeauth  # noqa: E402  (loaded here, over the library being measured)
+
+    with nativeauth.Client(ready["authority"], ready["client_id"]) as client:
+        client.sign_in(user["email"], user["password"], scopes=[scope])
+        scopes = [scope]
+        n = CALLS // 4
+        for _ in range(n // 10):
+            client.get_access_token(scopes)
+        lat = []
+        clock = time.perf_counter_ns
+        t0 = clock()
+        for _ in range(n):
+            s = clock()
+            client.get_access_token(scopes)
+            lat.append(clock() - s)
+        wall = clock() - t0
+    return {"p50_ns": percentile(lat, 0.5), "p99_ns": percentile(lat, 0.99), "calls_per_s": n / (wall / 1e9)}
+
+
+class _StubResponse:
+    def __init__(self, status: int, body: dict):
+        self.status_code = status
+        self.text = json.dumps(body)
+        self.headers: dict = {}
+
+    def raise_for_status(self) -> None:
+        if self.status_code >= 400:
+            raise RuntimeError(f"HTTP {self.status_code}")
+
+
+class _StubHTTP:
+    """Answers OIDC discovery while MSAL builds its app; afterwards every request fails (a pure cache-hit figure)."""
+
+    def __init__(self, authority: str):
+        self.authority = authority
+        self.offline = False
+        self.requests_after_offline = 0
+
+    def get(self, url: str, **_: object) -> _StubResponse:
+        if not self.offline and url.endswith("/.well-known/openid-configuration"):
+            return _StubResponse(200, {"issuer": self.authority + "/v2.0",
+                                       "authorization_endpoint": self.authority + "/oauth2/v2.0/authorize",
+                                       "token_endpoint": self.authority + "/oauth2/v2.0/token",
+                                       "device_authorization_endpoint": self.authority + "/oauth2/v2.0/devicecode"})
+        return self._fail()
+
+    def post(self, url: str, **_: object) -> _StubResponse:
+        return self._fail()
+
+    def _fail(self) -> _StubResponse:
+        self.requests_after_offline += 1
+        raise RuntimeError("bench: the network is off for MSAL's cache-hit measurement")
+
+    def close(self) -> None:
+        pass
+
+
+def bench_msal(scope: str) -> dict:
+    import base64
+    import msal  # type: ignore
+
+    tenant = "aaaabbbb-0000-cccc-1111-dddd2222eeee"
+    authority = f"https://login.microsoftonline.com/{tenant}"
+    http = _StubHTTP(authority)
+    app = msal.PublicClientApplication("00001111-aaaa-2222-bbbb-3333cccc4444", authority=authority,
+                                       http_client=http, instance_discovery=False)
+    http.offline = True
+
+    def b64(d: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(d).encode()).decode().rstrip("=")
+
+    id_token = b64({"alg": "none"}) + "." + b64({"iss": authority + "/v2.0", "sub": "s", "oid": "u1", "tid": tenant,
+                                               "aud": "c", "preferred_username": "ann@contoso.com",
+                                               "exp": int(time.time()) + 3600}) + ".x"
+    app.token_cache.add({
+        "client_id": "00001111-aaaa-2222-bbbb-3333cccc4444", "scope": [scope],
+        "token_endpoint": authority + "/oauth2/v2.0/token", "grant_type": "password",
+        "response": {"token_type": "Bearer", "access_token": "A" * 1200, "expires_in": 3600,
+                     "refresh_token": "R" * 500, "id_token": id_token, "scope": scope,
+                     "client_info": b64({"uid": "u1", "utid": tenant})}})
+    account = app.get_accounts()[0]
+    scopes = [scope]
+    n = CALLS // 10
+    for _ in range(n // 10):
+        assert app.acquire_token_silent(scopes, account=account) is not None
+    lat = []
+    clock = time.perf_counter_ns
+    t0 = clock()
+    for _ in range(n):
+        s = clock()
+        r = app.acquire_token_silent(scopes, account=account)
+        lat.append(clock() - s)
+    wall = clock() - t0
+    if not r or "access_token" not in r or http.requests_after_offline:
+        raise SystemExit("bench: MSAL's measurement was not a pure cache hit")
+    return {"p50_ns": percentile(lat, 0.5), "p99_ns": percentile(lat, 0.99), "calls_per_s": n / (wall / 1e9)}
+
+
+def run_c(binary: str, library: str, env: dict) -> dict:
+    out = subprocess.run([binary, library], env=env, check=True, capture_output=True, text=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        d = json.loads(line)
+        rows[d.pop("row")] = d
+    return rows
+
+
+def main() -> None:
+    emulator, binary, library = sys.argv[1:4]
+    for var in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        os.environ.pop(var, None)  # they would override MSAL's verify=
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, ready = start_emulator(emulator, Path(tmp))
+        try:
+            user = next(u for u in ready["users"] if u["kind"] == "password")
+            prefix = f"api://{BENCH_APP_ID}/P"
+            env = dict(os.environ, NATIVEAUTH_AUTHORITY=ready["authority"], NATIVEAUTH_CLIENT_ID=ready["client_id"],
+                       NATIVEAUTH_USERNAME=user["email"], NATIVEAUTH_PASSWORD=user["password"],
+                       BENCH_SCOPE_PREFIX=prefix, BENCH_SCOPE_SETS=str(SETS), BENCH_CALLS=str(CALLS))
+            c = run_c(binary, library, env)
+            py = bench_python_package(ready, library, user, prefix + "0000")
+        finally:
+            proc.terminate()
+            proc.wait()
+    ms = bench_msal(prefix + "0000")
+
+    import msal  # type: ignore
+    one, eight, many = c["cached_1_thread"], c["cached_8_threads"], c["cached_1_thread_many_sets"]
+    base = ms["p50_ns"]
+    rows = [
+        ("cache hit, MSAL for Python " + msal.__version__ + " acquire_token_silent", ms, "1.0×", "(reference)"),
+        ("cache hit, C ABI, 1 thread", one, f"{base / one['p50_ns']:.1f}× MSAL",
+         f"goal p50 ≤ 1 µs and ≥ 12× MSAL; p99/p50 = {one['p99_ns'] / one['p50_ns']:.1f} (goal ≤ 5)"),
+        ("cache hit, Python package, 1 thread", py, f"{base / py['p50_ns']:.1f}× MSAL", "goal ≥ 3× MSAL"),
+        ("cache hit, C ABI, 8 threads, one client", eight,
+         f"{eight['calls_per_s'] / one['calls_per_s']:.2f}× 1-thread calls/s",
+         f"goal ≥ 1.5×; p99 = {eight['p99_ns'] / one['p50_ns']:.1f}× 1-thread p50 (goal ≤ 10)"),
+        (f"cache hit, C ABI, 1 thread, {c['scope_sets']['count']} scope sets cached", many,
+         f"{many['p50_ns'] / one['p50_ns']:.2f}× the 1-set p50", "goal: flat"),
+    ]
+    print()
+    print(f"{'measurement':58} {'p50':>10} {'p99':>10} {'calls/s':>12}  ratio")
+    for name, r, ratio, note in rows:
+        print(f"{name:58} {r['p50_ns'] / 1000:>8.2f}µs {r['p99_ns'] / 1000:>8.2f}µs {r['calls_per_s']:>12,.0f}  "
+              f"{ratio}  {note}")
+    print()
+    print(f"{'sign-in (initiate, challenge, token), median':58} {c['sign_in']['ms']:>8.2f}ms")
+    print(f"{'a new scope set (one refresh-token round trip), median':58} {c['new_scope_set']['ms']:>8.2f}ms")
+    print(f"{'dlopen libnativeauth.so':58} {c['dlopen']['ms']:>8.2f}ms")
+    print(f"{'na_client_new + na_client_free':58} {c['client_new_free']['us']:>8.2f}µs")
+    print(f"{'peak RSS of the C benchmark':58} {c['peak_rss']['kib'] / 1024:>8.1f}MiB")
+
+
+if __name__ == "__main__":
+    main()

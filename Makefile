@@ -4,7 +4,9 @@
 #   make deps                install system packages (apt) needed to build and test
 #   make demo                the main job: emulator + C and Python tutorials
 #   make bench               load time, JSON boundary, cached token, peak memory (measured, never asserted)
-#   make test                every test: swift test, MSAL interop, Python package, ABI checks, C tests under valgrind
+#   make lint                swift format (.swift-format) and the 120-column rule; part of make test
+#   make test                lint, then every test: swift test, MSAL interop, Python package, ABI checks, C tests
+#                            under valgrind
 #   make clean
 SHELL      := /bin/bash
 PREFIX     ?= /usr/local
@@ -28,7 +30,7 @@ NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
 endif
 export NA_TMP
 
-.PHONY: all deps lib emulator examples demo bench install uninstall test test-swift test-interop test-python test-examples test-abi check-symbols check-ldd test-c clean
+.PHONY: all lint deps lib emulator examples demo bench install uninstall test test-swift test-interop test-python test-examples test-abi check-symbols check-ldd test-c clean
 
 all: lib
 
@@ -62,8 +64,12 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
 
-test: test-swift test-interop test-python test-abi test-examples
+test: lint test-swift test-interop test-python test-abi test-examples
 	@rm -rf $(NA_TMP)
+
+# The tree is formatted as .swift-format says, and no line is longer than 120 columns.
+lint:
+	@bash .ci/lint
 
 # The main job: emulator + the C and Python tutorials (sign in, tokens for two APIs, API calls, sign out).
 demo: lib emulator examples

@@ -34,7 +34,8 @@ let package = Package(
         .target(
             name: "NativeAuthCABI",
             dependencies: ["NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "CNativeAuthHeader"],
-            exclude: ["nativeauth.map"]),
+            exclude: ["nativeauth.map"]
+        ),
 
         // The emulator. It shares JSON and crypto helpers with the library and no protocol code; token signing
         // (RSA private keys) lives here, never in the library.
@@ -46,30 +47,43 @@ let package = Package(
                 "NativeAuthJSON", "NativeAuthCrypto", "COpenSSL", "CEmulatorTLS",
                 .product(name: "FlyingFox", package: "FlyingFox"),
                 .product(name: "FlyingSocks", package: "FlyingFox"),
-            ]),
+            ]
+        ),
         .executableTarget(name: "nativeauth-emulator", dependencies: ["NativeAuthEmulator"]),
 
         // Test helpers: a loopback HTTP/1.1 server that counts connections and misbehaves on request.
         .target(
             name: "NativeAuthTestSupport",
             dependencies: ["NativeAuthCore", "NativeAuthHTTP", "NativeAuthJSON", "NativeAuthCrypto"],
-            path: "Tests/NativeAuthTestSupport"),
+            path: "Tests/NativeAuthTestSupport"
+        ),
 
         .testTarget(name: "NativeAuthJSONTests", dependencies: ["NativeAuthJSON"]),
-        .testTarget(name: "NativeAuthCryptoTests", dependencies: ["NativeAuthCrypto", "NativeAuthJSON", "NativeAuthEmulator"]),
+        .testTarget(
+            name: "NativeAuthCryptoTests",
+            dependencies: ["NativeAuthCrypto", "NativeAuthJSON", "NativeAuthEmulator"]
+        ),
         .testTarget(name: "NativeAuthHTTPTests", dependencies: ["NativeAuthHTTP", "NativeAuthTestSupport"]),
         .testTarget(
             name: "NativeAuthCoreTests",
-            dependencies: ["NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto", "NativeAuthTestSupport"]),
+            dependencies: [
+                "NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto", "NativeAuthTestSupport",
+            ]
+        ),
         .testTarget(
             name: "NativeAuthCABITests",
-            dependencies: ["NativeAuthCABI", "NativeAuthJSON", "NativeAuthCore", "CNativeAuthHeader", "NativeAuthTestSupport"]),
+            dependencies: [
+                "NativeAuthCABI", "NativeAuthJSON", "NativeAuthCore", "CNativeAuthHeader", "NativeAuthTestSupport",
+            ]
+        ),
         // The library's flows through the C ABI, against the emulator executable in its own process.
         .testTarget(
             name: "NativeAuthFlowTests",
-            dependencies: ["NativeAuthCABI", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto"]),
+            dependencies: ["NativeAuthCABI", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto"]
+        ),
         .testTarget(
             name: "NativeAuthEmulatorTests",
-            dependencies: ["NativeAuthEmulator", "NativeAuthHTTP", "NativeAuthJSON", "NativeAuthCrypto"]),
+            dependencies: ["NativeAuthEmulator", "NativeAuthHTTP", "NativeAuthJSON", "NativeAuthCrypto"]
+        ),
     ]
 )

@@ -18,6 +18,8 @@
  *   change. When the error came from a server answer, "error" also holds
  *       "server":{"error":…,"suberror":…,"error_codes":[…],"correlation_id":…,"trace_id":…,"http_status":…}
  *   and, for argument errors, "field" names the offending member ("cache.path", "scopes[2]").
+ *   Any call may answer invalid_argument, invalid_handle, out_of_memory or internal; every call that talks to the
+ *   server may also answer network, timeout, tls or server. The "Errors" of each call below list the others.
  *   A step that needs more input from the user is a result (a "status"), never an error.
  *   Messages and logs never contain passwords, one-time codes, continuation tokens or tokens.
  *
@@ -25,7 +27,8 @@
  *   it returns is static and must not be freed. The library never keeps pointers passed in after a call returns.
  *
  * Handles.  A na_client is opaque. A handle that was freed (or never valid) is detected: calls answer NA_EINVAL
- *   with code "invalid_handle" instead of crashing. Handles are never reused within a process.
+ *   with code "invalid_handle" instead of crashing. A handle's value is never reused for another client (its slot
+ *   is recycled only under a new 40-bit generation). Finding the client takes no lock.
  *
  * Threads.  A na_client may be used from many threads at once; calls block the calling thread, with bounded
  *   timeouts. na_client_free() may be called while other threads are inside calls on the same client: they finish
@@ -68,20 +71,22 @@ int na_abi_version(void);
  * (and NA__LAST moves). The "code" string in the error document says precisely what happened. */
 enum {
     NA_OK           =  0, /* success; *out_json holds the result                                              */
-    NA_EINVAL       = -1, /* bad argument: NULL pointer, invalid JSON, wrong type, missing field, invalid or
-                             freed handle (code "invalid_handle"), unsupported option (code "not_supported"),
-                             and configuration the server refused: invalid_scope, invalid_client              */
-    NA_EAUTH        = -2, /* the user's input was refused: invalid_username, user_not_found, invalid_credentials,
-                             invalid_code, invalid_password, user_already_exists, attributes_invalid,
-                             user_has_no_password, invalid_contact, contact_blocked, auth_method_blocked         */
-    NA_ENOTFOUND    = -3, /* nothing to act on: no_account                                                       */
-    NA_EINTERACTION = -4, /* the user must act: browser_required, interaction_required, refresh_token_expired,
-                             password_change_required                                                           */
-    NA_ENETWORK     = -5, /* no usable answer: connect failure, timeout ("timeout"), TLS failure ("tls")       */
-    NA_ESERVER      = -6, /* the server answered with an error or something unexpected                         */
-    NA_ESTATE       = -7, /* flow_expired, or flow_invalid (unknown, finished, in use, or at another step)       */
-    NA_ENOMEM       = -8, /* out of memory; *out_json is a static document that na_string_free() ignores       */
-    NA_EINTERNAL    = -9, /* a bug in the library; please report it with the document                          */
+    NA_EINVAL       = -1, /* bad argument, request document or handle, an unsupported option, or configuration the
+                             server refused. codes: invalid_argument, invalid_handle, not_supported, invalid_scope,
+                             invalid_client                                                                      */
+    NA_EAUTH        = -2, /* the user's input was refused. codes: invalid_username, user_not_found,
+                             invalid_credentials, invalid_code, invalid_password, user_already_exists,
+                             attributes_invalid, user_has_no_password, invalid_contact, contact_blocked,
+                             auth_method_blocked                                                                */
+    NA_ENOTFOUND    = -3, /* nothing to act on. codes: no_account                                                 */
+    NA_EINTERACTION = -4, /* the user must act. codes: browser_required, interaction_required,
+                             refresh_token_expired, password_change_required                                    */
+    NA_ENETWORK     = -5, /* no usable answer. codes: network, timeout, tls                                        */
+    NA_ESERVER      = -6, /* the server answered with an error or something unexpected. codes: server              */
+    NA_ESTATE       = -7, /* a flow is expired, finished, busy or at another step. codes: flow_expired, flow_invalid */
+    NA_ENOMEM       = -8, /* out of memory; *out_json is a static document that na_string_free() ignores.
+                             codes: out_of_memory                                                               */
+    NA_EINTERNAL    = -9, /* a bug in the library; please report it with the document. codes: internal           */
     NA__LAST        = -10 /* never returned; marks the end of the list and moves as codes are appended         */
 };
 
@@ -170,22 +175,24 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  * Sign-in.  request {"username", "password"?, "scopes"?:[…], "claims"?:{…}}. Sends `scope` = scopes + openid
  *   profile offline_access. Without a password the answer is "password_required" (password accounts) or
  *   "code_required" (email one-time-passcode accounts; a given password is then ignored, as MSAL does).
- *   Errors: invalid_username, user_not_found, invalid_credentials (with a "flow" to retry the password),
- *   browser_required, invalid_client, network, timeout, tls, server. */
+ *   Errors: invalid_username, invalid_password (an empty password), user_not_found, invalid_credentials (with a
+ *   "flow" to retry the password), password_change_required, browser_required, invalid_client, invalid_scope,
+ *   flow_expired, flow_invalid. */
 int na_sign_in(na_client *client, const char *request_json, char **out_json);
 
 /* Sign-up.  request {"username", "password"?, "attributes"?:{"displayName":"Ann", "city":"Oslo", …}}.
  *   Attribute values are strings (numbers and booleans are turned into strings; arrays of strings are joined with
  *   commas). First answer: "code_required" (the email is verified first); then "password_required" (when no
  *   password was given), "attributes_required", and "sign_up_completed".
- *   Errors: invalid_username, user_already_exists, invalid_password ("reason": password_too_weak | password_too_short
- *   | password_too_long | password_recently_used | password_banned | password_is_invalid), attributes_invalid
- *   ("attributes": [names]), browser_required, … */
+ *   Errors: invalid_username, user_already_exists, invalid_password ("reason": the server's suberror, e.g.
+ *   password_too_weak or password_too_short, or "empty"), attributes_invalid ("attributes": [names]),
+ *   browser_required, invalid_client, flow_expired, flow_invalid. */
 int na_sign_up(na_client *client, const char *request_json, char **out_json);
 
 /* Password reset.  request {"username"}. Answers "code_required", then "password_required" (the new password), then
  *   — after the library polls the server's completion endpoint — "password_reset_completed".
- *   Errors: invalid_username, user_not_found, user_has_no_password, invalid_code, invalid_password, … */
+ *   Errors: invalid_username, user_not_found, user_has_no_password, browser_required, invalid_client,
+ *   flow_expired, flow_invalid (the code and the new password are checked by na_flow_submit). */
 int na_reset_password(na_client *client, const char *request_json, char **out_json);
 
 /* Continues a flow.  request {"flow":"f_…", "action":…, …}. "action" may be left out when the request carries
@@ -201,7 +208,10 @@ int na_reset_password(na_client *client, const char *request_json, char **out_js
  *   "sign_in"            {"scopes"?, "claims"?}   after "sign_up_completed" or "password_reset_completed"
  *   "cancel"             {}                       forgets the flow; answers {"v":1,"status":"cancelled"}
  * An action the flow is not waiting for answers NA_ESTATE "flow_invalid" with "expected":<action> and leaves the
- * flow as it was. Unknown or finished flows: "flow_invalid"; expired ones: "flow_expired". */
+ * flow as it was. Unknown or finished flows: "flow_invalid"; expired ones: "flow_expired".
+ * Errors: invalid_code, invalid_password, invalid_credentials, attributes_invalid, user_already_exists,
+ *   invalid_contact, contact_blocked, auth_method_blocked, password_change_required, browser_required, invalid_scope,
+ *   flow_expired, flow_invalid. */
 int na_flow_submit(na_client *client, const char *request_json, char **out_json);
 
 /* ---- Tokens, APIs, account, sign-out ------------------------------------------------------------------------ */
@@ -215,8 +225,8 @@ int na_flow_submit(na_client *client, const char *request_json, char **out_json)
  * Concurrent calls share one refresh: only one refresh runs per client at a time, callers asking for the same
  * scopes wait for it and share its result, and the rotated refresh token replaces the old one atomically, so a
  * refresh token is never presented twice. A new token replaces cached tokens whose scopes overlap it (MSAL's rule).
- * Errors: no_account (NA_ENOTFOUND), interaction_required / refresh_token_expired (NA_EINTERACTION: sign in again;
- * the dead refresh token is dropped), invalid_scope, network, timeout, tls, server. */
+ * Errors: no_account (NA_ENOTFOUND), interaction_required and refresh_token_expired (NA_EINTERACTION: sign in again;
+ * the dead refresh token is dropped), password_change_required, browser_required, invalid_scope. */
 int na_get_access_token(na_client *client, const char *request_json, char **out_json);
 
 /* Calls an API with a bearer token.  request {"url", "method"?:"GET", "headers"?:{"name":"value"}, "body"?: string
@@ -224,7 +234,8 @@ int na_get_access_token(na_client *client, const char *request_json, char **out_
  * result {"v":1,"status":200,"headers":{"content-type":…},"body": parsed JSON | text} ("body_base64" for binary).
  * The token comes from na_get_access_token's logic. On 401 with WWW-Authenticate error="invalid_token" the library
  * refreshes once and retries once. An HTTP error status from the API is a result (NA_OK), not a library error.
- * Tokens are only sent over https, or http to loopback hosts; the request may not set Authorization itself. */
+ * Tokens are only sent over https, or http to loopback hosts; the request may not set Authorization itself.
+ * Errors: as na_get_access_token. */
 int na_call_api(na_client *client, const char *request_json, char **out_json);
 
 /* The signed-in account.  request {} or {"include_id_token":true} (NULL is read as {}).
@@ -246,12 +257,16 @@ int na_sign_out(na_client *client, const char *request_json, char **out_json);
 
 /* A log callback. level is NA_LOG_ERROR..NA_LOG_VERBOSE; message is one line of UTF-8; correlation_id is the
  * request's client-request-id or NULL. Both strings are valid only during the call. The callback may be called
- * from any thread that is inside a library call, concurrently; it must not call back into the same client. */
+ * from any thread that is inside a library call, concurrently. It may call into the library, the same client
+ * included (lines logged by such calls reach it too); it cannot replace itself (see below). */
 typedef void (*na_log_fn)(int level, const char *message, const char *correlation_id, void *user_data);
 
 /* Installs (or, with fn NULL, removes) the client's log callback and sets its level (NA_LOG_OFF..NA_LOG_VERBOSE),
  * replacing the configured "log_level". Logging is silent by default. Log lines never contain secrets or
- * usernames. Returns NA_OK or NA_EINVAL (bad handle or level). */
+ * usernames. Replacing or removing a callback waits until invocations of the old one already running on other
+ * threads have returned: once this function returns, the old callback is never called again and its user_data may
+ * be freed. Returns NA_OK, NA_EINVAL (bad handle or level), or NA_ESTATE when called from inside this client's own
+ * log callback (nothing is changed; waiting for itself would never end). */
 int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void *user_data);
 
 #ifdef __cplusplus

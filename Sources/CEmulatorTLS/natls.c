@@ -134,7 +134,6 @@ struct natls_proxy {
     SSL_CTX *ctx;
     pthread_t acceptor;
     atomic_int stopping;
-    atomic_uint_fast64_t connections;
     atomic_int active;
 };
 
@@ -225,7 +224,6 @@ static void *accept_loop(void *arg) {
         if (poll(&pfd, 1, 100) <= 0) continue;
         fd = accept(p->listen_fd, NULL, NULL);
         if (fd < 0) continue;
-        atomic_fetch_add(&p->connections, 1);
         c = malloc(sizeof *c);
         if (!c) { close(fd); continue; }
         c->proxy = p;
@@ -278,7 +276,6 @@ fail:
 }
 
 uint16_t natls_proxy_port(const natls_proxy *p) { return p ? p->port : 0; }
-uint64_t natls_proxy_connections(const natls_proxy *p) { return p ? atomic_load(&((natls_proxy *)p)->connections) : 0; }
 
 void natls_proxy_stop(natls_proxy *p) {
     int i;

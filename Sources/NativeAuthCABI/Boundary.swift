@@ -115,7 +115,10 @@ func boundary(_ out: OutString?, _ body: () throws(NativeAuthError) -> Answer) -
 
 /// The one way to run an operation on a client with a request document.
 func operation(
-    _ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?, nullRequestIsEmpty: Bool = false,
+    _ handle: OpaquePointer?,
+    _ request: UnsafePointer<CChar>?,
+    _ out: OutString?,
+    nullRequestIsEmpty: Bool = false,
     _ body: (NativeAuthClient, Fields) throws(NativeAuthError) -> Answer
 ) -> Int32 {
     operationOnText(handle, out) { (client, _) throws(NativeAuthError) -> Answer in
@@ -126,7 +129,9 @@ func operation(
 /// Runs an operation on a live client, leaving the decoding of the request to `body` (which gets the client and the
 /// handle's value, a key that is never reused for another client).
 func operationOnText(
-    _ handle: OpaquePointer?, _ out: OutString?, _ body: (NativeAuthClient, UInt) throws(NativeAuthError) -> Answer
+    _ handle: OpaquePointer?,
+    _ out: OutString?,
+    _ body: (NativeAuthClient, UInt) throws(NativeAuthError) -> Answer
 ) -> Int32 {
     boundary(out) { () throws(NativeAuthError) -> Answer in
         guard let handle else { throw NativeAuthError(.invalidHandle, "client is NULL") }

@@ -8,7 +8,10 @@ import NativeAuthJSON
 enum ClientFactory {
     /// Builds a client from its configuration document. `environment` looks up environment variables (tests inject
     /// it).
-    static func make(_ f: Fields, environment: (String) -> String? = processEnvironment) throws(NativeAuthError)
+    static func make(
+        _ f: Fields,
+        environment: (String) -> String? = processEnvironment
+    ) throws(NativeAuthError)
         -> NativeAuthClient
     {
         let config = try configuration(f, environment: environment)
@@ -29,13 +32,19 @@ enum ClientFactory {
         apiOptions.defaultHeaders = [("User-Agent", "nativeauth/\(version)")]
         apiOptions.addClientRequestID = false
         return NativeAuthClient(
-            configuration: config, transport: CurlHTTPClient(options: options),
-            apiTransport: CurlHTTPClient(options: apiOptions), renderer: Encode.render)
+            configuration: config,
+            transport: CurlHTTPClient(options: options),
+            apiTransport: CurlHTTPClient(options: apiOptions),
+            renderer: Encode.render
+        )
     }
 
     /// Validates a configuration document. Every error is `invalid_argument` (or `not_supported`) and names the
     /// field.
-    static func configuration(_ f: Fields, environment: (String) -> String? = processEnvironment)
+    static func configuration(
+        _ f: Fields,
+        environment: (String) -> String? = processEnvironment
+    )
         throws(NativeAuthError) -> ClientConfiguration
     {
         func string(_ key: String) throws(NativeAuthError) -> String? {
@@ -48,7 +57,9 @@ enum ClientFactory {
         case (nil, nil): throw .invalidArgument("authority: required (or tenant_subdomain)", field: "authority")
         case (_?, _?):
             throw .invalidArgument(
-                "authority: give either authority or tenant_subdomain, not both", field: "authority")
+                "authority: give either authority or tenant_subdomain, not both",
+                field: "authority"
+            )
         }
 
         let clientID = try fields { () throws(JSONFieldError) in try f.string("client_id") }
@@ -61,7 +72,9 @@ enum ClientFactory {
         for (i, name) in (typeNames ?? ["oob", "password"]).enumerated() where name != "redirect" {
             guard let t = ChallengeType(rawValue: name) else {
                 throw .invalidArgument(
-                    "challenge_types[\(i)]: must be \"password\" or \"oob\"", field: "challenge_types[\(i)]")
+                    "challenge_types[\(i)]: must be \"password\" or \"oob\"",
+                    field: "challenge_types[\(i)]"
+                )
             }
             types.append(t)
         }
@@ -72,7 +85,8 @@ enum ClientFactory {
             guard let c = Capability(rawValue: name) else {
                 throw .invalidArgument(
                     "capabilities[\(i)]: must be \"mfa_required\" or \"registration_required\"",
-                    field: "capabilities[\(i)]")
+                    field: "capabilities[\(i)]"
+                )
             }
             capabilities.append(c)
         }
@@ -85,8 +99,10 @@ enum ClientFactory {
             redirectURI = r
         }
 
-        let connect = try fields { () throws(JSONFieldError) in try f.optionalInt("connect_timeout_ms", in: 1...600_000) }
-        let request = try fields { () throws(JSONFieldError) in try f.optionalInt("request_timeout_ms", in: 1...600_000) }
+        let connect = try fields { () throws(JSONFieldError) in try f.optionalInt("connect_timeout_ms", in: 1...600_000)
+        }
+        let request = try fields { () throws(JSONFieldError) in try f.optionalInt("request_timeout_ms", in: 1...600_000)
+        }
 
         if let c = try fields({ () throws(JSONFieldError) in try f.optionalObject("cache") }) {
             let type = try fields { () throws(JSONFieldError) in try c.optionalString("type") }
@@ -101,8 +117,10 @@ enum ClientFactory {
                 // Refusing is better than silently keeping tokens in memory when the app asked for a file.
                 throw NativeAuthError(
                     .notSupported,
-                    "cache.path: the persistent token cache is not available in this version; use {\"type\":\"memory\"}",
-                    field: "cache.path")
+                    "cache.path: the persistent token cache is not available in this version; use "
+                        + "{\"type\":\"memory\"}",
+                    field: "cache.path"
+                )
             default:
                 throw .invalidArgument("cache.type: must be \"memory\" or \"file\"", field: "cache.type")
             }
@@ -120,7 +138,9 @@ enum ClientFactory {
         var caBundle: String? = nil
         var caBundleSource = "default"
         if let ca = try string("ca_bundle") {
-            guard isReadableFile(ca) else { throw .invalidArgument("ca_bundle: not a readable file", field: "ca_bundle") }
+            guard isReadableFile(ca) else {
+                throw .invalidArgument("ca_bundle: not a readable file", field: "ca_bundle")
+            }
             (caBundle, caBundleSource) = (ca, "config")
         } else if let e = environment("SSL_CERT_FILE"), !e.isEmpty {
             (caBundle, caBundleSource) = (e, "SSL_CERT_FILE")
@@ -129,9 +149,18 @@ enum ClientFactory {
         }
 
         return ClientConfiguration(
-            authority: authority, clientID: clientID, challengeTypes: types, capabilities: capabilities,
-            redirectURI: redirectURI, connectTimeoutMs: Int(connect ?? 10_000), requestTimeoutMs: Int(request ?? 30_000),
-            cache: .memory, logLevel: logLevel, caBundle: caBundle, caBundleSource: caBundleSource)
+            authority: authority,
+            clientID: clientID,
+            challengeTypes: types,
+            capabilities: capabilities,
+            redirectURI: redirectURI,
+            connectTimeoutMs: Int(connect ?? 10_000),
+            requestTimeoutMs: Int(request ?? 30_000),
+            cache: .memory,
+            logLevel: logLevel,
+            caBundle: caBundle,
+            caBundleSource: caBundleSource
+        )
     }
 
     /// `{"v":1,"version":…,"config":{…effective configuration…}}`

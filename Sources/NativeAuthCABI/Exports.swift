@@ -31,7 +31,9 @@ public func na_string_free(_ s: UnsafeMutablePointer<CChar>?) {
 
 @_cdecl("na_client_new")
 public func na_client_new(
-    _ config: UnsafePointer<CChar>?, _ outClient: UnsafeMutablePointer<OpaquePointer?>?, _ outError: OutString?
+    _ config: UnsafePointer<CChar>?,
+    _ outClient: UnsafeMutablePointer<OpaquePointer?>?,
+    _ outError: OutString?
 ) -> Int32 {
     outError?.pointee = nil
     let result = Result { () throws(NativeAuthError) -> OpaquePointer in
@@ -68,7 +70,10 @@ public func na_client_info(_ handle: OpaquePointer?, _ request: UnsafePointer<CC
 
 @_cdecl("na_client_set_log_callback")
 public func na_client_set_log_callback(
-    _ handle: OpaquePointer?, _ level: Int32, _ fn: NALogFunction?, _ userData: UnsafeMutableRawPointer?
+    _ handle: OpaquePointer?,
+    _ level: Int32,
+    _ fn: NALogFunction?,
+    _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard let lvl = LogLevel(rawValue: level) else { return NAStatus.invalidArgument.rawValue }
     var sink: LogSink? = nil
@@ -107,12 +112,16 @@ struct HostLogCallback: @unchecked Sendable {
 
 @_cdecl("na_sign_in")
 public func na_sign_in(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
-    operation(handle, request, out) { c, f throws(NativeAuthError) in .document(Encode.flow(try c.signIn(Decode.signIn(f)))) }
+    operation(handle, request, out) { c, f throws(NativeAuthError) in
+        .document(Encode.flow(try c.signIn(Decode.signIn(f))))
+    }
 }
 
 @_cdecl("na_sign_up")
 public func na_sign_up(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
-    operation(handle, request, out) { c, f throws(NativeAuthError) in .document(Encode.flow(try c.signUp(Decode.signUp(f)))) }
+    operation(handle, request, out) { c, f throws(NativeAuthError) in
+        .document(Encode.flow(try c.signUp(Decode.signUp(f))))
+    }
 }
 
 @_cdecl("na_reset_password")

@@ -92,7 +92,10 @@ final class HandleTable: @unchecked Sendable {  // all shared state is atomic, o
                 state & Self.callMask != Self.callMask
             else { return nil }
             let (exchanged, original) = s.pointee.state.compareExchange(
-                expected: state, desired: state + Self.callUnit, ordering: .acquiringAndReleasing)
+                expected: state,
+                desired: state + Self.callUnit,
+                ordering: .acquiringAndReleasing
+            )
             if exchanged { break }
             state = original
         }
@@ -115,7 +118,10 @@ final class HandleTable: @unchecked Sendable {  // all shared state is atomic, o
         while true {
             guard state >> Self.generationShift == generation, state & Self.liveBit != 0 else { return }
             let (exchanged, original) = s.pointee.state.compareExchange(
-                expected: state, desired: state & ~Self.liveBit, ordering: .acquiringAndReleasing)
+                expected: state,
+                desired: state & ~Self.liveBit,
+                ordering: .acquiringAndReleasing
+            )
             if exchanged { break }
             state = original
         }

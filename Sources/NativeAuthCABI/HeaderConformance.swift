@@ -15,7 +15,8 @@ private func exportsMatchTheHeader() {
     let _: (UnsafeMutablePointer<CChar>?) -> Void = CNativeAuthHeader.na_string_free
     let _: (UnsafeMutablePointer<CChar>?) -> Void = NativeAuthCABI.na_string_free
     typealias New = (
-        UnsafePointer<CChar>?, UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        UnsafePointer<CChar>?, UnsafeMutablePointer<OpaquePointer?>?,
+        UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
     ) -> Int32
     let _: New = CNativeAuthHeader.na_client_new
     let _: New = NativeAuthCABI.na_client_new

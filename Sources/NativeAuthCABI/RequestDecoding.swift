@@ -9,14 +9,16 @@ enum Decode {
             username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
             password: fields { () throws(JSONFieldError) in try f.optionalString("password") },
             scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
-            claims: claims(f))
+            claims: claims(f)
+        )
     }
 
     static func signUp(_ f: Fields) throws(NativeAuthError) -> SignUpRequest {
         try SignUpRequest(
             username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
             password: fields { () throws(JSONFieldError) in try f.optionalString("password") },
-            attributes: attributes(f, required: false))
+            attributes: attributes(f, required: false)
+        )
     }
 
     static func resetPassword(_ f: Fields) throws(NativeAuthError) -> ResetPasswordRequest {
@@ -73,7 +75,8 @@ enum Decode {
         }
         let methodID = try string("method_id")
         let contact = try string("contact")
-        let scopes = f.contains("scopes")
+        let scopes =
+            f.contains("scopes")
             ? try Validate.scopes(fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") }) : nil
         let claims = try claims(f)
         switch kind {
@@ -88,7 +91,8 @@ enum Decode {
         try TokenRequest(
             scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
             forceRefresh: fields { () throws(JSONFieldError) in try f.optionalBool("force_refresh") } ?? false,
-            claims: claims(f))
+            claims: claims(f)
+        )
     }
 
     static func callAPI(_ f: Fields) throws(NativeAuthError) -> APIRequest {
@@ -97,7 +101,8 @@ enum Decode {
         let token = try TokenRequest(
             scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
             forceRefresh: fields { () throws(JSONFieldError) in try f.optionalBool("force_refresh") } ?? false,
-            claims: nil)
+            claims: nil
+        )
         var headers: [(name: String, value: String)] = []
         if let h = try fields({ () throws(JSONFieldError) in try f.optionalObject("headers") }) {
             for (name, value) in h.members.sorted(by: { $0.key < $1.key }) {
@@ -154,7 +159,9 @@ enum Decode {
                 out[k] = items.compactMap(\.stringValue).joined(separator: ",")
             default:
                 throw .invalidArgument(
-                    "attributes.\(k): must be a string, number, boolean or array of strings", field: "attributes.\(k)")
+                    "attributes.\(k): must be a string, number, boolean or array of strings",
+                    field: "attributes.\(k)"
+                )
             }
         }
         return out

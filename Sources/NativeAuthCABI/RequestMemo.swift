@@ -89,14 +89,19 @@ final class RequestMemo {
 
     /// The entry for `client` and the request `bytes`, decoding them with `decode` the first time; nil when the
     /// request is not kept (too long).
-    func entry(client: UInt, bytes: UnsafeRawBufferPointer, decode: () throws(NativeAuthError) -> TokenRequest)
+    func entry(
+        client: UInt,
+        bytes: UnsafeRawBufferPointer,
+        decode: () throws(NativeAuthError) -> TokenRequest
+    )
         throws(NativeAuthError) -> Entry?
     {
         guard bytes.count > 0, bytes.count <= Self.maxBytes, let base = bytes.baseAddress else { return nil }
         let h = Self.hash(bytes)
         let slot = Int(truncatingIfNeeded: (h ^ UInt64(client)) % UInt64(Self.slots))
         if let e = entries[slot], e.hash == h, e.client == client, e.bytes.count == bytes.count,
-            e.bytes.withUnsafeBytes({ stored in stored.baseAddress.map { memcmp($0, base, bytes.count) == 0 } ?? false })
+            e.bytes.withUnsafeBytes({ stored in stored.baseAddress.map { memcmp($0, base, bytes.count) == 0 } ?? false }
+            )
         {
             return e
         }

@@ -29,7 +29,8 @@ enum Encode {
                     ]
                     if let r = a.regex { m["regex"] = .string(r) }
                     return .object(m)
-                })
+                }
+            )
         case .mfaRequired(let methods):
             o["status"] = "mfa_required"
             o["methods"] = .array(methods.map(method))

@@ -16,7 +16,9 @@ public struct Authority: Sendable, Equatable {
             throw .invalidArgument("authority: not a valid absolute https URL (\(Authority.reason(error)))")
         }
         if u.scheme == "http" && !u.isLoopback {
-            throw .invalidArgument("authority: plain http is allowed only for loopback hosts (localhost, 127.0.0.0/8, [::1]); use https")
+            throw .invalidArgument(
+                "authority: plain http is allowed only for loopback hosts (localhost, 127.0.0.0/8, [::1]); use https"
+            )
         }
         guard u.query == nil else { throw .invalidArgument("authority: must not contain a query") }
         var path = u.path
@@ -26,7 +28,9 @@ public struct Authority: Sendable, Equatable {
             path = "/\(first).onmicrosoft.com"
         }
         guard !path.isEmpty else {
-            throw .invalidArgument("authority: must name the tenant, e.g. https://contoso.ciamlogin.com/contoso.onmicrosoft.com")
+            throw .invalidArgument(
+                "authority: must name the tenant, e.g. https://contoso.ciamlogin.com/contoso.onmicrosoft.com"
+            )
         }
         let normalised = u.origin + path
         do { self.parsed = try HTTPURL(normalised) } catch { throw .invalidArgument("authority: invalid") }
@@ -36,10 +40,12 @@ public struct Authority: Sendable, Equatable {
     /// The authority for a tenant subdomain: `contoso` → `https://contoso.ciamlogin.com/contoso.onmicrosoft.com`.
     public init(tenantSubdomain sub: String) throws(NativeAuthError) {
         guard !sub.isEmpty, sub.utf8.count <= 63,
-              sub.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d }),
-              !sub.hasPrefix("-"), !sub.hasSuffix("-")
+            sub.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d }),
+            !sub.hasPrefix("-"), !sub.hasSuffix("-")
         else {
-            throw .invalidArgument("tenant_subdomain: must be 1-63 lowercase letters, digits or hyphens (e.g. \"contoso\")")
+            throw .invalidArgument(
+                "tenant_subdomain: must be 1-63 lowercase letters, digits or hyphens (e.g. \"contoso\")"
+            )
         }
         try self.init("https://\(sub).ciamlogin.com/\(sub).onmicrosoft.com")
     }

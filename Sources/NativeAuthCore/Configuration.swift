@@ -31,10 +31,17 @@ public struct ClientConfiguration: Sendable {
     public var caBundleSource: String
 
     public init(
-        authority: Authority, clientID: String, challengeTypes: [ChallengeType] = [.oob, .password],
-        capabilities: [Capability] = [], redirectURI: String? = nil, connectTimeoutMs: Int = 10_000,
-        requestTimeoutMs: Int = 30_000, cache: CacheSetting = .memory, logLevel: LogLevel = .off,
-        caBundle: String? = nil, caBundleSource: String = "default"
+        authority: Authority,
+        clientID: String,
+        challengeTypes: [ChallengeType] = [.oob, .password],
+        capabilities: [Capability] = [],
+        redirectURI: String? = nil,
+        connectTimeoutMs: Int = 10_000,
+        requestTimeoutMs: Int = 30_000,
+        cache: CacheSetting = .memory,
+        logLevel: LogLevel = .off,
+        caBundle: String? = nil,
+        caBundleSource: String = "default"
     ) {
         self.authority = authority
         self.clientID = clientID

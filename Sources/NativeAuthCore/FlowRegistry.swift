@@ -37,7 +37,9 @@ final class FlowRegistry: Sendable {
         try entries.withLock { e throws(NativeAuthError) -> Flow in
             guard var entry = e[id] else {
                 var err = NativeAuthError(
-                    .flowInvalid, "Unknown flow: it finished, was cancelled, or never existed.")
+                    .flowInvalid,
+                    "Unknown flow: it finished, was cancelled, or never existed."
+                )
                 err.flow = id
                 throw err
             }

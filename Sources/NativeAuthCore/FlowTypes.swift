@@ -127,7 +127,9 @@ struct FlowContext: Sendable {
     /// `flow_invalid` for an action the state cannot take.
     func wrongStep(_ action: FlowAction, expected: FlowAction.Kind) -> NativeAuthError {
         var e = NativeAuthError(
-            .flowInvalid, "\(action.kind.rawValue) is not possible now: the flow is waiting for \(expected.rawValue).")
+            .flowInvalid,
+            "\(action.kind.rawValue) is not possible now: the flow is waiting for \(expected.rawValue)."
+        )
         e.expected = expected
         return e
     }
@@ -147,7 +149,10 @@ struct FlowContext: Sendable {
         case .registrationRequired(let ct):
             let (next, methods) = try server.registerIntrospect(ct)
             let flow = StrongAuthFlow(
-                state: .registrationSelect(next, methods: methods), scopes: scopes, claims: claims)
+                state: .registrationSelect(next, methods: methods),
+                scopes: scopes,
+                claims: claims
+            )
             return Transition(next: .strongAuth(flow), status: .registrationRequired(methods))
         }
     }

@@ -2,7 +2,11 @@ import Synchronization
 
 /// Log levels, from least to most verbose. `off` is the default.
 public enum LogLevel: Int32, Sendable, Comparable, CaseIterable {
-    case off = 0, error = 1, warning = 2, info = 3, verbose = 4
+    case off = 0
+    case error = 1
+    case warning = 2
+    case info = 3
+    case verbose = 4
 
     public var name: String {
         switch self {

@@ -25,8 +25,12 @@ public final class NativeAuthClient: Sendable {
     let context: FlowContext
 
     public init(
-        configuration: ClientConfiguration, transport: any Transport, apiTransport: (any Transport)? = nil,
-        clock: any Clock = SystemClock(), store: any TokenStore = MemoryTokenStore(), logger: Logger? = nil,
+        configuration: ClientConfiguration,
+        transport: any Transport,
+        apiTransport: (any Transport)? = nil,
+        clock: any Clock = SystemClock(),
+        store: any TokenStore = MemoryTokenStore(),
+        logger: Logger? = nil,
         renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil
     ) {
         self.configuration = configuration
@@ -36,7 +40,11 @@ public final class NativeAuthClient: Sendable {
         self.apiTransport = apiTransport ?? transport
         let server = ServerAPI(configuration: configuration, transport: transport, clock: clock, logger: logger)
         tokens = TokenService(
-            server: server, cache: TokenCache(store: store, renderer: renderer), clock: clock, logger: logger)
+            server: server,
+            cache: TokenCache(store: store, renderer: renderer),
+            clock: clock,
+            logger: logger
+        )
         context = FlowContext(server: server, tokens: tokens, clock: clock, logger: logger)
     }
 
@@ -81,8 +89,10 @@ public final class NativeAuthClient: Sendable {
         }
         flows.checkin(id, transition.next, now: clock.now())
         return FlowResult(
-            flowType: transition.next?.type ?? flow.type, flow: transition.next == nil ? nil : id,
-            status: transition.status)
+            flowType: transition.next?.type ?? flow.type,
+            flow: transition.next == nil ? nil : id,
+            status: transition.status
+        )
     }
 
     /// Forgets a flow (`cancel`).
@@ -92,7 +102,9 @@ public final class NativeAuthClient: Sendable {
 
     /// Stores the flow a start step left, if any.
     private func begin(_ transition: Transition, type: FlowType) throws(NativeAuthError) -> FlowResult {
-        guard let next = transition.next else { return FlowResult(flowType: type, flow: nil, status: transition.status) }
+        guard let next = transition.next else {
+            return FlowResult(flowType: type, flow: nil, status: transition.status)
+        }
         let id = try flows.create(next, now: clock.now())
         return FlowResult(flowType: next.type, flow: id, status: transition.status)
     }
@@ -142,8 +154,11 @@ public final class NativeAuthClient: Sendable {
 
     private func send(_ r: APIRequest, _ token: AccessToken) throws(NativeAuthError) -> HTTPResponse {
         var request = HTTPRequest(
-            method: r.method, url: r.url,
-            headers: r.headers + [("Authorization", "Bearer " + token.value.unsafeExposed)], body: r.body)
+            method: r.method,
+            url: r.url,
+            headers: r.headers + [("Authorization", "Bearer " + token.value.unsafeExposed)],
+            body: r.body
+        )
         defer { request.headers.removeAll() }
         do {
             let response = try apiTransport.send(request)

@@ -10,8 +10,13 @@ public struct ServerErrorDetails: Sendable, Equatable {
     public var retryAfter: String?
 
     public init(
-        error: String? = nil, suberror: String? = nil, errorCodes: [Int64] = [], correlationID: String? = nil,
-        traceID: String? = nil, httpStatus: Int? = nil, retryAfter: String? = nil
+        error: String? = nil,
+        suberror: String? = nil,
+        errorCodes: [Int64] = [],
+        correlationID: String? = nil,
+        traceID: String? = nil,
+        httpStatus: Int? = nil,
+        retryAfter: String? = nil
     ) {
         self.error = error
         self.suberror = suberror
@@ -76,13 +81,18 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`
         /// and the Python exception map are checked against it by the tests.
         public static let table: [(code: Code, category: Category, meaning: String)] = [
-            (.invalidArgument, .invalidArgument,
-             "NULL pointer, invalid JSON or UTF-8, document over 1 MiB, wrong type, missing or invalid member (`field` names it)"),
+            (
+                .invalidArgument, .invalidArgument,
+                "NULL pointer, invalid JSON or UTF-8, document over 1 MiB, wrong type, missing or invalid member "
+                    + "(`field` names it)"
+            ),
             (.invalidHandle, .invalidArgument, "the `na_client *` is NULL, freed, or was never created"),
             (.notSupported, .invalidArgument, "a recognised option this version does not implement (`cache.path`)"),
             (.invalidScope, .invalidArgument, "the server refused the scopes"),
-            (.invalidClient, .invalidArgument,
-             "the app registration does not allow native auth (unknown, confidential, or not enabled)"),
+            (
+                .invalidClient, .invalidArgument,
+                "the app registration does not allow native auth (unknown, confidential, or not enabled)"
+            ),
             (.outOfMemory, .outOfMemory, "allocation failed"),
             (.network, .network, "cannot connect, connection broken"),
             (.timeout, .network, "connect or request timeout elapsed"),
@@ -93,8 +103,10 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.userNotFound, .auth, "no such account (sign-in, reset)"),
             (.invalidCredentials, .auth, "wrong password (AADSTS50126); carries `flow` to retry"),
             (.invalidCode, .auth, "wrong or expired one-time code (`invalid_oob_value`); the flow stays usable"),
-            (.invalidPassword, .auth,
-             "the password policy refused it; `reason` is the server's suberror (`password_too_weak`, …)"),
+            (
+                .invalidPassword, .auth,
+                "the password policy refused it; `reason` is the server's suberror (`password_too_weak`, …)"
+            ),
             (.userAlreadyExists, .auth, "sign-up for an existing account"),
             (.attributesInvalid, .auth, "`attributes` lists the names; the flow stays usable"),
             (.userHasNoPassword, .auth, "reset for a one-time-passcode account (AADSTS500222)"),
@@ -111,7 +123,9 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         ]
 
         private static let categories: [Code: Category] = Dictionary(
-            table.map { ($0.code, $0.category) }, uniquingKeysWith: { a, _ in a })
+            table.map { ($0.code, $0.category) },
+            uniquingKeysWith: { a, _ in a }
+        )
 
         /// The code's category (`internal` for a code missing from the table, which a test forbids).
         public var category: Category { Code.categories[self] ?? .internal }
@@ -137,8 +151,13 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
     public var redirectReason: String?
 
     public init(
-        _ code: Code, _ message: String, server: ServerErrorDetails? = nil, field: String? = nil,
-        reason: String? = nil, attributes: [String]? = nil, redirectReason: String? = nil
+        _ code: Code,
+        _ message: String,
+        server: ServerErrorDetails? = nil,
+        field: String? = nil,
+        reason: String? = nil,
+        attributes: [String]? = nil,
+        redirectReason: String? = nil
     ) {
         self.code = code
         self.message = message
@@ -162,7 +181,9 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
 
     static func browserRequired(_ reason: String?) -> NativeAuthError {
         NativeAuthError(
-            .browserRequired, "Native authentication cannot complete this; use the browser (interactive) flow.",
-            redirectReason: reason)
+            .browserRequired,
+            "Native authentication cannot complete this; use the browser (interactive) flow.",
+            redirectReason: reason
+        )
     }
 }

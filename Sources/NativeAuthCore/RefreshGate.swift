@@ -25,8 +25,11 @@ final class RefreshGate: @unchecked Sendable {  // all state is guarded by `mute
     }
 
     /// Returns `(token, fromCache)`.
-    func run(key: String, check: () -> AccessToken?,
-             refresh: () throws(NativeAuthError) -> AccessToken) throws(NativeAuthError) -> (AccessToken, Bool) {
+    func run(
+        key: String,
+        check: () -> AccessToken?,
+        refresh: () throws(NativeAuthError) -> AccessToken
+    ) throws(NativeAuthError) -> (AccessToken, Bool) {
         pthread_mutex_lock(mutex)
         while true {
             if let hit = check() {

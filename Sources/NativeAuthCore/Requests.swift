@@ -21,7 +21,11 @@ public enum Validate {
         return u
     }
 
-    public static func password(_ p: String?, field: String = "password", required: Bool) throws(NativeAuthError)
+    public static func password(
+        _ p: String?,
+        field: String = "password",
+        required: Bool
+    ) throws(NativeAuthError)
         -> Secret?
     {
         guard let p else {
@@ -35,8 +39,11 @@ public enum Validate {
         }
         guard p.utf8.count <= 1024, !p.utf8.contains(0) else {
             throw NativeAuthError(
-                .invalidPassword, "The password is too long or contains a NUL character.", field: field,
-                reason: "invalid")
+                .invalidPassword,
+                "The password is too long or contains a NUL character.",
+                field: field,
+                reason: "invalid"
+            )
         }
         return Secret(p)
     }
@@ -48,7 +55,11 @@ public enum Validate {
         return Secret(c)
     }
 
-    public static func scopes(_ list: [String]?, field: String = "scopes", required: Bool = false)
+    public static func scopes(
+        _ list: [String]?,
+        field: String = "scopes",
+        required: Bool = false
+    )
         throws(NativeAuthError) -> [String]
     {
         guard let list else {
@@ -60,9 +71,13 @@ public enum Validate {
         if required && list.isEmpty { throw .invalidArgument("\(field): give at least one scope", field: field) }
         guard list.count <= 64 else { throw .invalidArgument("\(field): too many scopes", field: field) }
         for (i, s) in list.enumerated()
-        where s.isEmpty || s.utf8.count > 512 || s.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }) {
+        where s.isEmpty || s.utf8.count > 512
+            || s.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f })
+        {
             throw .invalidArgument(
-                "\(field)[\(i)]: a scope is a non-empty string without spaces", field: "\(field)[\(i)]")
+                "\(field)[\(i)]: a scope is a non-empty string without spaces",
+                field: "\(field)[\(i)]"
+            )
         }
         return list
     }
@@ -75,7 +90,12 @@ public struct SignInRequest: Sendable {
     public var scopes: [String]
     public var claims: ClaimsRequest?
 
-    public init(username: String?, password: String?, scopes: [String]?, claims: ClaimsRequest?)
+    public init(
+        username: String?,
+        password: String?,
+        scopes: [String]?,
+        claims: ClaimsRequest?
+    )
         throws(NativeAuthError)
     {
         self.username = try Validate.username(username)
@@ -131,15 +151,22 @@ public struct APIRequest: Sendable {
     public var token: TokenRequest
 
     /// Bearer tokens go only over https, or http to loopback hosts; the caller may not set Authorization itself.
-    public init(url: String, method: String?, headers: [(name: String, value: String)], body: [UInt8],
-                token: TokenRequest) throws(NativeAuthError) {
+    public init(
+        url: String,
+        method: String?,
+        headers: [(name: String, value: String)],
+        body: [UInt8],
+        token: TokenRequest
+    ) throws(NativeAuthError) {
         let parsed: HTTPURL
         do { parsed = try HTTPURL(url) } catch {
             throw .invalidArgument("url: not a valid absolute http(s) URL", field: "url")
         }
         if parsed.scheme == "http" && !parsed.isLoopback {
             throw .invalidArgument(
-                "url: bearer tokens are only sent over https (or http to loopback hosts)", field: "url")
+                "url: bearer tokens are only sent over https (or http to loopback hosts)",
+                field: "url"
+            )
         }
         let method = (method ?? "GET").uppercased()
         guard !method.isEmpty, method.count <= 16, method.allSatisfy({ $0 >= "A" && $0 <= "Z" }) else {

@@ -45,7 +45,11 @@ struct ResetPasswordFlow: Sendable {
         }
     }
 
-    private func submit(_ ct: ContinuationToken, _ password: Secret, _ ctx: FlowContext) throws(NativeAuthError)
+    private func submit(
+        _ ct: ContinuationToken,
+        _ password: Secret,
+        _ ctx: FlowContext
+    ) throws(NativeAuthError)
         -> Transition
     {
         let (pollToken, interval) = try ctx.server.resetSubmit(ct, newPassword: password)

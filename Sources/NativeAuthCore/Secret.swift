@@ -1,7 +1,8 @@
 internal import Glibc
 
 /// A secret the library holds for a moment or keeps in its cache: a password, a one-time code, an access or refresh
-/// token. Its `description` is `<redacted>`, the logger has no way to print it, and its bytes are overwritten with zeros
+/// token. Its `description` is `<redacted>`, the logger has no way to print it, and its bytes are overwritten with
+/// zeros
 /// when the last reference goes. Reading it takes an explicit, greppable `unsafeExposed` or `withUnsafeBytes`.
 public final class Secret: @unchecked Sendable, CustomStringConvertible, CustomDebugStringConvertible, Equatable {
     // Immutable after init: safe to share between threads.

@@ -120,7 +120,11 @@ struct ServerAPI: Sendable {
     }
 
     /// `/oauth2/v2.0/challenge`: the first factor, a resend, or an MFA method (`methodID`).
-    func challenge(_ ct: ContinuationToken, methodID: String? = nil, context: ErrorContext = .flowStep)
+    func challenge(
+        _ ct: ContinuationToken,
+        methodID: String? = nil,
+        context: ErrorContext = .flowStep
+    )
         throws(NativeAuthError) -> Challenge
     {
         var fields: [FormField] = [.secret("continuation_token", ct.secret), .text("challenge_type", challengeTypes)]
@@ -149,7 +153,9 @@ struct ServerAPI: Sendable {
         if let claims { fields.append(.text("claims", claims.json)) }
         switch grant {
         case .password(_, let username, let password):
-            fields += [.secret("password", password), .text("username", username), .text("challenge_type", challengeTypes)]
+            fields += [
+                .secret("password", password), .text("username", username), .text("challenge_type", challengeTypes),
+            ]
         case .oob(_, let code), .mfaOOB(_, let code):
             fields.append(.secret("oob", code))
         case .continuation(_, let username):
@@ -184,7 +190,11 @@ struct ServerAPI: Sendable {
         try methods(.registerIntrospect, ct)
     }
 
-    func registerChallenge(_ ct: ContinuationToken, method: AuthMethod, target: String) throws(NativeAuthError)
+    func registerChallenge(
+        _ ct: ContinuationToken,
+        method: AuthMethod,
+        target: String
+    ) throws(NativeAuthError)
         -> RegisterChallenge
     {
         var fields: [FormField] = [
@@ -211,7 +221,11 @@ struct ServerAPI: Sendable {
 
     // MARK: - Sign-up
 
-    func signUpStart(username: String, password: Secret?, attributes: [String: String]?) throws(NativeAuthError)
+    func signUpStart(
+        username: String,
+        password: Secret?,
+        attributes: [String: String]?
+    ) throws(NativeAuthError)
         -> ContinuationToken
     {
         var fields = startFields(username)
@@ -225,14 +239,18 @@ struct ServerAPI: Sendable {
         return try decodeChallenge(ok(post(.signUpChallenge, fields), .flowStep), "sign-up challenge")
     }
 
-    func signUpContinue(_ ct: ContinuationToken, _ submission: SignUpSubmission) throws(NativeAuthError)
+    func signUpContinue(
+        _ ct: ContinuationToken,
+        _ submission: SignUpSubmission
+    ) throws(NativeAuthError)
         -> SignUpContinueAnswer
     {
         var fields: [FormField] = [.secret("continuation_token", ct.secret)]
         switch submission {
         case .code(let code): fields += [.text("grant_type", "oob"), .secret("oob", code)]
         case .password(let password): fields += [.text("grant_type", "password"), .secret("password", password)]
-        case .attributes(let a): fields += [.text("grant_type", "attributes"), .text("attributes", Self.attributesJSON(a))]
+        case .attributes(let a):
+            fields += [.text("grant_type", "attributes"), .text("attributes", Self.attributesJSON(a))]
         }
         switch try post(.signUpContinue, fields) {
         case .ok(let body):
@@ -250,8 +268,11 @@ struct ServerAPI: Sendable {
                 }
                 let attributes = list.map { a in
                     RequiredAttribute(
-                        name: a["name"]?.stringValue ?? "", type: a["type"]?.stringValue ?? "string",
-                        required: a["required"]?.boolValue ?? true, regex: a["options"]?["regex"]?.stringValue)
+                        name: a["name"]?.stringValue ?? "",
+                        type: a["type"]?.stringValue ?? "string",
+                        required: a["required"]?.boolValue ?? true,
+                        regex: a["options"]?["regex"]?.stringValue
+                    )
                 }
                 return .attributesRequired(next, attributes)
             default:
@@ -273,12 +294,17 @@ struct ServerAPI: Sendable {
     }
 
     func resetContinue(_ ct: ContinuationToken, code: Secret) throws(NativeAuthError) -> ContinuationToken {
-        let fields: [FormField] = [.secret("continuation_token", ct.secret), .text("grant_type", "oob"), .secret("oob", code)]
+        let fields: [FormField] = [
+            .secret("continuation_token", ct.secret), .text("grant_type", "oob"), .secret("oob", code),
+        ]
         return try continuation(ok(post(.resetContinue, fields), .flowStep), "reset continue")
     }
 
     /// Submits the new password; answers the token to poll with and the server's poll interval (seconds).
-    func resetSubmit(_ ct: ContinuationToken, newPassword: Secret) throws(NativeAuthError)
+    func resetSubmit(
+        _ ct: ContinuationToken,
+        newPassword: Secret
+    ) throws(NativeAuthError)
         -> (ContinuationToken, Int64?)
     {
         let fields: [FormField] = [.secret("continuation_token", ct.secret), .secret("new_password", newPassword)]
@@ -308,7 +334,10 @@ struct ServerAPI: Sendable {
         let response = try send(HTTPRequest(url: url), name: Endpoint.discovery.rawValue)
         guard response.status == 200, let doc = try? JSONValue.parse(response.body), case .object = doc else {
             var e = NativeAuthError(.server, "Unexpected answer from OIDC discovery (HTTP \(response.status)).")
-            e.server = ServerErrorDetails(correlationID: response.header("client-request-id"), httpStatus: response.status)
+            e.server = ServerErrorDetails(
+                correlationID: response.header("client-request-id"),
+                httpStatus: response.status
+            )
             throw e
         }
         guard let endpoint = doc["token_endpoint"]?.stringValue, let u = try? HTTPURL(endpoint),
@@ -318,7 +347,12 @@ struct ServerAPI: Sendable {
     }
 
     /// The refresh-token grant.
-    func refresh(endpoint: String, refreshToken: RefreshToken, scopes: [String], claims: ClaimsRequest?)
+    func refresh(
+        endpoint: String,
+        refreshToken: RefreshToken,
+        scopes: [String],
+        claims: ClaimsRequest?
+    )
         throws(NativeAuthError) -> TokenResponse
     {
         var fields: [FormField] = [
@@ -352,16 +386,27 @@ struct ServerAPI: Sendable {
     }
 
     /// An `oob` challenge: MSAL iOS requires the target, channel and code length.
-    private func decodeCode(_ body: JSONValue, targetKey: String = "challenge_target_label") throws(NativeAuthError)
+    private func decodeCode(
+        _ body: JSONValue,
+        targetKey: String = "challenge_target_label"
+    ) throws(NativeAuthError)
         -> CodeChallenge
     {
         guard body["challenge_type"]?.stringValue == "oob", let target = body[targetKey]?.stringValue,
             let channel = body["challenge_channel"]?.stringValue, let length = body["code_length"]?.intValue
         else { throw .unexpected("an oob challenge without \(targetKey), challenge_channel or code_length") }
-        return CodeChallenge(sentTo: target, channel: channel, codeLength: length, resendInterval: body["interval"]?.intValue)
+        return CodeChallenge(
+            sentTo: target,
+            channel: channel,
+            codeLength: length,
+            resendInterval: body["interval"]?.intValue
+        )
     }
 
-    private func methods(_ endpoint: Endpoint, _ ct: ContinuationToken) throws(NativeAuthError)
+    private func methods(
+        _ endpoint: Endpoint,
+        _ ct: ContinuationToken
+    ) throws(NativeAuthError)
         -> (ContinuationToken, [AuthMethod])
     {
         let body = try ok(post(endpoint, [.secret("continuation_token", ct.secret)]), .flowStep)
@@ -370,8 +415,11 @@ struct ServerAPI: Sendable {
         }
         let methods = list.map { m in
             AuthMethod(
-                id: m["id"]?.stringValue ?? "", challengeType: m["challenge_type"]?.stringValue,
-                channel: m["challenge_channel"]?.stringValue, loginHint: m["login_hint"]?.stringValue)
+                id: m["id"]?.stringValue ?? "",
+                challengeType: m["challenge_type"]?.stringValue,
+                channel: m["challenge_channel"]?.stringValue,
+                loginHint: m["login_hint"]?.stringValue
+            )
         }
         return (try continuation(body, endpoint.rawValue), methods)
     }
@@ -394,11 +442,14 @@ struct ServerAPI: Sendable {
             clientInfo = (uid, utid)
         }
         return TokenResponse(
-            accessToken: Secret(at), expiresIn: min(expiresIn, Self.maxLifetime),
+            accessToken: Secret(at),
+            expiresIn: min(expiresIn, Self.maxLifetime),
             refreshIn: Self.seconds(body["refresh_in"]).flatMap { $0 > 0 ? min($0, Self.maxLifetime) : nil },
             grantedScopes: body["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) },
             refreshToken: body["refresh_token"]?.stringValue.flatMap { $0.isEmpty ? nil : RefreshToken(Secret($0)) },
-            idToken: body["id_token"]?.stringValue, clientInfo: clientInfo)
+            idToken: body["id_token"]?.stringValue,
+            clientInfo: clientInfo
+        )
     }
 
     /// A number of seconds sent as a JSON integer or a numeric string.
@@ -457,7 +508,11 @@ struct ServerAPI: Sendable {
             }
         }
         var request = HTTPRequest(
-            method: "POST", url: url, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: body)
+            method: "POST",
+            url: url,
+            headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            body: body
+        )
         body.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } }
         defer { request.wipeBody() }
         return decode(try send(request, name: name), name: name)
@@ -483,8 +538,10 @@ struct ServerAPI: Sendable {
             }
             let ms = Int((clock.now() - started) * 1000)
             logger.log(
-                .verbose, "\(request.method) \(name) -> \(response.status) (\(ms) ms)",
-                correlationID: response.header("client-request-id"))
+                .verbose,
+                "\(request.method) \(name) -> \(response.status) (\(ms) ms)",
+                correlationID: response.header("client-request-id")
+            )
             if attempt == 1 && (response.status >= 500 || response.status == 429) {
                 let retryAfter = response.header("retry-after").flatMap { Double($0.trimmedSpaces) }
                 if let ra = retryAfter, ra > Self.maxRetryAfter {
@@ -504,7 +561,10 @@ struct ServerAPI: Sendable {
         if response.status == 200 {
             guard case .object = body else {
                 let details = ServerErrorDetails(correlationID: correlation, httpStatus: 200)
-                return .error(ServerErrorEnvelope(details: details, description: "", invalidAttributes: []), body: .null)
+                return .error(
+                    ServerErrorEnvelope(details: details, description: "", invalidAttributes: []),
+                    body: .null
+                )
             }
             if body["challenge_type"]?.stringValue == "redirect" {
                 return .redirect(reason: body["redirect_reason"]?.stringValue)
@@ -512,19 +572,24 @@ struct ServerAPI: Sendable {
             return .ok(body)
         }
         let details = ServerErrorDetails(
-            error: body["error"]?.stringValue, suberror: body["suberror"]?.stringValue,
+            error: body["error"]?.stringValue,
+            suberror: body["suberror"]?.stringValue,
             errorCodes: body["error_codes"]?.arrayValue?.compactMap(\.intValue) ?? [],
             correlationID: body["correlation_id"]?.stringValue ?? correlation,
-            traceID: body["trace_id"]?.stringValue ?? response.header("x-ms-request-id"), httpStatus: response.status,
-            retryAfter: response.header("retry-after"))
+            traceID: body["trace_id"]?.stringValue ?? response.header("x-ms-request-id"),
+            httpStatus: response.status,
+            retryAfter: response.header("retry-after")
+        )
         if let error = details.error {
             let sub = details.suberror.map { " / " + $0 } ?? ""
             let code = details.errorCodes.first.map { " (\($0))" } ?? ""
             logger.log(.info, "\(name) answered \(error)\(sub)\(code)", correlationID: details.correlationID)
         }
         let envelope = ServerErrorEnvelope(
-            details: details, description: body["error_description"]?.stringValue ?? "",
-            invalidAttributes: body["invalid_attributes"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
+            details: details,
+            description: body["error_description"]?.stringValue ?? "",
+            invalidAttributes: body["invalid_attributes"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+        )
         return .error(envelope, body: body)
     }
 }

@@ -28,12 +28,14 @@ extension NativeAuthError {
                 .server,
                 status == 429
                     ? "The server is throttling requests; try again later."
-                    : "The server failed (HTTP \(status)) and did not recover after a retry.")
+                    : "The server failed (HTTP \(status)) and did not recover after a retry."
+            )
         }
         if error.isEmpty {
             return make(
                 .server,
-                "The server answered with something that is not a native-auth response (HTTP \(d.httpStatus ?? 0)).")
+                "The server answered with something that is not a native-auth response (HTTP \(d.httpStatus ?? 0))."
+            )
         }
         if context == .refresh {
             if codes.contains(700082) || error == "expired_refresh_token" {
@@ -57,7 +59,8 @@ extension NativeAuthError {
         if error == "invalid_client" || error == "unauthorized_client" {
             return make(
                 .invalidClient,
-                "The server refused this client_id for native authentication (check the app registration: public client, native authentication enabled)."
+                "The server refused this client_id for native authentication (check the app registration: public "
+                    + "client, native authentication enabled)."
             )
         }
         if error == "invalid_request" && codes.contains(90100) {
@@ -100,7 +103,9 @@ extension NativeAuthError {
         }
         if error == "unsupported_challenge_type" {
             var e = make(
-                .browserRequired, "The server needs a challenge type this client does not support; use the browser.")
+                .browserRequired,
+                "The server needs a challenge type this client does not support; use the browser."
+            )
             e.redirectReason = nil
             return e
         }

@@ -51,7 +51,10 @@ struct SignInFlow: Sendable {
         switch (state, action) {
         case (.awaitingPassword(let ct), .submitPassword(let password)):
             let answer = try ctx.server.token(
-                .password(ct, username: username, password: password), scopes: scopes, claims: claims)
+                .password(ct, username: username, password: password),
+                scopes: scopes,
+                claims: claims
+            )
             return try ctx.redeem(answer, scopes: scopes, claims: claims)
         case (.awaitingCode(let ct, _), .submitCode(let code)):
             let answer = try ctx.server.token(.oob(ct, code: code), scopes: scopes, claims: claims)

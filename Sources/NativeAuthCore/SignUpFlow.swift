@@ -15,7 +15,10 @@ struct SignUpFlow: Sendable {
     static func start(_ request: SignUpRequest, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
         ctx.logger.log(.info, "sign-up started")
         let ct = try ctx.server.signUpStart(
-            username: request.username, password: request.password, attributes: request.attributes)
+            username: request.username,
+            password: request.password,
+            attributes: request.attributes
+        )
         guard case .code(let next, let challenge) = try ctx.server.signUpChallenge(ct) else {
             throw .unexpected("sign-up challenge_type password before the email was verified")
         }
@@ -56,7 +59,8 @@ struct SignUpFlow: Sendable {
         case .credentialRequired(let ct):
             switch try ctx.server.signUpChallenge(ct) {
             case .password(let next): return moving(to: .awaitingPassword(next), .passwordRequired)
-            case .code(let next, let challenge): return moving(to: .awaitingCode(next, challenge), .codeRequired(challenge))
+            case .code(let next, let challenge):
+                return moving(to: .awaitingCode(next, challenge), .codeRequired(challenge))
             }
         case .attributesRequired(let ct, let attributes):
             return moving(to: .awaitingAttributes(ct, attributes), .attributesRequired(attributes))

@@ -7,7 +7,12 @@ struct StrongAuthFlow: Sendable {
         case mfaCode(ContinuationToken, methods: [AuthMethod], methodID: String?, challenge: CodeChallenge)
         case registrationSelect(ContinuationToken, methods: [AuthMethod])
         case registrationCode(
-            ContinuationToken, methods: [AuthMethod], methodID: String?, contact: String, challenge: CodeChallenge)
+            ContinuationToken,
+            methods: [AuthMethod],
+            methodID: String?,
+            contact: String,
+            challenge: CodeChallenge
+        )
     }
 
     var state: State
@@ -48,10 +53,20 @@ struct StrongAuthFlow: Sendable {
         }
     }
 
-    private func mfaChallenge(_ ct: ContinuationToken, methods: [AuthMethod], methodID: String?, _ ctx: FlowContext)
+    private func mfaChallenge(
+        _ ct: ContinuationToken,
+        methods: [AuthMethod],
+        methodID: String?,
+        _ ctx: FlowContext
+    )
         throws(NativeAuthError) -> Transition
     {
-        guard case .code(let next, let challenge) = try ctx.server.challenge(ct, methodID: methodID, context: .mfaChallenge)
+        guard
+            case .code(let next, let challenge) = try ctx.server.challenge(
+                ct,
+                methodID: methodID,
+                context: .mfaChallenge
+            )
         else { throw .unexpected("an MFA challenge answered with a password challenge") }
         var flow = self
         flow.state = .mfaCode(next, methods: methods, methodID: methodID, challenge: challenge)
@@ -59,12 +74,18 @@ struct StrongAuthFlow: Sendable {
     }
 
     private func register(
-        _ ct: ContinuationToken, methods: [AuthMethod], contact: String, methodID: String?, current: String?,
+        _ ct: ContinuationToken,
+        methods: [AuthMethod],
+        contact: String,
+        methodID: String?,
+        current: String?,
         _ ctx: FlowContext
     ) throws(NativeAuthError) -> Transition {
         guard !contact.isEmpty, contact.utf8.count <= 320 else {
             throw .invalidArgument(
-                "contact: required (the email address or phone number to register)", field: "contact")
+                "contact: required (the email address or phone number to register)",
+                field: "contact"
+            )
         }
         if let methodID, !methods.contains(where: { $0.id == methodID }) {
             throw .invalidArgument("method_id: not one of the flow's methods", field: "method_id")
@@ -80,7 +101,12 @@ struct StrongAuthFlow: Sendable {
         case .code(let next, let challenge):
             var flow = self
             flow.state = .registrationCode(
-                next, methods: methods, methodID: method.id, contact: contact, challenge: challenge)
+                next,
+                methods: methods,
+                methodID: method.id,
+                contact: contact,
+                challenge: challenge
+            )
             return Transition(next: .strongAuth(flow), status: .codeRequired(challenge))
         }
     }

@@ -168,7 +168,10 @@ public final class TokenCache: @unchecked Sendable {  // `data` and `index` are 
 
     public var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
 
-    public init(store: any TokenStore = MemoryTokenStore(), renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil) {
+    public init(
+        store: any TokenStore = MemoryTokenStore(),
+        renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil
+    ) {
         self.store = store
         self.renderer = renderer
         data = store.load()

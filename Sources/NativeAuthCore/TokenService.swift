@@ -19,13 +19,21 @@ final class TokenService: Sendable {
     }
 
     /// A token response as a cached token (rendered) and, when it carries account information, the account.
-    private func accept(_ r: TokenResponse, requestedScopes: [String]) throws(NativeAuthError) -> (Account?, AccessToken) {
+    private func accept(
+        _ r: TokenResponse,
+        requestedScopes: [String]
+    ) throws(NativeAuthError) -> (Account?, AccessToken) {
         let now = clock.now()
         let granted = r.grantedScopes ?? requestScopes(requestedScopes)
         let token = cache.rendering(
             AccessToken(
-                value: r.accessToken, scopes: granted, expiresOn: now + Double(r.expiresIn),
-                refreshOn: r.refreshIn.map { now + Double($0) }, cachedAt: now))
+                value: r.accessToken,
+                scopes: granted,
+                expiresOn: now + Double(r.expiresIn),
+                refreshOn: r.refreshIn.map { now + Double($0) },
+                cachedAt: now
+            )
+        )
         guard let (uid, utid) = r.clientInfo else { return (nil, token) }
         var claims: JSONValue = .object([:])
         if let idToken = r.idToken {
@@ -33,10 +41,16 @@ final class TokenService: Sendable {
             claims = jwt.claims
         }
         let username =
-            claims["preferred_username"]?.stringValue ?? claims["email"]?.stringValue ?? claims["sub"]?.stringValue ?? ""
+            claims["preferred_username"]?.stringValue ?? claims["email"]?.stringValue ?? claims["sub"]?.stringValue
+            ?? ""
         let account = Account(
-            homeAccountID: "\(uid).\(utid)", username: username, tenantID: claims["tid"]?.stringValue ?? utid,
-            environment: server.configuration.authority.parsed.host, idToken: r.idToken, claims: claims)
+            homeAccountID: "\(uid).\(utid)",
+            username: username,
+            tenantID: claims["tid"]?.stringValue ?? utid,
+            environment: server.configuration.authority.parsed.host,
+            idToken: r.idToken,
+            claims: claims
+        )
         return (account, token)
     }
 
@@ -101,7 +115,8 @@ final class TokenService: Sendable {
                     guard canShare, case .hit(let t, _) = cache.lookup(request.key, at: clock.now()) else { return nil }
                     return t
                 },
-                refresh: { () throws(NativeAuthError) -> AccessToken in try refresh(request) })
+                refresh: { () throws(NativeAuthError) -> AccessToken in try refresh(request) }
+            )
             return TokenResult(token: token, fromCache: fromCache)
         } catch {
             if let fallback {
@@ -131,7 +146,11 @@ final class TokenService: Sendable {
         let response: TokenResponse
         do {
             response = try server.refresh(
-                endpoint: endpoint, refreshToken: rt, scopes: request.scopes, claims: request.claims)
+                endpoint: endpoint,
+                refreshToken: rt,
+                scopes: request.scopes,
+                claims: request.claims
+            )
         } catch {
             if error.code == .interactionRequired || error.code == .refreshTokenExpired {
                 // Dead: never present it again.

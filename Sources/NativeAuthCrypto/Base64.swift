@@ -4,7 +4,9 @@ public enum Base64 {
     private static let url = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Standard base64 with `=` padding.
-    public static func encode(_ bytes: some Collection<UInt8>) -> String { encode(bytes, alphabet: standard, pad: true) }
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        encode(bytes, alphabet: standard, pad: true)
+    }
 
     /// base64url without padding (JWT, PKCE, client_info).
     public static func urlEncode(_ bytes: some Collection<UInt8>) -> String { encode(bytes, alphabet: url, pad: false) }
@@ -16,18 +18,25 @@ public enum Base64 {
         var i = 0
         while i + 3 <= input.count {
             let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
-            out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(alphabet[Int(n >> 6 & 63)]); out.append(alphabet[Int(n & 63)])
+            out.append(alphabet[Int(n >> 18 & 63)])
+            out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(alphabet[Int(n >> 6 & 63)])
+            out.append(alphabet[Int(n & 63)])
             i += 3
         }
         let rest = input.count - i
         if rest == 1 {
             let n = UInt32(input[i]) << 16
-            out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
-            if pad { out.append(UInt8(ascii: "=")); out.append(UInt8(ascii: "=")) }
+            out.append(alphabet[Int(n >> 18 & 63)])
+            out.append(alphabet[Int(n >> 12 & 63)])
+            if pad {
+                out.append(UInt8(ascii: "="))
+                out.append(UInt8(ascii: "="))
+            }
         } else if rest == 2 {
             let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
-            out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(alphabet[Int(n >> 18 & 63)])
+            out.append(alphabet[Int(n >> 12 & 63)])
             out.append(alphabet[Int(n >> 6 & 63)])
             if pad { out.append(UInt8(ascii: "=")) }
         }
@@ -41,7 +50,10 @@ public enum Base64 {
         values.reserveCapacity(text.utf8.count)
         var padding = 0
         for c in text.utf8 {
-            if c == UInt8(ascii: "=") { padding += 1; continue }
+            if c == UInt8(ascii: "=") {
+                padding += 1
+                continue
+            }
             if padding > 0 { return nil }  // data after padding
             let v: UInt8
             switch c {
@@ -60,8 +72,12 @@ public enum Base64 {
         out.reserveCapacity(values.count * 3 / 4)
         var i = 0
         while i + 4 <= values.count {
-            let n = UInt32(values[i]) << 18 | UInt32(values[i + 1]) << 12 | UInt32(values[i + 2]) << 6 | UInt32(values[i + 3])
-            out.append(UInt8(n >> 16 & 0xff)); out.append(UInt8(n >> 8 & 0xff)); out.append(UInt8(n & 0xff))
+            let n =
+                UInt32(values[i]) << 18 | UInt32(values[i + 1]) << 12 | UInt32(values[i + 2]) << 6
+                | UInt32(values[i + 3])
+            out.append(UInt8(n >> 16 & 0xff))
+            out.append(UInt8(n >> 8 & 0xff))
+            out.append(UInt8(n & 0xff))
             i += 4
         }
         let rest = values.count - i
@@ -70,7 +86,8 @@ public enum Base64 {
             out.append(UInt8(n >> 16 & 0xff))
         } else if rest == 3 {
             let n = UInt32(values[i]) << 18 | UInt32(values[i + 1]) << 12 | UInt32(values[i + 2]) << 6
-            out.append(UInt8(n >> 16 & 0xff)); out.append(UInt8(n >> 8 & 0xff))
+            out.append(UInt8(n >> 16 & 0xff))
+            out.append(UInt8(n >> 8 & 0xff))
         }
         return out
     }

@@ -4,4 +4,3 @@ public struct CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
-

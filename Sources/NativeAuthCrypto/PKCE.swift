@@ -6,4 +6,3 @@ public enum PKCE {
     /// `BASE64URL(SHA256(ASCII(verifier)))`.
     public static func challenge(for verifier: String) -> String { Base64.urlEncode(SHA256.hash(verifier)) }
 }
-

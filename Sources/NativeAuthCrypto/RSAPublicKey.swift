@@ -30,10 +30,13 @@ public struct RSAPublicKey: Sendable {
         defer { OSSL_PARAM_BLD_free(bld) }
         let bnN = n.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32($0.count), nil) }
         let bnE = e.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32($0.count), nil) }
-        defer { BN_free(bnN); BN_free(bnE) }
+        defer {
+            BN_free(bnN)
+            BN_free(bnE)
+        }
         // OSSL_PARAM_BLD keeps the key-name pointers until OSSL_PARAM_BLD_to_param, so they must be static.
         guard let bnN, let bnE, OSSL_PARAM_BLD_push_BN(bld, cString(paramN), bnN) == 1,
-              OSSL_PARAM_BLD_push_BN(bld, cString(paramE), bnE) == 1, let params = OSSL_PARAM_BLD_to_param(bld)
+            OSSL_PARAM_BLD_push_BN(bld, cString(paramE), bnE) == 1, let params = OSSL_PARAM_BLD_to_param(bld)
         else {
             ERR_clear_error()
             throw CryptoError("rsa: cannot build key parameters")
@@ -43,7 +46,7 @@ public struct RSAPublicKey: Sendable {
         defer { EVP_PKEY_CTX_free(ctx) }
         var pkey: OpaquePointer? = nil
         guard EVP_PKEY_fromdata_init(ctx) == 1,
-              EVP_PKEY_fromdata(ctx, &pkey, copenssl_pkey_public_key_selection(), params) == 1, let pkey
+            EVP_PKEY_fromdata(ctx, &pkey, copenssl_pkey_public_key_selection(), params) == 1, let pkey
         else {
             ERR_clear_error()
             throw CryptoError("rsa: invalid public key")

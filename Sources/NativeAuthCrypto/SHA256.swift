@@ -18,4 +18,3 @@ public enum SHA256 {
 
     public static func hash(_ text: String) -> [UInt8] { hash(Array(text.utf8)) }
 }
-

@@ -24,9 +24,9 @@ public enum SecureRandom {
         out.reserveCapacity(36)
         for (i, byte) in b.enumerated() {
             if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
-            out.append(hex[Int(byte >> 4)]); out.append(hex[Int(byte & 0x0f)])
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0x0f)])
         }
         return String(decoding: out, as: UTF8.self)
     }
 }
-

@@ -10,7 +10,12 @@ extension Emulator {
     func protectedAPI(_ api: ProtectedAPIConfig, _ req: EmulatorRequest, _ ctx: RequestContext) -> EmulatorResponse {
         func unauthorized(_ why: String) -> EmulatorResponse {
             var r = EmulatorResponse.json(["error": "invalid_token", "error_description": .string(why)], status: 401)
-            r.headers.append(("WWW-Authenticate", "Bearer realm=\"\(api.name)\", error=\"invalid_token\", error_description=\"\(why)\""))
+            r.headers.append(
+                (
+                    "WWW-Authenticate",
+                    "Bearer realm=\"\(api.name)\", error=\"invalid_token\", error_description=\"\(why)\""
+                )
+            )
             return r
         }
         let needed: [String]
@@ -28,41 +33,66 @@ extension Emulator {
             return unauthorized("The token signature is invalid.")
         }
         let c = jwt.claims
-        guard c["iss"]?.stringValue == "\(ctx.baseURL)/\(tenantID)/v2.0" else { return unauthorized("The token issuer is not trusted.") }
+        guard c["iss"]?.stringValue == "\(ctx.baseURL)/\(tenantID)/v2.0" else {
+            return unauthorized("The token issuer is not trusted.")
+        }
         let aud = c["aud"]?.stringValue ?? ""
-        guard aud == api.appID || aud == "api://\(api.appID)" else { return unauthorized("The token audience is not this API.") }
+        guard aud == api.appID || aud == "api://\(api.appID)" else {
+            return unauthorized("The token audience is not this API.")
+        }
         guard let exp = c["exp"]?.doubleValue, exp > ctx.now else { return unauthorized("The token is expired.") }
         if let nbf = c["nbf"]?.doubleValue, nbf > ctx.now + 300 { return unauthorized("The token is not yet valid.") }
         let scopes = (c["scp"]?.stringValue ?? "").split(separator: " ").map(String.init)
         guard scopes.contains(where: needed.contains) else {
-            var r = EmulatorResponse.json(["error": "insufficient_scope",
-                                           "error_description": .string("The token lacks one of: \(needed.joined(separator: ", ")).")], status: 403)
-            r.headers.append(("WWW-Authenticate", "Bearer realm=\"\(api.name)\", error=\"insufficient_scope\", scope=\"\(needed.map { api.scope($0) }.joined(separator: " "))\""))
+            var r = EmulatorResponse.json(
+                [
+                    "error": "insufficient_scope",
+                    "error_description": .string("The token lacks one of: \(needed.joined(separator: ", "))."),
+                ],
+                status: 403
+            )
+            r.headers.append(
+                (
+                    "WWW-Authenticate",
+                    "Bearer realm=\"\(api.name)\", error=\"insufficient_scope\", "
+                        + "scope=\"\(needed.map { api.scope($0) }.joined(separator: " "))\""
+                )
+            )
             return r
         }
         let user = c["preferred_username"]?.stringValue ?? ""
         let key = api.name + "|" + user
         if req.method == "POST" {
-            let title = (try? JSONValue.parse(req.body))?["title"]?.stringValue ?? String(decoding: req.body.prefix(200), as: UTF8.self)
-            let item: JSONValue = ["id": .string(Ids.token("", bytes: 6)), "title": .string(title), "owner": .string(user)]
+            let title =
+                (try? JSONValue.parse(req.body))?["title"]?.stringValue
+                ?? String(decoding: req.body.prefix(200), as: UTF8.self)
+            let item: JSONValue = [
+                "id": .string(Ids.token("", bytes: 6)), "title": .string(title), "owner": .string(user),
+            ]
             store.withLock { $0.apiItems[key, default: []].append(item) }
             return .json(["api": .string(api.name), "created": item], status: 201)
         }
         let items = store.withLock { s -> [JSONValue] in
             if s.apiItems[key] == nil {
-                s.apiItems[key] = [["id": "1", "title": .string("Welcome to \(api.name), \(user)"), "owner": .string(user)]]
+                s.apiItems[key] = [
+                    ["id": "1", "title": .string("Welcome to \(api.name), \(user)"), "owner": .string(user)]
+                ]
             }
             return s.apiItems[key] ?? []
         }
-        return .json(["api": .string(api.name), "user": .string(user), "scopes": .array(scopes.map { .string($0) }),
-                      "items": .array(items)])
+        return .json([
+            "api": .string(api.name), "user": .string(user), "scopes": .array(scopes.map { .string($0) }),
+            "items": .array(items),
+        ])
     }
 
     // MARK: - Test controls (/_emulator/…)
 
     func controls(_ req: EmulatorRequest, _ path: [Substring], _ ctx: RequestContext) throws -> EmulatorResponse {
         let body = req.body.isEmpty ? JSONValue.object([:]) : ((try? JSONValue.parse(req.body)) ?? .null)
-        func bad(_ why: String) -> EmulatorResponse { .json(["error": "invalid_request", "error_description": .string(why)], status: 400) }
+        func bad(_ why: String) -> EmulatorResponse {
+            .json(["error": "invalid_request", "error_description": .string(why)], status: 400)
+        }
         switch (req.method, path.map(String.init)) {
         case ("GET", ["health"]):
             return .json(["ok": true])
@@ -77,7 +107,9 @@ extension Emulator {
             return .json(["ok": true])
         case ("GET", ["requests"]):
             let suffix = req.query["path"]
-            let entries = store.withLock { s in s.log.filter { suffix == nil || $0.path.hasSuffix(suffix ?? "") }.map(\.json) }
+            let entries = store.withLock { s in
+                s.log.filter { suffix == nil || $0.path.hasSuffix(suffix ?? "") }.map(\.json)
+            }
             return .json(["requests": .array(entries)])
         case ("DELETE", ["requests"]):
             store.withLock { $0.log.removeAll() }
@@ -91,12 +123,16 @@ extension Emulator {
         case ("POST", ["faults"]):
             guard let f = try? JSONFields(body), let p = try? f.string("path") else { return bad("path is required") }
             do {
-                let fault = Fault(pathSuffix: p, remaining: Int(try f.optionalInt("count", in: 1...1000) ?? 1),
-                                  status: try f.optionalInt("status", in: 100...599).map(Int.init),
-                                  retryAfter: try f.optionalInt("retry_after", in: 0...3600).map(Int.init),
-                                  delayMs: Int(try f.optionalInt("delay_ms", in: 0...120_000) ?? 0),
-                                  body: f.value("body"), truncate: try f.optionalBool("truncate") ?? false,
-                                  drop: try f.optionalBool("drop") ?? false)
+                let fault = Fault(
+                    pathSuffix: p,
+                    remaining: Int(try f.optionalInt("count", in: 1...1000) ?? 1),
+                    status: try f.optionalInt("status", in: 100...599).map(Int.init),
+                    retryAfter: try f.optionalInt("retry_after", in: 0...3600).map(Int.init),
+                    delayMs: Int(try f.optionalInt("delay_ms", in: 0...120_000) ?? 0),
+                    body: f.value("body"),
+                    truncate: try f.optionalBool("truncate") ?? false,
+                    drop: try f.optionalBool("drop") ?? false
+                )
                 store.withLock { $0.faults.append(fault) }
                 return .json(["ok": true, "fault": fault.json])
             } catch {
@@ -108,10 +144,15 @@ extension Emulator {
             store.withLock { $0.faults.removeAll() }
             return .json(["ok": true])
         case ("POST", ["users"]):
-            guard let f = try? JSONFields(body), let email = try? f.string("email").lowercased() else { return bad("email is required") }
+            guard let f = try? JSONFields(body), let email = try? f.string("email").lowercased() else {
+                return bad("email is required")
+            }
             do {
                 let updated = try store.withLock { s throws -> UserRecord in
-                    let fresh = try EmulatorConfig.user(from: JSONFields(JSONValue.object(["email": .string(email)])), index: 0)
+                    let fresh = try EmulatorConfig.user(
+                        from: JSONFields(JSONValue.object(["email": .string(email)])),
+                        index: 0
+                    )
                     var u = s.users[email] ?? fresh
                     if f.contains("password") { u.password = try f.optionalString("password") }
                     if f.raw("password")?.isNull == true { u.password = nil }
@@ -121,7 +162,10 @@ extension Emulator {
                         u.mfaRequired = u.mfaEmail != nil
                     }
                     if let m = try f.optionalBool("mfa_required") { u.mfaRequired = m }
-                    if let r = try f.optionalBool("requires_registration"), r { u.mfaRequired = true; u.mfaEmail = nil }
+                    if let r = try f.optionalBool("requires_registration"), r {
+                        u.mfaRequired = true
+                        u.mfaEmail = nil
+                    }
                     if let a = try f.optionalObject("attributes") {
                         for (k, v) in a.members { u.attributes[k] = v.stringValue }
                     }
@@ -149,7 +193,9 @@ extension Emulator {
             let ok = approveDevice(userCode: code, email: body["email"]?.stringValue, deny: deny)
             return .json(["ok": .bool(ok)], status: ok ? 200 : 404)
         case ("POST", ["clock"]):
-            guard let secs = body["advance_seconds"]?.doubleValue, secs >= 0, secs < 1e8 else { return bad("advance_seconds is required") }
+            guard let secs = body["advance_seconds"]?.doubleValue, secs >= 0, secs < 1e8 else {
+                return bad("advance_seconds is required")
+            }
             clock.advance(secs)
             return .json(["ok": true, "now": .double(clock.now())])
         case ("POST", ["settings"]):
@@ -157,15 +203,26 @@ extension Emulator {
             do {
                 try store.withLock { s throws in
                     let l = s.config.lifetimes
-                    s.config.lifetimes.accessToken = Int(try f.optionalInt("access_token_lifetime", in: 1...86_400) ?? Int64(l.accessToken))
-                    s.config.lifetimes.refreshToken = Int(try f.optionalInt("refresh_token_lifetime", in: 1...86_400 * 365) ?? Int64(l.refreshToken))
-                    s.config.lifetimes.continuationToken = Int(try f.optionalInt("continuation_token_lifetime", in: 1...86_400) ?? Int64(l.continuationToken))
+                    s.config.lifetimes.accessToken = Int(
+                        try f.optionalInt("access_token_lifetime", in: 1...86_400) ?? Int64(l.accessToken)
+                    )
+                    s.config.lifetimes.refreshToken = Int(
+                        try f.optionalInt("refresh_token_lifetime", in: 1...86_400 * 365) ?? Int64(l.refreshToken)
+                    )
+                    s.config.lifetimes.continuationToken = Int(
+                        try f.optionalInt("continuation_token_lifetime", in: 1...86_400) ?? Int64(l.continuationToken)
+                    )
                     if f.raw("refresh_in")?.isNull == true { s.config.lifetimes.refreshIn = nil }
                     if let r = try f.optionalInt("refresh_in", in: 1...86_400) { s.config.lifetimes.refreshIn = Int(r) }
                     s.config.otpLength = Int(try f.optionalInt("otp_length", in: 4...10) ?? Int64(s.config.otpLength))
-                    s.config.refreshTokenReuseDetection = try f.optionalBool("refresh_token_reuse_detection") ?? s.config.refreshTokenReuseDetection
-                    s.config.resetInProgressPolls = Int(try f.optionalInt("reset_in_progress_polls", in: 0...10) ?? Int64(s.config.resetInProgressPolls))
-                    s.config.resetPollInterval = Int(try f.optionalInt("reset_poll_interval", in: 0...60) ?? Int64(s.config.resetPollInterval))
+                    s.config.refreshTokenReuseDetection =
+                        try f.optionalBool("refresh_token_reuse_detection") ?? s.config.refreshTokenReuseDetection
+                    s.config.resetInProgressPolls = Int(
+                        try f.optionalInt("reset_in_progress_polls", in: 0...10) ?? Int64(s.config.resetInProgressPolls)
+                    )
+                    s.config.resetPollInterval = Int(
+                        try f.optionalInt("reset_poll_interval", in: 0...60) ?? Int64(s.config.resetPollInterval)
+                    )
                 }
                 return .json(["ok": true])
             } catch let e as JSONFieldError {

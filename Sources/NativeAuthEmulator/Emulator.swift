@@ -19,8 +19,10 @@ public final class Emulator: Sendable {
         signingKey = try RSAPrivateKey.generate()
         let (n, e) = try signingKey.publicComponents()
         kid = Ids.token("k", bytes: 6)
-        jwk = ["kty": "RSA", "use": "sig", "alg": "RS256", "kid": .string(kid), "n": .string(Base64.urlEncode(n)),
-               "e": .string(Base64.urlEncode(e))]
+        jwk = [
+            "kty": "RSA", "use": "sig", "alg": "RS256", "kid": .string(kid), "n": .string(Base64.urlEncode(n)),
+            "e": .string(Base64.urlEncode(e)),
+        ]
         store = Mutex(Store(config: config))
     }
 
@@ -49,15 +51,22 @@ public final class Emulator: Sendable {
 
     /// Handles one request. Never throws, never traps on input.
     public func handle(_ req: EmulatorRequest) -> EmulatorResponse {
-        let ctx = RequestContext(correlationID: req.headers["client-request-id"] ?? Ids.uuid(), traceID: Ids.uuid(),
-                                 now: clock.now(), baseURL: baseURL)
+        let ctx = RequestContext(
+            correlationID: req.headers["client-request-id"] ?? Ids.uuid(),
+            traceID: Ids.uuid(),
+            now: clock.now(),
+            baseURL: baseURL
+        )
         var response: EmulatorResponse
         do {
             response = try route(req, ctx)
         } catch let e as ServiceError {
             response = errorResponse(e, ctx)
         } catch {
-            response = errorResponse(ServiceError("server_error", [50000], "AADSTS50000: There was an error issuing a token.", status: 500), ctx)
+            response = errorResponse(
+                ServiceError("server_error", [50000], "AADSTS50000: There was an error issuing a token.", status: 500),
+                ctx
+            )
         }
         response.headers.append(("client-request-id", ctx.correlationID))
         response.headers.append(("x-ms-request-id", ctx.traceID))
@@ -69,7 +78,9 @@ public final class Emulator: Sendable {
         let ts = serviceTimestamp(ctx.now)
         var body = e.extra
         body["error"] = .string(e.error)
-        body["error_description"] = .string("\(e.text)\r\nTrace ID: \(ctx.traceID)\r\nCorrelation ID: \(ctx.correlationID)\r\nTimestamp: \(ts)")
+        body["error_description"] = .string(
+            "\(e.text)\r\nTrace ID: \(ctx.traceID)\r\nCorrelation ID: \(ctx.correlationID)\r\nTimestamp: \(ts)"
+        )
         body["error_codes"] = .array(e.codes.map { .int(Int64($0)) })
         body["timestamp"] = .string(ts)
         body["trace_id"] = .string(ctx.traceID)
@@ -94,7 +105,10 @@ public final class Emulator: Sendable {
         if req.path == "/" { return indexPage(ctx) }
         if req.path == "/devicelogin" { return devicePage(req, ctx) }
         guard let tenant = segments.first, isTenant(tenant) else {
-            return .json(["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."], status: 404)
+            return .json(
+                ["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."],
+                status: 404
+            )
         }
         let rest = segments.dropFirst().joined(separator: "/")
         switch (req.method, rest) {
@@ -105,9 +119,21 @@ public final class Emulator: Sendable {
         default: break
         }
         guard req.method == "POST" else {
-            return .json(["error": "invalid_request", "error_description": "AADSTS900561: The endpoint only accepts POST requests."], status: 405)
+            return .json(
+                [
+                    "error": "invalid_request",
+                    "error_description": "AADSTS900561: The endpoint only accepts POST requests.",
+                ],
+                status: 405
+            )
         }
-        guard let form = req.form else { throw ServiceError("invalid_request", [900144], "AADSTS900144: The request body must be application/x-www-form-urlencoded.") }
+        guard let form = req.form else {
+            throw ServiceError(
+                "invalid_request",
+                [900144],
+                "AADSTS900144: The request body must be application/x-www-form-urlencoded."
+            )
+        }
         switch rest {
         case "oauth2/v2.0/initiate": return try signInInitiate(form, ctx)
         case "oauth2/v2.0/challenge": return try signInChallenge(form, ctx)
@@ -126,25 +152,32 @@ public final class Emulator: Sendable {
         case "register/v1.0/challenge": return try registerChallenge(form, ctx)
         case "register/v1.0/continue": return try registerContinue(form, ctx)
         default:
-            return .json(["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."], status: 404)
+            return .json(
+                ["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."],
+                status: 404
+            )
         }
     }
 
     // MARK: - Request log
 
     static let secretFields: Set<String> = [
-        "password", "new_password", "oob", "continuation_token", "refresh_token", "code", "code_verifier", "device_code",
+        "password", "new_password", "oob", "continuation_token", "refresh_token", "code", "code_verifier",
+        "device_code",
         "client_secret", "client_assertion", "id_token_hint", "assertion", "attributes",
     ]
 
     private func record(_ req: EmulatorRequest, _ resp: EmulatorResponse, _ ctx: RequestContext, fault: String? = nil) {
         var fields: [String: String] = [:]
         if req.method == "POST", req.headers["content-type"]?.hasPrefix("application/x-www-form-urlencoded") ?? true,
-           let form = Form.decode(String(decoding: req.body, as: UTF8.self)) {
+            let form = Form.decode(String(decoding: req.body, as: UTF8.self))
+        {
             for (k, v) in form { fields[k] = Self.secretFields.contains(k) ? "***" : v }
         }
         var headers: [String: String] = [:]
-        for name in ["x-client-sku", "x-client-ver", "x-client-os", "content-type", "return-client-request-id", "user-agent"] {
+        for name in [
+            "x-client-sku", "x-client-ver", "x-client-os", "content-type", "return-client-request-id", "user-agent",
+        ] {
             if let v = req.headers[name] { headers[name] = v }
         }
         if req.headers["authorization"] != nil { headers["authorization"] = "***" }
@@ -152,22 +185,40 @@ public final class Emulator: Sendable {
             s.seq += 1
             s.count("requests")
             s.count("path:" + req.path)
-            s.log.append(LogEntry(seq: s.seq, time: ctx.now, method: req.method, path: req.path, status: resp.status,
-                                  clientRequestID: req.headers["client-request-id"], fields: fields, headers: headers, fault: fault))
+            s.log.append(
+                LogEntry(
+                    seq: s.seq,
+                    time: ctx.now,
+                    method: req.method,
+                    path: req.path,
+                    status: resp.status,
+                    clientRequestID: req.headers["client-request-id"],
+                    fields: fields,
+                    headers: headers,
+                    fault: fault
+                )
+            )
             if s.log.count > 10_000 { s.log.removeFirst(s.log.count - 10_000) }
         }
     }
 
     /// Records a request answered by an injected fault (the adapter calls this).
     func recordFault(_ req: EmulatorRequest, status: Int, kind: String) {
-        let ctx = RequestContext(correlationID: req.headers["client-request-id"] ?? "", traceID: "", now: clock.now(), baseURL: baseURL)
+        let ctx = RequestContext(
+            correlationID: req.headers["client-request-id"] ?? "",
+            traceID: "",
+            now: clock.now(),
+            baseURL: baseURL
+        )
         record(req, EmulatorResponse(status: status), ctx, fault: kind)
     }
 
     /// The next injected fault for `path`, if any (consumes one use).
     func takeFault(for path: String) -> Fault? {
         store.withLock { s in
-            guard let i = s.faults.firstIndex(where: { path.hasSuffix($0.pathSuffix) && $0.remaining > 0 }) else { return nil }
+            guard let i = s.faults.firstIndex(where: { path.hasSuffix($0.pathSuffix) && $0.remaining > 0 }) else {
+                return nil
+            }
             s.faults[i].remaining -= 1
             let f = s.faults[i]
             if s.faults[i].remaining == 0 { s.faults.remove(at: i) }
@@ -184,7 +235,9 @@ public final class Emulator: Sendable {
         let c = config
         var users: [JSONValue] = []
         for u in c.users {
-            var o: [String: JSONValue] = ["email": .string(u.email), "kind": .string(u.kind), "display_name": .string(u.displayName)]
+            var o: [String: JSONValue] = [
+                "email": .string(u.email), "kind": .string(u.kind), "display_name": .string(u.displayName),
+            ]
             if let p = u.password { o["password"] = .string(p) }
             if let m = u.mfaEmail { o["mfa_email"] = .string(m) }
             users.append(.object(o))
@@ -200,10 +253,14 @@ public final class Emulator: Sendable {
             "tenant_id": .string(c.tenantID),
             "client_id": publicClient.map { .string($0.clientID) } ?? .null,
             "confidential_client_id": confidential.map { .string($0.clientID) } ?? .null,
-            "apis": .array(c.apis.map { api in
-                ["name": .string(api.name), "url": .string(baseURL + api.path),
-                 "scopes": .array(api.permissions.map { .string(api.scope($0)) })]
-            }),
+            "apis": .array(
+                c.apis.map { api in
+                    [
+                        "name": .string(api.name), "url": .string(baseURL + api.path),
+                        "scopes": .array(api.permissions.map { .string(api.scope($0)) }),
+                    ]
+                }
+            ),
             "users": .array(users),
             "controls": .string("\(baseURL)/_emulator"),
             "pid": .int(Int64(ProcessInfo.processInfo.processIdentifier)),

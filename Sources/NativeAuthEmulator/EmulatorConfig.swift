@@ -112,26 +112,76 @@ public struct EmulatorConfig: Sendable, Equatable {
     public static var demo: EmulatorConfig {
         var c = EmulatorConfig()
         c.clients = [
-            ClientApp(clientID: "00001111-aaaa-2222-bbbb-3333cccc4444", name: "NativeAuth demo (public, native auth)",
-                      isPublic: true, nativeAuthEnabled: true, redirectURIs: [], consentedScopes: nil),
-            ClientApp(clientID: "99990000-ffff-8888-eeee-7777dddd6666", name: "Web app (confidential)",
-                      isPublic: false, nativeAuthEnabled: false, redirectURIs: [], consentedScopes: nil),
-            ClientApp(clientID: "55556666-bbbb-7777-cccc-8888dddd9999", name: "Public client without native auth",
-                      isPublic: true, nativeAuthEnabled: false, redirectURIs: [], consentedScopes: nil),
+            ClientApp(
+                clientID: "00001111-aaaa-2222-bbbb-3333cccc4444",
+                name: "NativeAuth demo (public, native auth)",
+                isPublic: true,
+                nativeAuthEnabled: true,
+                redirectURIs: [],
+                consentedScopes: nil
+            ),
+            ClientApp(
+                clientID: "99990000-ffff-8888-eeee-7777dddd6666",
+                name: "Web app (confidential)",
+                isPublic: false,
+                nativeAuthEnabled: false,
+                redirectURIs: [],
+                consentedScopes: nil
+            ),
+            ClientApp(
+                clientID: "55556666-bbbb-7777-cccc-8888dddd9999",
+                name: "Public client without native auth",
+                isPublic: true,
+                nativeAuthEnabled: false,
+                redirectURIs: [],
+                consentedScopes: nil
+            ),
         ]
         c.users = [
-            UserRecord(email: "ann@contoso.com", password: "Demo-Passw0rd!", displayName: "Ann Example", givenName: "Ann",
-                       surname: "Example", attributes: ["city": "Seattle"], objectID: "11110000-aaaa-4bbb-8ccc-000000000001",
-                       mfaEmail: nil, mfaRequired: false),
-            UserRecord(email: "olivia@contoso.com", password: nil, displayName: "Olivia Otp", givenName: "Olivia",
-                       surname: "Otp", attributes: [:], objectID: "11110000-aaaa-4bbb-8ccc-000000000002",
-                       mfaEmail: nil, mfaRequired: false),
-            UserRecord(email: "mike@contoso.com", password: "Mfa-Passw0rd!", displayName: "Mike Mfa", givenName: "Mike",
-                       surname: "Mfa", attributes: [:], objectID: "11110000-aaaa-4bbb-8ccc-000000000003",
-                       mfaEmail: "mike.backup@fabrikam.com", mfaRequired: true),
-            UserRecord(email: "rita@contoso.com", password: "Reg-Passw0rd!", displayName: "Rita Register", givenName: "Rita",
-                       surname: "Register", attributes: [:], objectID: "11110000-aaaa-4bbb-8ccc-000000000004",
-                       mfaEmail: nil, mfaRequired: true),
+            UserRecord(
+                email: "ann@contoso.com",
+                password: "Demo-Passw0rd!",
+                displayName: "Ann Example",
+                givenName: "Ann",
+                surname: "Example",
+                attributes: ["city": "Seattle"],
+                objectID: "11110000-aaaa-4bbb-8ccc-000000000001",
+                mfaEmail: nil,
+                mfaRequired: false
+            ),
+            UserRecord(
+                email: "olivia@contoso.com",
+                password: nil,
+                displayName: "Olivia Otp",
+                givenName: "Olivia",
+                surname: "Otp",
+                attributes: [:],
+                objectID: "11110000-aaaa-4bbb-8ccc-000000000002",
+                mfaEmail: nil,
+                mfaRequired: false
+            ),
+            UserRecord(
+                email: "mike@contoso.com",
+                password: "Mfa-Passw0rd!",
+                displayName: "Mike Mfa",
+                givenName: "Mike",
+                surname: "Mfa",
+                attributes: [:],
+                objectID: "11110000-aaaa-4bbb-8ccc-000000000003",
+                mfaEmail: "mike.backup@fabrikam.com",
+                mfaRequired: true
+            ),
+            UserRecord(
+                email: "rita@contoso.com",
+                password: "Reg-Passw0rd!",
+                displayName: "Rita Register",
+                givenName: "Rita",
+                surname: "Register",
+                attributes: [:],
+                objectID: "11110000-aaaa-4bbb-8ccc-000000000004",
+                mfaEmail: nil,
+                mfaRequired: true
+            ),
         ]
         c.signUpAttributes = [
             AttributeDefinition(name: "displayName", type: "string", required: true, regex: nil),
@@ -139,12 +189,22 @@ public struct EmulatorConfig: Sendable, Equatable {
             AttributeDefinition(name: "postalCode", type: "string", required: false, regex: "^[0-9]{5}$"),
         ]
         c.apis = [
-            ProtectedAPIConfig(name: "ToDoList", appID: "11112222-bbbb-3333-cccc-4444dddd5555", path: "/api/todolist",
-                               permissions: ["ToDoList.Read", "ToDoList.ReadWrite"],
-                               readPermissions: ["ToDoList.Read", "ToDoList.ReadWrite"], writePermissions: ["ToDoList.ReadWrite"]),
-            ProtectedAPIConfig(name: "Notes", appID: "22223333-cccc-4444-dddd-5555eeee6666", path: "/api/notes",
-                               permissions: ["Notes.Read", "Notes.ReadWrite"],
-                               readPermissions: ["Notes.Read", "Notes.ReadWrite"], writePermissions: ["Notes.ReadWrite"]),
+            ProtectedAPIConfig(
+                name: "ToDoList",
+                appID: "11112222-bbbb-3333-cccc-4444dddd5555",
+                path: "/api/todolist",
+                permissions: ["ToDoList.Read", "ToDoList.ReadWrite"],
+                readPermissions: ["ToDoList.Read", "ToDoList.ReadWrite"],
+                writePermissions: ["ToDoList.ReadWrite"]
+            ),
+            ProtectedAPIConfig(
+                name: "Notes",
+                appID: "22223333-cccc-4444-dddd-5555eeee6666",
+                path: "/api/notes",
+                permissions: ["Notes.Read", "Notes.ReadWrite"],
+                readPermissions: ["Notes.Read", "Notes.ReadWrite"],
+                writePermissions: ["Notes.ReadWrite"]
+            ),
         ]
         return c
     }
@@ -161,11 +221,16 @@ public struct EmulatorConfig: Sendable, Equatable {
             c.clients = []
             for (i, v) in clients.enumerated() {
                 let o = try JSONFields(v, path: "clients[\(i)]")
-                c.clients.append(ClientApp(clientID: try o.string("client_id"), name: try o.optionalString("name") ?? "app",
-                                           isPublic: try o.optionalBool("public") ?? true,
-                                           nativeAuthEnabled: try o.optionalBool("native_auth") ?? true,
-                                           redirectURIs: try o.optionalStringArray("redirect_uris") ?? [],
-                                           consentedScopes: try o.optionalStringArray("consented_scopes")))
+                c.clients.append(
+                    ClientApp(
+                        clientID: try o.string("client_id"),
+                        name: try o.optionalString("name") ?? "app",
+                        isPublic: try o.optionalBool("public") ?? true,
+                        nativeAuthEnabled: try o.optionalBool("native_auth") ?? true,
+                        redirectURIs: try o.optionalStringArray("redirect_uris") ?? [],
+                        consentedScopes: try o.optionalStringArray("consented_scopes")
+                    )
+                )
             }
         }
         if let users = try f.optionalArray("users") {
@@ -184,9 +249,14 @@ public struct EmulatorConfig: Sendable, Equatable {
                 c.signUpAttributes = []
                 for (i, v) in attrs.enumerated() {
                     let a = try JSONFields(v, path: "sign_up.attributes[\(i)]")
-                    c.signUpAttributes.append(AttributeDefinition(name: try a.string("name"), type: try a.optionalString("type") ?? "string",
-                                                                  required: try a.optionalBool("required") ?? false,
-                                                                  regex: try a.optionalString("regex")))
+                    c.signUpAttributes.append(
+                        AttributeDefinition(
+                            name: try a.string("name"),
+                            type: try a.optionalString("type") ?? "string",
+                            required: try a.optionalBool("required") ?? false,
+                            regex: try a.optionalString("regex")
+                        )
+                    )
                 }
             }
         }
@@ -195,32 +265,53 @@ public struct EmulatorConfig: Sendable, Equatable {
             for (i, v) in apis.enumerated() {
                 let a = try JSONFields(v, path: "apis[\(i)]")
                 let perms = try a.stringArray("permissions")
-                c.apis.append(ProtectedAPIConfig(name: try a.string("name"), appID: try a.string("app_id"), path: try a.string("path"),
-                                                 permissions: perms,
-                                                 readPermissions: try a.optionalStringArray("read_permissions") ?? perms,
-                                                 writePermissions: try a.optionalStringArray("write_permissions") ?? perms))
+                c.apis.append(
+                    ProtectedAPIConfig(
+                        name: try a.string("name"),
+                        appID: try a.string("app_id"),
+                        path: try a.string("path"),
+                        permissions: perms,
+                        readPermissions: try a.optionalStringArray("read_permissions") ?? perms,
+                        writePermissions: try a.optionalStringArray("write_permissions") ?? perms
+                    )
+                )
             }
         }
         if let l = try f.optionalObject("lifetimes") {
-            c.lifetimes.accessToken = Int(try l.optionalInt("access_token", in: 1...86_400 * 30) ?? Int64(c.lifetimes.accessToken))
+            c.lifetimes.accessToken = Int(
+                try l.optionalInt("access_token", in: 1...86_400 * 30) ?? Int64(c.lifetimes.accessToken)
+            )
             c.lifetimes.idToken = Int(try l.optionalInt("id_token", in: 1...86_400 * 30) ?? Int64(c.lifetimes.idToken))
-            c.lifetimes.refreshToken = Int(try l.optionalInt("refresh_token", in: 1...86_400 * 365) ?? Int64(c.lifetimes.refreshToken))
-            c.lifetimes.continuationToken = Int(try l.optionalInt("continuation_token", in: 1...86_400) ?? Int64(c.lifetimes.continuationToken))
+            c.lifetimes.refreshToken = Int(
+                try l.optionalInt("refresh_token", in: 1...86_400 * 365) ?? Int64(c.lifetimes.refreshToken)
+            )
+            c.lifetimes.continuationToken = Int(
+                try l.optionalInt("continuation_token", in: 1...86_400) ?? Int64(c.lifetimes.continuationToken)
+            )
             c.lifetimes.otp = Int(try l.optionalInt("otp", in: 1...86_400) ?? Int64(c.lifetimes.otp))
             c.lifetimes.authCode = Int(try l.optionalInt("auth_code", in: 1...86_400) ?? Int64(c.lifetimes.authCode))
-            c.lifetimes.deviceCode = Int(try l.optionalInt("device_code", in: 1...86_400) ?? Int64(c.lifetimes.deviceCode))
+            c.lifetimes.deviceCode = Int(
+                try l.optionalInt("device_code", in: 1...86_400) ?? Int64(c.lifetimes.deviceCode)
+            )
             if let r = try l.optionalInt("refresh_in", in: 1...86_400) { c.lifetimes.refreshIn = Int(r) }
         }
         c.otpLength = Int(try f.optionalInt("otp_length", in: 4...10) ?? Int64(c.otpLength))
         if let p = try f.optionalObject("password_policy") {
-            c.passwordPolicy.minLength = Int(try p.optionalInt("min_length", in: 1...256) ?? Int64(c.passwordPolicy.minLength))
-            c.passwordPolicy.maxLength = Int(try p.optionalInt("max_length", in: 1...1024) ?? Int64(c.passwordPolicy.maxLength))
+            c.passwordPolicy.minLength = Int(
+                try p.optionalInt("min_length", in: 1...256) ?? Int64(c.passwordPolicy.minLength)
+            )
+            c.passwordPolicy.maxLength = Int(
+                try p.optionalInt("max_length", in: 1...1024) ?? Int64(c.passwordPolicy.maxLength)
+            )
             c.passwordPolicy.banned = try p.optionalStringArray("banned") ?? c.passwordPolicy.banned
         }
-        c.refreshTokenReuseDetection = try f.optionalBool("refresh_token_reuse_detection") ?? c.refreshTokenReuseDetection
+        c.refreshTokenReuseDetection =
+            try f.optionalBool("refresh_token_reuse_detection") ?? c.refreshTokenReuseDetection
         if let r = try f.optionalObject("reset_password") {
             c.resetPollInterval = Int(try r.optionalInt("poll_interval", in: 0...60) ?? Int64(c.resetPollInterval))
-            c.resetInProgressPolls = Int(try r.optionalInt("in_progress_polls", in: 0...10) ?? Int64(c.resetInProgressPolls))
+            c.resetInProgressPolls = Int(
+                try r.optionalInt("in_progress_polls", in: 0...10) ?? Int64(c.resetInProgressPolls)
+            )
         }
         c.deviceCodeInterval = Int(try f.optionalInt("device_code_interval", in: 1...60) ?? Int64(c.deviceCodeInterval))
         c.blockedContacts = try f.optionalStringArray("blocked_contacts") ?? c.blockedContacts
@@ -232,7 +323,10 @@ public struct EmulatorConfig: Sendable, Equatable {
         if let a = try o.optionalObject("attributes") {
             for (k, v) in a.members {
                 guard let s = v.stringValue else {
-                    throw JSONFieldError(path: a.path(of: k), problem: .wrongType(expected: "string", found: v.typeName))
+                    throw JSONFieldError(
+                        path: a.path(of: k),
+                        problem: .wrongType(expected: "string", found: v.typeName)
+                    )
                 }
                 attributes[k] = s
             }
@@ -241,12 +335,16 @@ public struct EmulatorConfig: Sendable, Equatable {
         let mfaEmail = try o.optionalString("mfa_email")
         let registration = try o.optionalBool("requires_registration") ?? false
         let mfaRequired = try o.optionalBool("mfa_required") ?? (mfaEmail != nil || registration)
-        return UserRecord(email: email.lowercased(), password: try o.optionalString("password"),
-                          displayName: try o.optionalString("display_name") ?? email,
-                          givenName: try o.optionalString("given_name"), surname: try o.optionalString("surname"),
-                          attributes: attributes,
-                          objectID: try o.optionalString("object_id") ?? Ids.deterministicGUID(email.lowercased()),
-                          mfaEmail: mfaEmail,
-                          mfaRequired: mfaRequired)
+        return UserRecord(
+            email: email.lowercased(),
+            password: try o.optionalString("password"),
+            displayName: try o.optionalString("display_name") ?? email,
+            givenName: try o.optionalString("given_name"),
+            surname: try o.optionalString("surname"),
+            attributes: attributes,
+            objectID: try o.optionalString("object_id") ?? Ids.deterministicGUID(email.lowercased()),
+            mfaEmail: mfaEmail,
+            mfaRequired: mfaRequired
+        )
     }
 }

@@ -27,12 +27,19 @@ public final class EmulatorServer: Sendable {
 
     /// Starts a server. `port` 0 picks a free port. With `tls`, a fresh CA and server certificate are written to
     /// `tlsDirectory` (a new temporary directory when nil) and the server speaks HTTPS.
-    public static func start(emulator: Emulator, port: UInt16 = 0, tls: Bool = false, tlsDirectory: String? = nil,
-                             logRequests: Bool = false) async throws -> EmulatorServer {
+    public static func start(
+        emulator: Emulator,
+        port: UInt16 = 0,
+        tls: Bool = false,
+        tlsDirectory: String? = nil,
+        logRequests: Bool = false
+    ) async throws -> EmulatorServer {
         let logger = ConnectionCounter(emulator: emulator, logRequests: logRequests)
         let backendPort: UInt16 = tls ? 0 : port
         let server = HTTPServer(address: try .inet(ip4: "127.0.0.1", port: backendPort), timeout: 120, logger: logger)
-        await server.appendRoute("*") { [emulator] request in await Self.respond(emulator, request, logRequests: logRequests) }
+        await server.appendRoute("*") { [emulator] request in
+            await Self.respond(emulator, request, logRequests: logRequests)
+        }
         let task = Task { try await server.run() }
         do {
             try await server.waitUntilListening(timeout: 10)
@@ -52,7 +59,7 @@ public final class EmulatorServer: Sendable {
             let dir = tlsDirectory ?? (NSTemporaryDirectory() + "nativeauth-emulator-" + UUID().uuidString)
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             guard natls_write_ca_and_server_cert(dir, 30) == 0,
-                  let p = natls_proxy_start(port, bound, dir + "/server.pem", dir + "/server-key.pem")
+                let p = natls_proxy_start(port, bound, dir + "/server.pem", dir + "/server-key.pem")
             else {
                 task.cancel()
                 throw StartError(description: "cannot start TLS on 127.0.0.1:\(port)")
@@ -63,7 +70,15 @@ public final class EmulatorServer: Sendable {
         }
         let base = "\(tls ? "https" : "http")://127.0.0.1:\(publicPort)"
         emulator.baseURL = base
-        return EmulatorServer(emulator: emulator, port: publicPort, baseURL: base, caFile: caFile, server: server, task: task, proxy: proxy)
+        return EmulatorServer(
+            emulator: emulator,
+            port: publicPort,
+            baseURL: base,
+            caFile: caFile,
+            server: server,
+            task: task,
+            proxy: proxy
+        )
     }
 
     /// FlyingFox writes a response's head and body separately and does not set TCP_NODELAY, so Nagle's algorithm and
@@ -76,7 +91,9 @@ public final class EmulatorServer: Sendable {
             let ok = withUnsafeMutablePointer(to: &addr) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
             }
-            guard ok == 0, addr.sin_family == sa_family_t(AF_INET), UInt16(bigEndian: addr.sin_port) == port else { continue }
+            guard ok == 0, addr.sin_family == sa_family_t(AF_INET), UInt16(bigEndian: addr.sin_port) == port else {
+                continue
+            }
             var listening: Int32 = 0
             var optlen = socklen_t(MemoryLayout<Int32>.size)
             guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &optlen) == 0, listening != 0 else { continue }
@@ -86,8 +103,15 @@ public final class EmulatorServer: Sendable {
         }
     }
 
-    private init(emulator: Emulator, port: Int, baseURL: String, caFile: String?, server: HTTPServer, task: Task<Void, Error>,
-                 proxy: ProxyBox?) {
+    private init(
+        emulator: Emulator,
+        port: Int,
+        baseURL: String,
+        caFile: String?,
+        server: HTTPServer,
+        task: Task<Void, Error>,
+        proxy: ProxyBox?
+    ) {
         self.emulator = emulator
         self.port = port
         self.baseURL = baseURL
@@ -115,7 +139,13 @@ public final class EmulatorServer: Sendable {
         var query: [String: String] = [:]
         for item in request.query { query[item.name] = item.value }
         let body = (try? await request.bodyData) ?? Data()
-        let req = EmulatorRequest(method: request.method.rawValue, path: request.path, query: query, headers: headers, body: Array(body))
+        let req = EmulatorRequest(
+            method: request.method.rawValue,
+            path: request.path,
+            query: query,
+            headers: headers,
+            body: Array(body)
+        )
 
         var response: EmulatorResponse
         var truncate = false
@@ -129,15 +159,28 @@ public final class EmulatorServer: Sendable {
                 return HTTPResponse(webSocket: DropConnection())
             }
             if let status = fault.status {
-                let ctx = RequestContext(correlationID: req.headers["client-request-id"] ?? Ids.uuid(), traceID: Ids.uuid(),
-                                         now: emulator.clock.now(), baseURL: emulator.baseURL)
+                let ctx = RequestContext(
+                    correlationID: req.headers["client-request-id"] ?? Ids.uuid(),
+                    traceID: Ids.uuid(),
+                    now: emulator.clock.now(),
+                    baseURL: emulator.baseURL
+                )
                 if let b = fault.body {
                     response = .json(b, status: status)
                 } else {
-                    let name = status >= 500 ? (status == 503 ? "temporarily_unavailable" : "server_error") : (status == 429 ? "too_many_requests" : "invalid_request")
-                    response = emulator.errorResponse(ServiceError(name, [status >= 500 ? 50000 : 90000],
-                                                                   "AADSTS\(status >= 500 ? 50000 : 90000): Injected fault (HTTP \(status)).",
-                                                                   status: status), ctx)
+                    let name =
+                        status >= 500
+                        ? (status == 503 ? "temporarily_unavailable" : "server_error")
+                        : (status == 429 ? "too_many_requests" : "invalid_request")
+                    response = emulator.errorResponse(
+                        ServiceError(
+                            name,
+                            [status >= 500 ? 50000 : 90000],
+                            "AADSTS\(status >= 500 ? 50000 : 90000): Injected fault (HTTP \(status)).",
+                            status: status
+                        ),
+                        ctx
+                    )
                 }
                 if let ra = fault.retryAfter { response.headers.append(("Retry-After", String(ra))) }
                 response.headers.append(("client-request-id", ctx.correlationID))
@@ -158,8 +201,14 @@ public final class EmulatorServer: Sendable {
         let status = HTTPStatusCode(r.status, phrase: phrase(r.status))
         if truncate && r.body.count > 1 {
             // Promise the whole body, send half, then fail: the connection closes mid-body.
-            return HTTPResponse(statusCode: status, headers: headers,
-                                body: HTTPBodySequence(from: TruncatedBody(bytes: Array(r.body.prefix(r.body.count / 2))), count: r.body.count))
+            return HTTPResponse(
+                statusCode: status,
+                headers: headers,
+                body: HTTPBodySequence(
+                    from: TruncatedBody(bytes: Array(r.body.prefix(r.body.count / 2))),
+                    count: r.body.count
+                )
+            )
         }
         return HTTPResponse(statusCode: status, headers: headers, body: Data(r.body))
     }
@@ -186,7 +235,8 @@ public final class EmulatorServer: Sendable {
     private static func log(_ enabled: Bool, _ req: EmulatorRequest, _ status: Int, _ started: Date, note: String?) {
         guard enabled else { return }
         let ms = Int(Date().timeIntervalSince(started) * 1000)
-        let line = "\(req.method) \(req.path) \(status == 0 ? "-" : String(status)) \(ms)ms\(note.map { " (\($0))" } ?? "")\n"
+        let line =
+            "\(req.method) \(req.path) \(status == 0 ? "-" : String(status)) \(ms)ms\(note.map { " (\($0))" } ?? "")\n"
         FileHandle.standardError.write(Data(line.utf8))
     }
 }
@@ -208,7 +258,9 @@ private struct ConnectionCounter: Logging {
 
 private struct DropConnection: WSHandler {
     struct Dropped: Error {}
-    func makeFrames(for client: AsyncThrowingStream<WSFrame, any Error>) async throws -> AsyncStream<WSFrame> { throw Dropped() }
+    func makeFrames(for client: AsyncThrowingStream<WSFrame, any Error>) async throws -> AsyncStream<WSFrame> {
+        throw Dropped()
+    }
 }
 
 /// A body that yields its bytes and then fails, so the connection closes before the promised length.

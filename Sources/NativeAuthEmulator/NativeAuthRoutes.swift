@@ -1,19 +1,27 @@
 import NativeAuthJSON
 
-/// The native-authentication endpoints (spec §2): sign-in, sign-up, password reset, strong-auth registration.
+/// The native-authentication endpoints: sign-in, sign-up, password reset, strong-auth registration.
 extension Emulator {
     // MARK: - Shared checks
 
-    /// `client_id` must name a public client with native auth enabled (spec §2.0).
+    /// `client_id` must name a public client with native auth enabled.
     func nativeClient(_ form: [String: String], _ s: Store) throws(ServiceError) -> ClientApp {
         let c = try knownClient(form, s)
         guard c.isPublic else {
-            throw ServiceError("invalid_client", [550022], "AADSTS550022: Confidential Client is not supported in Native Authentication API flow.",
-                               suberror: "nativeauthapi_disabled")
+            throw ServiceError(
+                "invalid_client",
+                [550022],
+                "AADSTS550022: Confidential Client is not supported in Native Authentication API flow.",
+                suberror: "nativeauthapi_disabled"
+            )
         }
         guard c.nativeAuthEnabled else {
-            throw ServiceError("invalid_client", [550021], "AADSTS550021: The application is not enabled for native authentication.",
-                               suberror: "nativeauthapi_disabled")
+            throw ServiceError(
+                "invalid_client",
+                [550021],
+                "AADSTS550021: The application is not enabled for native authentication.",
+                suberror: "nativeauthapi_disabled"
+            )
         }
         return c
     }
@@ -22,13 +30,16 @@ extension Emulator {
     func knownClient(_ form: [String: String], _ s: Store) throws(ServiceError) -> ClientApp {
         guard let id = form["client_id"], !id.isEmpty else { throw .missingParameter("client_id") }
         guard let c = s.client(id) else {
-            throw ServiceError("unauthorized_client", [700016],
-                               "AADSTS700016: Application with identifier '\(id)' was not found in the directory '\(tenantDomain)'.")
+            throw ServiceError(
+                "unauthorized_client",
+                [700016],
+                "AADSTS700016: Application with identifier '\(id)' was not found in the directory '\(tenantDomain)'."
+            )
         }
         return c
     }
 
-    /// The checks every start endpoint makes (spec §2.0): client, challenge types, username syntax.
+    /// The checks every start endpoint makes: client, challenge types, username syntax.
     func startRequest(_ form: [String: String], _ s: Store) throws(ServiceError) -> (ClientApp, Set<String>, String) {
         let client = try nativeClient(form, s)
         let types = try challengeTypes(form) ?? []
@@ -36,7 +47,7 @@ extension Emulator {
         return (client, types, raw.lowercased())
     }
 
-    /// Parses `challenge_type` (spec §1.7): known values only, `redirect` mandatory.
+    /// Parses `challenge_type`: known values only, `redirect` mandatory.
     func challengeTypes(_ form: [String: String], required: Bool = true) throws(ServiceError) -> Set<String>? {
         guard let raw = form["challenge_type"], !raw.trimmingCharacters(in: .whitespaces).isEmpty else {
             if required { throw .missingParameter("challenge_type") }
@@ -44,15 +55,23 @@ extension Emulator {
         }
         let types = Set(raw.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init))
         for t in types where !["oob", "password", "redirect"].contains(t) {
-            throw ServiceError("invalid_request", [901007], "AADSTS901007: The challenge_type list parameter contains an unsupported challenge type.")
+            throw ServiceError(
+                "invalid_request",
+                [901007],
+                "AADSTS901007: The challenge_type list parameter contains an unsupported challenge type."
+            )
         }
         guard types.contains("redirect") else {
-            throw ServiceError("invalid_request", [901007], "AADSTS901007: The challenge_type list parameter does not include the 'redirect' type.")
+            throw ServiceError(
+                "invalid_request",
+                [901007],
+                "AADSTS901007: The challenge_type list parameter does not include the 'redirect' type."
+            )
         }
         return types
     }
 
-    /// `capabilities` (SDKs) or `capability` (docs), space- or comma-separated (spec §1.7).
+    /// `capabilities` (SDKs) or `capability` (docs), space- or comma-separated.
     func capabilities(_ form: [String: String]) -> Set<String> {
         let raw = (form["capabilities"] ?? "") + " " + (form["capability"] ?? "")
         return Set(raw.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init))
@@ -62,27 +81,44 @@ extension Emulator {
         .json(["challenge_type": "redirect", "redirect_reason": .string(reason)])
     }
 
-    /// Looks up the flow behind `continuation_token`, checking kind, stage, client and expiry (spec §1.8).
-    func flow(_ form: [String: String], _ s: inout Store, kinds: Set<Flow.Kind>, stages: Set<Flow.Stage>,
-              clientID: String, now: Double) throws(ServiceError) -> (String, Flow) {
-        guard let token = form["continuation_token"], !token.isEmpty else { throw .missingParameter("continuation_token") }
+    /// Looks up the flow behind `continuation_token`, checking kind, stage, client and expiry.
+    func flow(
+        _ form: [String: String],
+        _ s: inout Store,
+        kinds: Set<Flow.Kind>,
+        stages: Set<Flow.Stage>,
+        clientID: String,
+        now: Double
+    ) throws(ServiceError) -> (String, Flow) {
+        guard let token = form["continuation_token"], !token.isEmpty else {
+            throw .missingParameter("continuation_token")
+        }
         guard let f = s.flows[token] else { throw .invalidContinuationToken() }
         guard f.expires > now else {
             s.flows.removeValue(forKey: token)
             throw .expiredContinuationToken()
         }
         guard kinds.contains(f.kind), stages.contains(f.stage), f.clientID == clientID else {
-            throw ServiceError("invalid_request", [55200],
-                               "AADSTS55200: The continuation_token is invalid: it is not valid for this endpoint or step.")
+            throw ServiceError(
+                "invalid_request",
+                [55200],
+                "AADSTS55200: The continuation_token is invalid: it is not valid for this endpoint or step."
+            )
         }
         return (token, f)
     }
 
-    func oobChallengeBody(token: String, target: String, s: Store, labelKey: String = "challenge_target_label",
-                          interval: Int? = nil) -> JSONValue {
+    func oobChallengeBody(
+        token: String,
+        target: String,
+        s: Store,
+        labelKey: String = "challenge_target_label",
+        interval: Int? = nil
+    ) -> JSONValue {
         var o: [String: JSONValue] = [
             "continuation_token": .string(token), "challenge_type": "oob", "binding_method": "prompt",
-            "challenge_channel": "email", labelKey: .string(labelKey == "challenge_target" ? target : maskEmail(target)),
+            "challenge_channel": "email",
+            labelKey: .string(labelKey == "challenge_target" ? target : maskEmail(target)),
             "code_length": .int(Int64(s.config.otpLength)),
         ]
         if let interval { o["interval"] = .int(Int64(interval)) }
@@ -90,9 +126,18 @@ extension Emulator {
     }
 
     /// Sends a fresh one-time code for `f` (the previous one stops working), moves `f` to `stage` under a new
-    /// continuation token and answers with the oob challenge (spec §2.1.2).
-    func codeChallenge(_ f: inout Flow, stage: Flow.Stage, to target: String, purpose: String, from token: String,
-                       _ s: inout Store, now: Double, labelKey: String = "challenge_target_label", interval: Int? = nil) -> EmulatorResponse {
+    /// continuation token and answers with the oob challenge.
+    func codeChallenge(
+        _ f: inout Flow,
+        stage: Flow.Stage,
+        to target: String,
+        purpose: String,
+        from token: String,
+        _ s: inout Store,
+        now: Double,
+        labelKey: String = "challenge_target_label",
+        interval: Int? = nil
+    ) -> EmulatorResponse {
         f.stage = stage
         f.code = s.sendCode(to: target, purpose: purpose, now: now)
         f.codeExpires = now + Double(s.config.lifetimes.otp)
@@ -106,7 +151,7 @@ extension Emulator {
         guard let code = f.code, f.codeExpires > now, constantTimeStringEquals(code, oob) else { throw .invalidOOB() }
     }
 
-    /// The tenant's password policy (suberrors of spec §2.7).
+    /// The tenant's password policy (its suberrors).
     func passwordProblem(_ pw: String, user: UserRecord?, _ s: Store) -> ServiceError? {
         let p = s.config.passwordPolicy
         func fail(_ sub: String, _ text: String) -> ServiceError {
@@ -114,8 +159,12 @@ extension Emulator {
         }
         if pw.count < p.minLength { return fail("password_too_short", "The new password is too short.") }
         if pw.count > p.maxLength { return fail("password_too_long", "The new password is too long.") }
-        if p.banned.contains(where: { $0.lowercased() == pw.lowercased() }) { return fail("password_banned", "The new password is banned.") }
-        if pw.contains(where: { $0.isNewline || $0 == "\u{0}" }) { return fail("password_is_invalid", "The new password contains invalid characters.") }
+        if p.banned.contains(where: { $0.lowercased() == pw.lowercased() }) {
+            return fail("password_banned", "The new password is banned.")
+        }
+        if pw.contains(where: { $0.isNewline || $0 == "\u{0}" }) {
+            return fail("password_is_invalid", "The new password contains invalid characters.")
+        }
         var classes = 0
         if pw.contains(where: \.isLowercase) { classes += 1 }
         if pw.contains(where: \.isUppercase) { classes += 1 }
@@ -128,7 +177,7 @@ extension Emulator {
         return nil
     }
 
-    // MARK: - Sign-in (spec §2.1)
+    // MARK: - Sign-in
 
     func signInInitiate(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
@@ -140,8 +189,15 @@ extension Emulator {
             if user.password == nil && !types.contains("oob") {
                 return redirect("The user flow for this account needs the oob challenge type.")
             }
-            let f = Flow(kind: .signIn, stage: .initiated, clientID: client.clientID, username: username, challengeTypes: types,
-                         capabilities: capabilities(form), expires: 0)
+            let f = Flow(
+                kind: .signIn,
+                stage: .initiated,
+                clientID: client.clientID,
+                username: username,
+                challengeTypes: types,
+                capabilities: capabilities(form),
+                expires: 0
+            )
             return .json(["continuation_token": .string(s.advance(f, from: nil, now: ctx.now))])
         }
     }
@@ -152,25 +208,55 @@ extension Emulator {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try nativeClient(form, s)
             let sent = try challengeTypes(form, required: false)
-            var (token, f) = try flow(form, &s, kinds: [.signIn],
-                                      stages: [.initiated, .oobChallenge, .mfaRequired, .mfaIntrospected, .mfaChallenge],
-                                      clientID: client.clientID, now: ctx.now)
+            var (token, f) = try flow(
+                form,
+                &s,
+                kinds: [.signIn],
+                stages: [.initiated, .oobChallenge, .mfaRequired, .mfaIntrospected, .mfaChallenge],
+                clientID: client.clientID,
+                now: ctx.now
+            )
             let types = sent ?? f.challengeTypes
             guard let user = s.users[f.username] else { throw .userNotFound() }
             switch f.stage {
             case .initiated, .oobChallenge:
                 if user.password != nil && types.contains("password") {
                     f.stage = .passwordChallenge
-                    return .json(["continuation_token": .string(s.advance(f, from: token, now: ctx.now)), "challenge_type": "password"])
+                    return .json([
+                        "continuation_token": .string(s.advance(f, from: token, now: ctx.now)),
+                        "challenge_type": "password",
+                    ])
                 }
-                guard types.contains("oob") else { return redirect("The user flow for this account needs the oob challenge type.") }
-                return codeChallenge(&f, stage: .oobChallenge, to: user.email, purpose: "sign_in", from: token, &s, now: ctx.now)
+                guard types.contains("oob") else {
+                    return redirect("The user flow for this account needs the oob challenge type.")
+                }
+                return codeChallenge(
+                    &f,
+                    stage: .oobChallenge,
+                    to: user.email,
+                    purpose: "sign_in",
+                    from: token,
+                    &s,
+                    now: ctx.now
+                )
             default:  // MFA: send a code to the chosen (or only) strong method
                 guard let target = user.mfaEmail else { throw .invalidContinuationToken() }
                 if let id = form["id"], !id.isEmpty, id != mfaMethodID(user) {
-                    throw ServiceError("invalid_request", [50226], "AADSTS50226: The authentication method id is not valid for this user.")
+                    throw ServiceError(
+                        "invalid_request",
+                        [50226],
+                        "AADSTS50226: The authentication method id is not valid for this user."
+                    )
                 }
-                return codeChallenge(&f, stage: .mfaChallenge, to: target, purpose: "mfa", from: token, &s, now: ctx.now)
+                return codeChallenge(
+                    &f,
+                    stage: .mfaChallenge,
+                    to: target,
+                    purpose: "mfa",
+                    from: token,
+                    &s,
+                    now: ctx.now
+                )
             }
         }
     }
@@ -178,61 +264,116 @@ extension Emulator {
     func signInIntrospect(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try nativeClient(form, s)
-            var (token, f) = try flow(form, &s, kinds: [.signIn], stages: [.mfaRequired], clientID: client.clientID, now: ctx.now)
+            var (token, f) = try flow(
+                form,
+                &s,
+                kinds: [.signIn],
+                stages: [.mfaRequired],
+                clientID: client.clientID,
+                now: ctx.now
+            )
             guard let user = s.users[f.username], let target = user.mfaEmail else { throw .invalidContinuationToken() }
             f.stage = .mfaIntrospected
             token = s.advance(f, from: token, now: ctx.now)
-            return .json(["continuation_token": .string(token),
-                          "methods": [["id": .string(mfaMethodID(user)), "challenge_type": "oob", "challenge_channel": "email",
-                                       "login_hint": .string(maskEmail(target))]]])
+            return .json([
+                "continuation_token": .string(token),
+                "methods": [
+                    [
+                        "id": .string(mfaMethodID(user)), "challenge_type": "oob", "challenge_channel": "email",
+                        "login_hint": .string(maskEmail(target)),
+                    ]
+                ],
+            ])
         }
     }
 
-    /// Native grants at `/oauth2/v2.0/token` (spec §2.1.3). Returns nil for grants handled elsewhere.
-    func nativeToken(_ form: [String: String], grant: String, _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse? {
+    /// Native grants at `/oauth2/v2.0/token`. Returns nil for grants handled elsewhere.
+    func nativeToken(
+        _ form: [String: String],
+        grant: String,
+        _ ctx: RequestContext
+    ) throws(ServiceError) -> EmulatorResponse? {
         guard ["password", "oob", "mfa_oob", "continuation_token"].contains(grant) else { return nil }
         return try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try nativeClient(form, s)
             let scopes = try resolveScopes(form["scope"], client: client, s)
             switch grant {
             case "password":
-                let (token, f) = try flow(form, &s, kinds: [.signIn], stages: [.passwordChallenge], clientID: client.clientID, now: ctx.now)
+                let (token, f) = try flow(
+                    form,
+                    &s,
+                    kinds: [.signIn],
+                    stages: [.passwordChallenge],
+                    clientID: client.clientID,
+                    now: ctx.now
+                )
                 guard let pw = form["password"], !pw.isEmpty else { throw .missingParameter("password") }
-                guard let user = s.users[f.username], let stored = user.password, constantTimeStringEquals(stored, pw) else {
+                guard let user = s.users[f.username], let stored = user.password, constantTimeStringEquals(stored, pw)
+                else {
                     throw .wrongPassword()
                 }
                 return try finishSignIn(f, token: token, client: client, scopes: scopes, &s, ctx)
             case "oob", "mfa_oob":
                 let stages: Set<Flow.Stage> = grant == "oob" ? [.oobChallenge, .mfaChallenge] : [.mfaChallenge]
-                var (token, f) = try flow(form, &s, kinds: [.signIn], stages: stages, clientID: client.clientID, now: ctx.now)
+                var (token, f) = try flow(
+                    form,
+                    &s,
+                    kinds: [.signIn],
+                    stages: stages,
+                    clientID: client.clientID,
+                    now: ctx.now
+                )
                 try checkCode(form, f, now: ctx.now)
                 if f.stage == .mfaChallenge { f.mfaSatisfied = true }
                 f.code = nil
                 s.flows[token] = f
                 return try finishSignIn(f, token: token, client: client, scopes: scopes, &s, ctx)
             default:  // continuation_token: after sign-up, reset or registration
-                let (token, f) = try flow(form, &s, kinds: [.signIn, .signUp, .reset], stages: [.readyForToken],
-                                          clientID: client.clientID, now: ctx.now)
+                let (token, f) = try flow(
+                    form,
+                    &s,
+                    kinds: [.signIn, .signUp, .reset],
+                    stages: [.readyForToken],
+                    clientID: client.clientID,
+                    now: ctx.now
+                )
                 if let u = form["username"], !u.isEmpty, u.lowercased() != f.username {
-                    throw ServiceError("invalid_grant", [55200], "AADSTS55200: The username does not match the continuation_token.")
+                    throw ServiceError(
+                        "invalid_grant",
+                        [55200],
+                        "AADSTS55200: The username does not match the continuation_token."
+                    )
                 }
                 return try finishSignIn(f, token: token, client: client, scopes: scopes, &s, ctx)
             }
         }
     }
 
-    /// After a first factor: MFA / registration checks (spec §2.1.5, §2.4), then tokens.
-    func finishSignIn(_ flow: Flow, token: String, client: ClientApp, scopes: ScopeGrant, _ s: inout Store,
-                      _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
+    /// After a first factor: MFA / registration checks, then tokens.
+    func finishSignIn(
+        _ flow: Flow,
+        token: String,
+        client: ClientApp,
+        scopes: ScopeGrant,
+        _ s: inout Store,
+        _ ctx: RequestContext
+    ) throws(ServiceError) -> EmulatorResponse {
         guard let user = s.users[flow.username] else { throw .userNotFound() }
         var f = flow
         if user.mfaRequired && !f.mfaSatisfied {
             // A registered method → MFA; none → register one first. Either needs the matching capability.
-            let (capability, stage, code, text): (String, Flow.Stage, Int, String) = user.mfaEmail != nil
-                ? ("mfa_required", .mfaRequired, 50076,
-                   "AADSTS50076: Due to a configuration change made by your administrator, or because you moved to a new location, you must use multi-factor authentication.")
-                : ("registration_required", .registrationRequired, 50079,
-                   "AADSTS50079: Due to a configuration change made by your administrator, you must enroll in multi-factor authentication.")
+            let (capability, stage, code, text): (String, Flow.Stage, Int, String) =
+                user.mfaEmail != nil
+                ? (
+                    "mfa_required", .mfaRequired, 50076,
+                    "AADSTS50076: Due to a configuration change made by your administrator, or because you moved to "
+                        + "a new location, you must use multi-factor authentication."
+                )
+                : (
+                    "registration_required", .registrationRequired, 50079,
+                    "AADSTS50079: Due to a configuration change made by your administrator, you must enroll in "
+                        + "multi-factor authentication."
+                )
             guard f.capabilities.contains(capability) else {
                 s.flows.removeValue(forKey: token)
                 return redirect("Client is missing \(capability) capability.")
@@ -240,52 +381,100 @@ extension Emulator {
             f.kind = .signIn
             f.stage = stage
             let next = s.advance(f, from: token, now: ctx.now)
-            throw ServiceError("invalid_grant", [code], text, suberror: capability, extra: ["continuation_token": .string(next)])
+            throw ServiceError(
+                "invalid_grant",
+                [code],
+                text,
+                suberror: capability,
+                extra: ["continuation_token": .string(next)]
+            )
         }
         s.flows.removeValue(forKey: token)
         return .json(try issueTokens(user: user, client: client, scopes: scopes, nonce: nil, family: nil, &s, ctx))
     }
 
-    // MARK: - Strong-auth registration (spec §2.4)
+    // MARK: - Strong-auth registration
 
     func registerIntrospect(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try nativeClient(form, s)
-            var (token, f) = try flow(form, &s, kinds: [.signIn], stages: [.registrationRequired], clientID: client.clientID, now: ctx.now)
+            var (token, f) = try flow(
+                form,
+                &s,
+                kinds: [.signIn],
+                stages: [.registrationRequired],
+                clientID: client.clientID,
+                now: ctx.now
+            )
             f.stage = .registrationIntrospected
             token = s.advance(f, from: token, now: ctx.now)
-            return .json(["continuation_token": .string(token),
-                          "methods": [["id": "email", "challenge_type": "oob", "challenge_channel": "email",
-                                       "login_hint": .string(maskEmail(f.username))]]])
+            return .json([
+                "continuation_token": .string(token),
+                "methods": [
+                    [
+                        "id": "email", "challenge_type": "oob", "challenge_channel": "email",
+                        "login_hint": .string(maskEmail(f.username)),
+                    ]
+                ],
+            ])
         }
     }
 
     func registerChallenge(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try nativeClient(form, s)
-            var (token, f) = try flow(form, &s, kinds: [.signIn], stages: [.registrationIntrospected, .registrationChallenge],
-                                      clientID: client.clientID, now: ctx.now)
+            var (token, f) = try flow(
+                form,
+                &s,
+                kinds: [.signIn],
+                stages: [.registrationIntrospected, .registrationChallenge],
+                clientID: client.clientID,
+                now: ctx.now
+            )
             if let t = form["challenge_type"], !t.split(separator: " ").contains("oob") {
-                throw ServiceError("unsupported_challenge_type", [50227], "AADSTS50227: The challenge type is not supported for registration.")
+                throw ServiceError(
+                    "unsupported_challenge_type",
+                    [50227],
+                    "AADSTS50227: The challenge type is not supported for registration."
+                )
             }
             if let ch = form["challenge_channel"], !ch.isEmpty, ch != "email" {
-                throw ServiceError("invalid_request", [901001], "AADSTS901001: The verification contact is invalid for channel \(ch).")
+                throw ServiceError(
+                    "invalid_request",
+                    [901001],
+                    "AADSTS901001: The verification contact is invalid for channel \(ch)."
+                )
             }
             guard let rawTarget = form["challenge_target"], isValidEmail(rawTarget) else {
                 throw ServiceError("invalid_request", [901001], "AADSTS901001: The verification contact is invalid.")
             }
             let target = rawTarget.lowercased()
             if s.config.blockedContacts.contains(where: { $0.lowercased() == target }) {
-                throw ServiceError("access_denied", [550024], "AADSTS550024: Configuring multi-factor authentication method is blocked.",
-                                   suberror: "provider_blocked_by_rep")
+                throw ServiceError(
+                    "access_denied",
+                    [550024],
+                    "AADSTS550024: Configuring multi-factor authentication method is blocked.",
+                    suberror: "provider_blocked_by_rep"
+                )
             }
             f.registrationTarget = target
             if target == f.username {  // already verified when the user signed in with it
                 f.stage = .registrationPreverified
-                return .json(["continuation_token": .string(s.advance(f, from: token, now: ctx.now)), "challenge_type": "preverified"])
+                return .json([
+                    "continuation_token": .string(s.advance(f, from: token, now: ctx.now)),
+                    "challenge_type": "preverified",
+                ])
             }
-            return codeChallenge(&f, stage: .registrationChallenge, to: target, purpose: "register", from: token, &s, now: ctx.now,
-                                 labelKey: "challenge_target")
+            return codeChallenge(
+                &f,
+                stage: .registrationChallenge,
+                to: target,
+                purpose: "register",
+                from: token,
+                &s,
+                now: ctx.now,
+                labelKey: "challenge_target"
+            )
         }
     }
 
@@ -293,13 +482,27 @@ extension Emulator {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try nativeClient(form, s)
             let grant = form["grant_type"] ?? ""
-            let stages: Set<Flow.Stage> = grant == "continuation_token" ? [.registrationPreverified] : [.registrationChallenge]
+            let stages: Set<Flow.Stage> =
+                grant == "continuation_token" ? [.registrationPreverified] : [.registrationChallenge]
             guard grant == "oob" || grant == "continuation_token" else {
-                throw ServiceError("unsupported_grant_type", [70003], "AADSTS70003: The app requested an unsupported grant type.")
+                throw ServiceError(
+                    "unsupported_grant_type",
+                    [70003],
+                    "AADSTS70003: The app requested an unsupported grant type."
+                )
             }
-            var (token, f) = try flow(form, &s, kinds: [.signIn], stages: stages, clientID: client.clientID, now: ctx.now)
+            var (token, f) = try flow(
+                form,
+                &s,
+                kinds: [.signIn],
+                stages: stages,
+                clientID: client.clientID,
+                now: ctx.now
+            )
             if grant == "oob" { try checkCode(form, f, now: ctx.now) }
-            guard let target = f.registrationTarget, var user = s.users[f.username] else { throw .invalidContinuationToken() }
+            guard let target = f.registrationTarget, var user = s.users[f.username] else {
+                throw .invalidContinuationToken()
+            }
             user.mfaEmail = target
             s.users[f.username] = user
             f.stage = .readyForToken
@@ -310,7 +513,7 @@ extension Emulator {
         }
     }
 
-    // MARK: - Sign-up (spec §2.2)
+    // MARK: - Sign-up
 
     /// Parses the `attributes` form field (a JSON object; values stringified).
     func parseAttributes(_ raw: String?) throws(ServiceError) -> [String: String] {
@@ -352,27 +555,46 @@ extension Emulator {
     func attributeValidationFailed(_ names: [String], token: String?) -> ServiceError {
         var extra: [String: JSONValue] = ["invalid_attributes": .array(names.map { ["name": .string($0)] })]
         if let token { extra["continuation_token"] = .string(token) }
-        return ServiceError("invalid_grant", [1003036], "AADSTS1003036: One or more user attributes failed validation.",
-                            suberror: "attribute_validation_failed", extra: extra)
+        return ServiceError(
+            "invalid_grant",
+            [1003036],
+            "AADSTS1003036: One or more user attributes failed validation.",
+            suberror: "attribute_validation_failed",
+            extra: extra
+        )
     }
 
     func signUpStart(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let (client, types, username) = try startRequest(form, s)
             guard s.config.signUpEnabled else {
-                throw ServiceError("unsupported_auth_method", [1003035], "AADSTS1003035: Sign-up is not enabled for this application.")
+                throw ServiceError(
+                    "unsupported_auth_method",
+                    [1003035],
+                    "AADSTS1003035: Sign-up is not enabled for this application."
+                )
             }
             guard s.users[username] == nil else {
-                throw ServiceError("user_already_exists", [1003037],
-                                   "AADSTS1003037: It looks like you may already have an account. Please sign in instead.")
+                throw ServiceError(
+                    "user_already_exists",
+                    [1003037],
+                    "AADSTS1003037: It looks like you may already have an account. Please sign in instead."
+                )
             }
             let needsPassword = s.config.signUpMethod == "email_password"
             if needsPassword && !(types.contains("password") && types.contains("oob")) {
                 return redirect("The sign-up user flow needs the password and oob challenge types.")
             }
             if !types.contains("oob") { return redirect("The sign-up user flow needs the oob challenge type.") }
-            var f = Flow(kind: .signUp, stage: .signUpStarted, clientID: client.clientID, username: username, challengeTypes: types,
-                         capabilities: capabilities(form), expires: 0)
+            var f = Flow(
+                kind: .signUp,
+                stage: .signUpStarted,
+                clientID: client.clientID,
+                username: username,
+                challengeTypes: types,
+                capabilities: capabilities(form),
+                expires: 0
+            )
             if let pw = form["password"], !pw.isEmpty, needsPassword {
                 if let problem = passwordProblem(pw, user: nil, s) { throw problem }
                 f.password = pw
@@ -389,17 +611,36 @@ extension Emulator {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try nativeClient(form, s)
             let sent = try challengeTypes(form, required: false)
-            var (token, f) = try flow(form, &s, kinds: [.signUp],
-                                      stages: [.signUpStarted, .signUpCodeSent, .signUpCredentialRequired],
-                                      clientID: client.clientID, now: ctx.now)
+            var (token, f) = try flow(
+                form,
+                &s,
+                kinds: [.signUp],
+                stages: [.signUpStarted, .signUpCodeSent, .signUpCredentialRequired],
+                clientID: client.clientID,
+                now: ctx.now
+            )
             let types = sent ?? f.challengeTypes
             if f.stage == .signUpCredentialRequired {
-                guard types.contains("password") else { return redirect("The sign-up user flow needs the password challenge type.") }
+                guard types.contains("password") else {
+                    return redirect("The sign-up user flow needs the password challenge type.")
+                }
                 f.stage = .signUpPasswordChallenge
-                return .json(["continuation_token": .string(s.advance(f, from: token, now: ctx.now)), "challenge_type": "password"])
+                return .json([
+                    "continuation_token": .string(s.advance(f, from: token, now: ctx.now)),
+                    "challenge_type": "password",
+                ])
             }
             guard types.contains("oob") else { return redirect("The sign-up user flow needs the oob challenge type.") }
-            return codeChallenge(&f, stage: .signUpCodeSent, to: f.username, purpose: "sign_up", from: token, &s, now: ctx.now, interval: 300)
+            return codeChallenge(
+                &f,
+                stage: .signUpCodeSent,
+                to: f.username,
+                purpose: "sign_up",
+                from: token,
+                &s,
+                now: ctx.now,
+                interval: 300
+            )
         }
     }
 
@@ -413,9 +654,21 @@ extension Emulator {
             case "password": stages = [.signUpPasswordChallenge, .signUpCredentialRequired]
             case "attributes": stages = [.signUpAttributesRequired]
             case "": throw .missingParameter("grant_type")
-            default: throw ServiceError("unsupported_grant_type", [70003], "AADSTS70003: The app requested an unsupported grant type.")
+            default:
+                throw ServiceError(
+                    "unsupported_grant_type",
+                    [70003],
+                    "AADSTS70003: The app requested an unsupported grant type."
+                )
             }
-            var (token, f) = try flow(form, &s, kinds: [.signUp], stages: stages, clientID: client.clientID, now: ctx.now)
+            var (token, f) = try flow(
+                form,
+                &s,
+                kinds: [.signUp],
+                stages: stages,
+                clientID: client.clientID,
+                now: ctx.now
+            )
             switch grant {
             case "oob":
                 try checkCode(form, f, now: ctx.now)
@@ -435,8 +688,12 @@ extension Emulator {
             if s.config.signUpMethod == "email_password" && f.password == nil {
                 f.stage = .signUpCredentialRequired
                 token = s.advance(f, from: token, now: ctx.now)
-                throw ServiceError("credential_required", [55103], "AADSTS55103: Credential required.",
-                                   extra: ["continuation_token": .string(token)])
+                throw ServiceError(
+                    "credential_required",
+                    [55103],
+                    "AADSTS55103: Credential required.",
+                    extra: ["continuation_token": .string(token)]
+                )
             }
             let missing = s.config.signUpAttributes.filter { $0.required && (f.attributes[$0.name] ?? "").isEmpty }
             if !missing.isEmpty {
@@ -447,23 +704,37 @@ extension Emulator {
                     if let r = d.regex { o["options"] = ["regex": .string(r)] }
                     return .object(o)
                 }
-                throw ServiceError("attributes_required", [55106], "AADSTS55106: User attributes are required.",
-                                   extra: ["continuation_token": .string(token), "required_attributes": .array(list)])
+                throw ServiceError(
+                    "attributes_required",
+                    [55106],
+                    "AADSTS55106: User attributes are required.",
+                    extra: ["continuation_token": .string(token), "required_attributes": .array(list)]
+                )
             }
             // Create the account.
             let display = f.attributes["displayName"] ?? f.username
-            s.users[f.username] = UserRecord(email: f.username, password: f.password, displayName: display,
-                                             givenName: f.attributes["givenName"], surname: f.attributes["surname"],
-                                             attributes: f.attributes, objectID: Ids.uuid(), mfaEmail: nil, mfaRequired: false)
+            s.users[f.username] = UserRecord(
+                email: f.username,
+                password: f.password,
+                displayName: display,
+                givenName: f.attributes["givenName"],
+                surname: f.attributes["surname"],
+                attributes: f.attributes,
+                objectID: Ids.uuid(),
+                mfaEmail: nil,
+                mfaRequired: false
+            )
             s.count("users_signed_up")
             f.stage = .readyForToken
             f.password = nil
             token = s.advance(f, from: token, now: ctx.now)
-            return .json(["continuation_token": .string(token), "expires_in": .int(Int64(s.config.lifetimes.continuationToken))])
+            return .json([
+                "continuation_token": .string(token), "expires_in": .int(Int64(s.config.lifetimes.continuationToken)),
+            ])
         }
     }
 
-    // MARK: - Password reset (spec §2.3)
+    // MARK: - Password reset
 
     func resetStart(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
@@ -473,8 +744,15 @@ extension Emulator {
                 throw ServiceError("invalid_request", [500222], "AADSTS500222: The user does not have a password.")
             }
             guard types.contains("oob") else { return redirect("Password reset needs the oob challenge type.") }
-            let f = Flow(kind: .reset, stage: .resetStarted, clientID: client.clientID, username: username, challengeTypes: types,
-                         capabilities: capabilities(form), expires: 0)
+            let f = Flow(
+                kind: .reset,
+                stage: .resetStarted,
+                clientID: client.clientID,
+                username: username,
+                challengeTypes: types,
+                capabilities: capabilities(form),
+                expires: 0
+            )
             return .json(["continuation_token": .string(s.advance(f, from: nil, now: ctx.now))])
         }
     }
@@ -483,9 +761,26 @@ extension Emulator {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try nativeClient(form, s)
             let sent = try challengeTypes(form, required: false)
-            var (token, f) = try flow(form, &s, kinds: [.reset], stages: [.resetStarted, .resetCodeSent], clientID: client.clientID, now: ctx.now)
-            guard (sent ?? f.challengeTypes).contains("oob") else { return redirect("Password reset needs the oob challenge type.") }
-            return codeChallenge(&f, stage: .resetCodeSent, to: f.username, purpose: "reset_password", from: token, &s, now: ctx.now)
+            var (token, f) = try flow(
+                form,
+                &s,
+                kinds: [.reset],
+                stages: [.resetStarted, .resetCodeSent],
+                clientID: client.clientID,
+                now: ctx.now
+            )
+            guard (sent ?? f.challengeTypes).contains("oob") else {
+                return redirect("Password reset needs the oob challenge type.")
+            }
+            return codeChallenge(
+                &f,
+                stage: .resetCodeSent,
+                to: f.username,
+                purpose: "reset_password",
+                from: token,
+                &s,
+                now: ctx.now
+            )
         }
     }
 
@@ -493,9 +788,20 @@ extension Emulator {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try nativeClient(form, s)
             guard form["grant_type"] == "oob" else {
-                throw ServiceError("unsupported_grant_type", [70003], "AADSTS70003: The app requested an unsupported grant type.")
+                throw ServiceError(
+                    "unsupported_grant_type",
+                    [70003],
+                    "AADSTS70003: The app requested an unsupported grant type."
+                )
             }
-            var (token, f) = try flow(form, &s, kinds: [.reset], stages: [.resetCodeSent], clientID: client.clientID, now: ctx.now)
+            var (token, f) = try flow(
+                form,
+                &s,
+                kinds: [.reset],
+                stages: [.resetCodeSent],
+                clientID: client.clientID,
+                now: ctx.now
+            )
             try checkCode(form, f, now: ctx.now)
             f.stage = .resetVerified
             f.code = nil
@@ -507,22 +813,38 @@ extension Emulator {
     func resetSubmit(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try nativeClient(form, s)
-            var (token, f) = try flow(form, &s, kinds: [.reset], stages: [.resetVerified], clientID: client.clientID, now: ctx.now)
+            var (token, f) = try flow(
+                form,
+                &s,
+                kinds: [.reset],
+                stages: [.resetVerified],
+                clientID: client.clientID,
+                now: ctx.now
+            )
             guard let pw = form["new_password"], !pw.isEmpty else { throw .missingParameter("new_password") }
             if let problem = passwordProblem(pw, user: s.users[f.username], s) { throw problem }
             f.password = pw
             f.stage = .resetSubmitted
             f.pollsLeft = s.config.resetInProgressPolls
             token = s.advance(f, from: token, now: ctx.now)
-            return .json(["continuation_token": .string(token), "poll_interval": .int(Int64(s.config.resetPollInterval))])
+            return .json([
+                "continuation_token": .string(token), "poll_interval": .int(Int64(s.config.resetPollInterval)),
+            ])
         }
     }
 
     func resetPoll(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try nativeClient(form, s)
-            var (token, f) = try flow(form, &s, kinds: [.reset], stages: [.resetSubmitted], clientID: client.clientID, now: ctx.now)
-            if f.pollsLeft > 0 {  // the same submit token is polled again (spec §2.3)
+            var (token, f) = try flow(
+                form,
+                &s,
+                kinds: [.reset],
+                stages: [.resetSubmitted],
+                clientID: client.clientID,
+                now: ctx.now
+            )
+            if f.pollsLeft > 0 {  // the same submit token is polled again
                 f.pollsLeft -= 1
                 s.flows[token] = f
                 return .json(["status": "in_progress"])
@@ -542,7 +864,8 @@ extension Emulator {
 
 /// Constant-time string comparison for secrets.
 func constantTimeStringEquals(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8), y = Array(b.utf8)
+    let x = Array(a.utf8)
+    let y = Array(b.utf8)
     guard x.count == y.count else { return false }
     var d: UInt8 = 0
     for i in 0..<x.count { d |= x[i] ^ y[i] }

@@ -20,13 +20,15 @@ struct ScopeGrant {
 let graphAppID = "00000003-0000-0000-c000-000000000000"
 let oidcScopes: Set<String> = ["openid", "profile", "offline_access", "email"]
 
-/// Standard OAuth 2.0 / OIDC: discovery, token grants, authorization code + PKCE, device code (spec §6).
+/// Standard OAuth 2.0 / OIDC: discovery, token grants, authorization code + PKCE, device code.
 extension Emulator {
     // MARK: - Scopes and tokens
 
     func resolveScopes(_ raw: String?, client: ClientApp, _ s: Store) throws(ServiceError) -> ScopeGrant {
         var seen = Set<String>()
-        let requested = (raw ?? "").split(whereSeparator: { $0 == " " || $0 == "+" }).map(String.init).filter { seen.insert($0).inserted }
+        let requested = (raw ?? "").split(whereSeparator: { $0 == " " || $0 == "+" }).map(String.init).filter {
+            seen.insert($0).inserted
+        }
         var grant = ScopeGrant(oidc: [], api: nil, permissions: [])
         for scope in requested {
             if oidcScopes.contains(scope.lowercased()) {
@@ -41,23 +43,42 @@ extension Emulator {
             }
             let appID = resource.hasPrefix("api://") ? String(resource.dropFirst(6)) : resource
             guard let api = s.config.apis.first(where: { $0.appID.lowercased() == appID.lowercased() }) else {
-                throw ServiceError("invalid_scope", resource.isEmpty ? [70011] : [500011],
-                                   resource.isEmpty
-                                       ? "AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope '\(scope)' is not valid."
-                                       : "AADSTS500011: The resource principal named \(resource) was not found in the tenant named \(tenantDomain).")
+                throw ServiceError(
+                    "invalid_scope",
+                    resource.isEmpty ? [70011] : [500011],
+                    resource.isEmpty
+                        ? "AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope "
+                            + "'\(scope)' is not valid."
+                        : "AADSTS500011: The resource principal named \(resource) was not found in the tenant named "
+                            + "\(tenantDomain)."
+                )
             }
             guard let perm = api.permissions.first(where: { $0.lowercased() == permission.lowercased() }) else {
-                throw ServiceError("invalid_scope", [70011],
-                                   "AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope '\(scope)' does not exist on the resource.")
+                throw ServiceError(
+                    "invalid_scope",
+                    [70011],
+                    "AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope "
+                        + "'\(scope)' does not exist on the resource."
+                )
             }
             if let current = grant.api, current.appID != api.appID {
-                throw ServiceError("invalid_scope", [28000],
-                                   "AADSTS28000: Provided value for the input parameter scope is not valid because it contains more than one resource.")
+                throw ServiceError(
+                    "invalid_scope",
+                    [28000],
+                    "AADSTS28000: Provided value for the input parameter scope is not valid because it contains "
+                        + "more than one resource."
+                )
             }
-            if let consented = client.consentedScopes, !consented.contains(where: { $0.lowercased() == api.scope(perm).lowercased() }) {
-                throw ServiceError("invalid_grant", [65001],
-                                   "AADSTS65001: The user or administrator has not consented to use the application with ID '\(client.clientID)'.",
-                                   suberror: "consent_required")
+            if let consented = client.consentedScopes,
+                !consented.contains(where: { $0.lowercased() == api.scope(perm).lowercased() })
+            {
+                throw ServiceError(
+                    "invalid_grant",
+                    [65001],
+                    "AADSTS65001: The user or administrator has not consented to use the application with ID "
+                        + "'\(client.clientID)'.",
+                    suberror: "consent_required"
+                )
             }
             grant.api = api
             if !grant.permissions.contains(perm) { grant.permissions.append(perm) }
@@ -70,10 +91,17 @@ extension Emulator {
         return Base64.urlEncode(doc.serializedBytes() ?? [])
     }
 
-    /// Mints a token response (spec §2.1.3): RS256 access token, ID token with `openid`, refresh token with
+    /// Mints a token response: RS256 access token, ID token with `openid`, refresh token with
     /// `offline_access`, and `client_info`.
-    func issueTokens(user: UserRecord, client: ClientApp, scopes: ScopeGrant, nonce: String?, family: String?,
-                     _ s: inout Store, _ ctx: RequestContext) throws(ServiceError) -> JSONValue {
+    func issueTokens(
+        user: UserRecord,
+        client: ClientApp,
+        scopes: ScopeGrant,
+        nonce: String?,
+        family: String?,
+        _ s: inout Store,
+        _ ctx: RequestContext
+    ) throws(ServiceError) -> JSONValue {
         let now = Int64(ctx.now)
         let life = s.config.lifetimes
         let iss = "\(ctx.baseURL)/\(tenantID)/v2.0"
@@ -90,9 +118,11 @@ extension Emulator {
             at["aud"] = .string(graphAppID)
             at["scp"] = .string((["User.Read"] + scopes.oidc.filter { $0 != "offline_access" }).joined(separator: " "))
         }
-        var body: [String: JSONValue] = ["token_type": "Bearer", "scope": .string(scopes.responseScope),
-                                         "expires_in": .int(Int64(life.accessToken)), "ext_expires_in": .int(Int64(life.accessToken)),
-                                         "client_info": .string(clientInfo(user))]
+        var body: [String: JSONValue] = [
+            "token_type": "Bearer", "scope": .string(scopes.responseScope),
+            "expires_in": .int(Int64(life.accessToken)), "ext_expires_in": .int(Int64(life.accessToken)),
+            "client_info": .string(clientInfo(user)),
+        ]
         do {
             body["access_token"] = .string(try JWT.signRS256(claims: .object(at), key: signingKey, kid: kid))
             if scopes.hasOpenID {
@@ -113,8 +143,12 @@ extension Emulator {
         }
         if scopes.hasOfflineAccess {
             let rt = Ids.token("RT.", bytes: 32)
-            s.refreshTokens[rt] = RefreshTokenRecord(family: family ?? Ids.token("F.", bytes: 9), user: user.email,
-                                                     clientID: client.clientID, expires: ctx.now + Double(life.refreshToken))
+            s.refreshTokens[rt] = RefreshTokenRecord(
+                family: family ?? Ids.token("F.", bytes: 9),
+                user: user.email,
+                clientID: client.clientID,
+                expires: ctx.now + Double(life.refreshToken)
+            )
             body["refresh_token"] = .string(rt)
             body["refresh_token_expires_in"] = .int(Int64(life.refreshToken))
         }
@@ -127,8 +161,13 @@ extension Emulator {
     func publicClient(_ form: [String: String], _ s: Store) throws(ServiceError) -> ClientApp {
         let c = try knownClient(form, s)
         guard c.isPublic else {
-            throw ServiceError("invalid_client", [7000218],
-                               "AADSTS7000218: The request body must contain the following parameter: 'client_assertion' or 'client_secret'.", status: 401)
+            throw ServiceError(
+                "invalid_client",
+                [7000218],
+                "AADSTS7000218: The request body must contain the following parameter: 'client_assertion' or "
+                    + "'client_secret'.",
+                status: 401
+            )
         }
         return c
     }
@@ -142,7 +181,12 @@ extension Emulator {
         case "refresh_token": return try refreshGrant(form, ctx)
         case "authorization_code": return try authorizationCodeGrant(form, ctx)
         case "urn:ietf:params:oauth:grant-type:device_code", "device_code": return try deviceCodeGrant(form, ctx)
-        default: throw ServiceError("unsupported_grant_type", [70003], "AADSTS70003: The app requested an unsupported grant type '\(grant)'.")
+        default:
+            throw ServiceError(
+                "unsupported_grant_type",
+                [70003],
+                "AADSTS70003: The app requested an unsupported grant type '\(grant)'."
+            )
         }
     }
 
@@ -151,58 +195,115 @@ extension Emulator {
             let client = try publicClient(form, s)
             guard let rt = form["refresh_token"], !rt.isEmpty else { throw .missingParameter("refresh_token") }
             guard var rec = s.refreshTokens[rt] else {
-                throw ServiceError("invalid_grant", [9002313], "AADSTS9002313: Invalid request. Request is malformed or invalid.")
+                throw ServiceError(
+                    "invalid_grant",
+                    [9002313],
+                    "AADSTS9002313: Invalid request. Request is malformed or invalid."
+                )
             }
             guard rec.clientID == client.clientID else {
-                throw ServiceError("invalid_grant", [700005], "AADSTS700005: The provided refresh token is not valid for this client.")
+                throw ServiceError(
+                    "invalid_grant",
+                    [700005],
+                    "AADSTS700005: The provided refresh token is not valid for this client."
+                )
             }
             guard !s.revokedFamilies.contains(rec.family) else {
-                throw ServiceError("invalid_grant", [50173], "AADSTS50173: The provided grant has expired due to it being revoked.",
-                                   suberror: "bad_token")
+                throw ServiceError(
+                    "invalid_grant",
+                    [50173],
+                    "AADSTS50173: The provided grant has expired due to it being revoked.",
+                    suberror: "bad_token"
+                )
             }
             guard rec.expires > ctx.now else {
-                throw ServiceError("invalid_grant", [700082], "AADSTS700082: The refresh token has expired due to inactivity.")
+                throw ServiceError(
+                    "invalid_grant",
+                    [700082],
+                    "AADSTS700082: The refresh token has expired due to inactivity."
+                )
             }
             if rec.used && s.config.refreshTokenReuseDetection {
                 // RFC 9700 §4.14.2: replay of a rotated refresh token revokes the whole family.
                 s.revokedFamilies.insert(rec.family)
                 s.count("refresh_token_reuse_detected")
-                throw ServiceError("invalid_grant", [50173],
-                                   "AADSTS50173: The provided grant has expired due to it being revoked: a refresh token was used twice.",
-                                   suberror: "bad_token")
+                throw ServiceError(
+                    "invalid_grant",
+                    [50173],
+                    "AADSTS50173: The provided grant has expired due to it being revoked: a refresh token was used "
+                        + "twice.",
+                    suberror: "bad_token"
+                )
             }
             guard let user = s.users[rec.user] else { throw .userNotFound() }
             let scopes = try resolveScopes(form["scope"], client: client, s)
             rec.used = true
             s.refreshTokens[rt] = rec
             s.count("refresh_grants")
-            return .json(try issueTokens(user: user, client: client, scopes: scopes, nonce: nil, family: rec.family, &s, ctx))
+            return .json(
+                try issueTokens(user: user, client: client, scopes: scopes, nonce: nil, family: rec.family, &s, ctx)
+            )
         }
     }
 
-    func authorizationCodeGrant(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
+    func authorizationCodeGrant(
+        _ form: [String: String],
+        _ ctx: RequestContext
+    ) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try publicClient(form, s)
             guard let code = form["code"], !code.isEmpty else { throw .missingParameter("code") }
             guard let rec = s.authCodes.removeValue(forKey: code) else {
-                throw ServiceError("invalid_grant", [54005], "AADSTS54005: OAuth2 Authorization code was already redeemed or is not valid.")
+                throw ServiceError(
+                    "invalid_grant",
+                    [54005],
+                    "AADSTS54005: OAuth2 Authorization code was already redeemed or is not valid."
+                )
             }
-            guard rec.expires > ctx.now else { throw ServiceError("invalid_grant", [70008], "AADSTS70008: The provided authorization code has expired.") }
+            guard rec.expires > ctx.now else {
+                throw ServiceError(
+                    "invalid_grant",
+                    [70008],
+                    "AADSTS70008: The provided authorization code has expired."
+                )
+            }
             guard rec.clientID == client.clientID else {
-                throw ServiceError("invalid_grant", [70000], "AADSTS70000: The provided authorization code is not valid for this client.")
+                throw ServiceError(
+                    "invalid_grant",
+                    [70000],
+                    "AADSTS70000: The provided authorization code is not valid for this client."
+                )
             }
             guard form["redirect_uri"] == rec.redirectURI else {
-                throw ServiceError("invalid_grant", [50011], "AADSTS50011: The redirect URI does not match the one used in the authorization request.")
+                throw ServiceError(
+                    "invalid_grant",
+                    [50011],
+                    "AADSTS50011: The redirect URI does not match the one used in the authorization request."
+                )
             }
             guard let verifier = form["code_verifier"], !verifier.isEmpty,
-                  constantTimeStringEquals(PKCE.challenge(for: verifier), rec.challenge)
+                constantTimeStringEquals(PKCE.challenge(for: verifier), rec.challenge)
             else {
-                throw ServiceError("invalid_grant", [501481],
-                                   "AADSTS501481: The Code_Verifier does not match the code_challenge supplied in the authorization request.")
+                throw ServiceError(
+                    "invalid_grant",
+                    [501481],
+                    "AADSTS501481: The Code_Verifier does not match the code_challenge supplied in the "
+                        + "authorization request."
+                )
             }
             guard let user = s.users[rec.user] else { throw .userNotFound() }
             let scopes = try resolveScopes(form["scope"] ?? rec.scope, client: client, s)
-            return .json(try issueTokens(user: user, client: client, scopes: scopes, nonce: rec.nonce, family: rec.family, &s, ctx))
+            return .json(
+                try issueTokens(
+                    user: user,
+                    client: client,
+                    scopes: scopes,
+                    nonce: rec.nonce,
+                    family: rec.family,
+                    &s,
+                    ctx
+                )
+            )
         }
     }
 
@@ -216,32 +317,63 @@ extension Emulator {
             let device = Ids.token("DC.", bytes: 24)
             let user = Ids.userCode()
             let life = s.config.lifetimes.deviceCode
-            s.deviceCodes[device] = DeviceCodeRecord(userCode: user, clientID: client.clientID, scope: scope,
-                                                     expires: ctx.now + Double(life), interval: Double(s.config.deviceCodeInterval))
+            s.deviceCodes[device] = DeviceCodeRecord(
+                userCode: user,
+                clientID: client.clientID,
+                scope: scope,
+                expires: ctx.now + Double(life),
+                interval: Double(s.config.deviceCodeInterval)
+            )
             let uri = "\(ctx.baseURL)/devicelogin"
-            return .json(["device_code": .string(device), "user_code": .string(user), "verification_uri": .string(uri),
-                          "expires_in": .int(Int64(life)), "interval": .int(Int64(s.config.deviceCodeInterval)),
-                          "message": .string("To sign in, use a web browser to open the page \(uri) and enter the code \(user) to authenticate.")])
+            return .json([
+                "device_code": .string(device), "user_code": .string(user), "verification_uri": .string(uri),
+                "expires_in": .int(Int64(life)), "interval": .int(Int64(s.config.deviceCodeInterval)),
+                "message": .string(
+                    "To sign in, use a web browser to open the page \(uri) and enter the code \(user) to authenticate."
+                ),
+            ])
         }
     }
 
     func deviceCodeGrant(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try publicClient(form, s)
-            guard let code = form["device_code"] ?? form["code"], var rec = s.deviceCodes[code], rec.clientID == client.clientID,
-                  !rec.redeemed
+            guard let code = form["device_code"] ?? form["code"], var rec = s.deviceCodes[code],
+                rec.clientID == client.clientID,
+                !rec.redeemed
             else {
-                throw ServiceError("invalid_grant", [70000], "AADSTS70000: The provided device code is not valid.", suberror: nil,
-                                   extra: [:])
+                throw ServiceError(
+                    "invalid_grant",
+                    [70000],
+                    "AADSTS70000: The provided device code is not valid.",
+                    suberror: nil,
+                    extra: [:]
+                )
             }
-            guard rec.expires > ctx.now else { throw ServiceError("expired_token", [70020], "AADSTS70020: The provided value for the input parameter 'device_code' is expired.") }
-            if rec.denied { throw ServiceError("authorization_declined", [70019], "AADSTS70019: The user declined the authorization request.") }
+            guard rec.expires > ctx.now else {
+                throw ServiceError(
+                    "expired_token",
+                    [70020],
+                    "AADSTS70020: The provided value for the input parameter 'device_code' is expired."
+                )
+            }
+            if rec.denied {
+                throw ServiceError(
+                    "authorization_declined",
+                    [70019],
+                    "AADSTS70019: The user declined the authorization request."
+                )
+            }
             guard let email = rec.approvedUser, let user = s.users[email] else {
                 let tooFast = ctx.now - rec.lastPoll < rec.interval
                 rec.lastPoll = ctx.now
                 s.deviceCodes[code] = rec
                 if tooFast { throw ServiceError("slow_down", [70016], "AADSTS70016: Polling too fast; slow down.") }
-                throw ServiceError("authorization_pending", [70016], "AADSTS70016: OAuth 2.0 device flow error. Authorization is pending. Continue polling.")
+                throw ServiceError(
+                    "authorization_pending",
+                    [70016],
+                    "AADSTS70016: OAuth 2.0 device flow error. Authorization is pending. Continue polling."
+                )
             }
             rec.redeemed = true
             s.deviceCodes[code] = rec
@@ -254,7 +386,8 @@ extension Emulator {
     func approveDevice(userCode: String, email: String?, deny: Bool) -> Bool {
         let wanted = userCode.uppercased().filter { $0 != "-" && $0 != " " }
         return store.withLock { s in
-            guard let (key, found) = s.deviceCodes.first(where: { $0.value.userCode == wanted && !$0.value.redeemed }) else { return false }
+            guard let (key, found) = s.deviceCodes.first(where: { $0.value.userCode == wanted && !$0.value.redeemed })
+            else { return false }
             var rec = found
             if deny {
                 rec.denied = true
@@ -280,13 +413,18 @@ extension Emulator {
             "jwks_uri": .string("\(t)/discovery/v2.0/keys"),
             "response_modes_supported": ["query", "fragment", "form_post"],
             "response_types_supported": ["code", "id_token", "code id_token", "id_token token"],
-            "grant_types_supported": ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+            "grant_types_supported": [
+                "authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code",
+            ],
             "scopes_supported": ["openid", "profile", "email", "offline_access"],
             "subject_types_supported": ["pairwise"],
             "id_token_signing_alg_values_supported": ["RS256"],
             "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
             "code_challenge_methods_supported": ["S256"],
-            "claims_supported": ["sub", "iss", "aud", "exp", "iat", "nbf", "nonce", "name", "preferred_username", "oid", "tid", "ver", "email"],
+            "claims_supported": [
+                "sub", "iss", "aud", "exp", "iat", "nbf", "nonce", "name", "preferred_username", "oid", "tid", "ver",
+                "email",
+            ],
             "tenant_region_scope": .null,
             "cloud_instance_name": "ciamlogin.com",
         ]

@@ -2,7 +2,11 @@ import NativeAuthJSON
 
 /// One native-auth flow, keyed by its current continuation token.
 struct Flow {
-    enum Kind: String { case signIn = "sign_in", signUp = "sign_up", reset = "reset_password" }
+    enum Kind: String {
+        case signIn = "sign_in"
+        case signUp = "sign_up"
+        case reset = "reset_password"
+    }
     enum Stage: String {
         // sign-in
         case initiated, passwordChallenge, oobChallenge, mfaRequired, mfaIntrospected, mfaChallenge
@@ -38,7 +42,9 @@ struct OutboxMessage {
     var code: String
     var purpose: String
     var sentAt: Double
-    var json: JSONValue { ["to": .string(to), "code": .string(code), "purpose": .string(purpose), "sent_at": .double(sentAt)] }
+    var json: JSONValue {
+        ["to": .string(to), "code": .string(code), "purpose": .string(purpose), "sent_at": .double(sentAt)]
+    }
 }
 
 struct RefreshTokenRecord {
@@ -99,8 +105,10 @@ struct Fault {
     var drop: Bool
 
     var json: JSONValue {
-        var o: [String: JSONValue] = ["path": .string(pathSuffix), "remaining": .int(Int64(remaining)),
-                                      "delay_ms": .int(Int64(delayMs)), "truncate": .bool(truncate), "drop": .bool(drop)]
+        var o: [String: JSONValue] = [
+            "path": .string(pathSuffix), "remaining": .int(Int64(remaining)),
+            "delay_ms": .int(Int64(delayMs)), "truncate": .bool(truncate), "drop": .bool(drop),
+        ]
         if let status { o["status"] = .int(Int64(status)) }
         if let retryAfter { o["retry_after"] = .int(Int64(retryAfter)) }
         if let body { o["body"] = body }

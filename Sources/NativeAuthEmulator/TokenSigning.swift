@@ -32,11 +32,13 @@ public struct RSAPrivateKey: Sendable {
     /// Generates a fresh key (2048 bits by default).
     public static func generate(bits: Int = 2048) throws(CryptoError) -> RSAPrivateKey {
         guard bits >= 2048, bits <= 8192 else { throw CryptoError("rsa: unsupported key size") }
-        guard let ctx = EVP_PKEY_CTX_new_id(copenssl_pkey_rsa_id(), nil) else { throw CryptoError("rsa: out of memory") }
+        guard let ctx = EVP_PKEY_CTX_new_id(copenssl_pkey_rsa_id(), nil) else {
+            throw CryptoError("rsa: out of memory")
+        }
         defer { EVP_PKEY_CTX_free(ctx) }
         var pkey: OpaquePointer? = nil
         guard EVP_PKEY_keygen_init(ctx) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, Int32(bits)) == 1,
-              EVP_PKEY_generate(ctx, &pkey) == 1, let pkey
+            EVP_PKEY_generate(ctx, &pkey) == 1, let pkey
         else {
             ERR_clear_error()
             throw CryptoError("rsa: key generation failed")
@@ -61,7 +63,7 @@ public struct RSAPrivateKey: Sendable {
         defer { EVP_MD_CTX_free(ctx) }
         var len = 0
         guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, key.pointer) == 1,
-              message.withUnsafeBufferPointer({ EVP_DigestSign(ctx, nil, &len, $0.baseAddress, $0.count) }) == 1
+            message.withUnsafeBufferPointer({ EVP_DigestSign(ctx, nil, &len, $0.baseAddress, $0.count) }) == 1
         else {
             ERR_clear_error()
             throw CryptoError("rsa: signing failed")

@@ -117,13 +117,14 @@ public final class CurlHTTPClient: Sendable {
 
         var headers = options.defaultHeaders + request.headers
         if options.addClientRequestID, !headers.contains(where: { $0.name.lowercased() == "client-request-id" }),
-           let id = try? SecureRandom.uuid() {
+            let id = try? SecureRandom.uuid()
+        {
             headers.append(("client-request-id", id))
         }
         headers.append(("Expect", ""))  // no 100-continue round trip
         for (name, value) in headers {
             guard !name.utf8.contains(where: { $0 < 0x21 || $0 > 0x7e || $0 == UInt8(ascii: ":") }),
-                  !value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 })
+                !value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 })
             else { throw HTTPError(.invalidURL, "header \(name.prefix(64)) has forbidden characters") }
             let line = value.isEmpty ? "\(name):" : "\(name): \(value)"
             guard let l = curl_slist_append(headerList, line) else { throw HTTPError(.internal, "out of memory") }
@@ -168,8 +169,13 @@ public final class CurlHTTPClient: Sendable {
                     if !body.isEmpty || method == "POST" || method == "PUT" || method == "PATCH" {
                         set(ccurl_setopt_long(h, CURLOPT_POST, 1))
                         set(ccurl_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
-                        set(ccurl_setopt_ptr(h, CURLOPT_POSTFIELDS,
-                                                   UnsafeMutableRawPointer(mutating: body.baseAddress ?? UnsafeRawPointer(sinkPtr))))
+                        set(
+                            ccurl_setopt_ptr(
+                                h,
+                                CURLOPT_POSTFIELDS,
+                                UnsafeMutableRawPointer(mutating: body.baseAddress ?? UnsafeRawPointer(sinkPtr))
+                            )
+                        )
                     }
                 }
                 guard ok else { return CURLE_FAILED_INIT }
@@ -199,7 +205,7 @@ public final class CurlHTTPClient: Sendable {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
             return HTTPError(.connect, "cannot connect to \(host): \(what)")
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
-             CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return HTTPError(.tls, "TLS with \(host) failed: \(what)")
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
             return HTTPError(.invalidURL, what)

@@ -6,7 +6,8 @@ public struct HTTPRequest: Sendable {
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
 
-    public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [])
+    {
         self.method = method
         self.url = url
         self.headers = headers
@@ -21,10 +22,17 @@ public struct HTTPRequest: Sendable {
     }
 
     /// A `POST` with an `application/x-www-form-urlencoded` body.
-    public static func form(url: String, fields: [(String, String)], headers: [(name: String, value: String)] = []) -> HTTPRequest {
-        HTTPRequest(method: "POST", url: url,
-                    headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers,
-                    body: Array(FormEncoding.encode(fields).utf8))
+    public static func form(
+        url: String,
+        fields: [(String, String)],
+        headers: [(name: String, value: String)] = []
+    ) -> HTTPRequest {
+        HTTPRequest(
+            method: "POST",
+            url: url,
+            headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers,
+            body: Array(FormEncoding.encode(fields).utf8)
+        )
     }
 }
 

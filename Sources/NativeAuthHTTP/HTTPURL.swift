@@ -12,7 +12,9 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
     public let query: String?
 
     public enum ParseError: Error, Sendable, Equatable {
-        case notAbsolute, unsupportedScheme(String), userInfo, badHost, badPort, badCharacter
+        case notAbsolute
+        case unsupportedScheme(String)
+        case userInfo, badHost, badPort, badCharacter
     }
 
     /// Parses `text`. A fragment is dropped.
@@ -52,14 +54,14 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
                 host = authority
             }
             guard !host.isEmpty, host.utf8.count <= 253,
-                  host.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_" }),
-                  !host.hasPrefix("."), !host.contains("..")
+                host.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_" }),
+                !host.hasPrefix("."), !host.contains("..")
             else { throw .badHost }
         }
         var port: Int? = nil
         if let portText {
             guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let p = Int(portText), p >= 1, p <= 65535
+                let p = Int(portText), p >= 1, p <= 65535
             else { throw .badPort }
             port = p
         }
@@ -75,7 +77,8 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
         if host == "localhost" || host == "[::1]" || host == "[0:0:0:0:0:0:0:1]" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         guard octets.count == 4, octets[0] == "127" else { return false }
-        return octets.allSatisfy { o in !o.isEmpty && o.count <= 3 && o.allSatisfy(\.isNumber) && (Int(o) ?? 256) <= 255 }
+        return octets.allSatisfy { o in !o.isEmpty && o.count <= 3 && o.allSatisfy(\.isNumber) && (Int(o) ?? 256) <= 255
+        }
     }
 
     /// scheme://host[:port]

@@ -98,7 +98,9 @@ public struct JSONNode: JSONElement, @unchecked Sendable {
         while let it = iter {
             if let keyPtr = json_object_iter_key(it), let value = json_object_iter_value(it) {
                 let key = String(
-                    decoding: UnsafeRawBufferPointer(start: keyPtr, count: json_object_iter_key_len(it)), as: UTF8.self)
+                    decoding: UnsafeRawBufferPointer(start: keyPtr, count: json_object_iter_key_len(it)),
+                    as: UTF8.self
+                )
                 out.append((key, JSONNode(value, owner: owner)))
             }
             iter = json_object_iter_next(pointer, it)
@@ -142,7 +144,9 @@ extension JSONValue {
                 iter = json_object_iter_next(node, it)
                 guard let keyPtr = json_object_iter_key(it), let child = json_object_iter_value(it) else { continue }
                 let k = String(
-                    decoding: UnsafeRawBufferPointer(start: keyPtr, count: json_object_iter_key_len(it)), as: UTF8.self)
+                    decoding: UnsafeRawBufferPointer(start: keyPtr, count: json_object_iter_key_len(it)),
+                    as: UTF8.self
+                )
                 if let s = JSONValue.scalar(child) {
                     members[k] = s
                 } else {
@@ -164,7 +168,9 @@ extension JSONValue {
         switch cjansson_typeof(j) {
         case JSON_STRING:
             guard let p = json_string_value(j) else { return .string("") }
-            return .string(String(decoding: UnsafeRawBufferPointer(start: p, count: json_string_length(j)), as: UTF8.self))
+            return .string(
+                String(decoding: UnsafeRawBufferPointer(start: p, count: json_string_length(j)), as: UTF8.self)
+            )
         case JSON_INTEGER: return .int(Int64(json_integer_value(j)))
         case JSON_REAL: return .double(json_real_value(j))
         case JSON_TRUE: return .bool(true)

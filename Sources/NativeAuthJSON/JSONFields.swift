@@ -102,7 +102,9 @@ public struct JSONFields<Element: JSONElement>: Sendable {
         guard let i = try optionalInt(key) else { return nil }
         guard range.contains(i) else {
             throw JSONFieldError(
-                path: path(of: key), problem: .invalid("must be between \(range.lowerBound) and \(range.upperBound)"))
+                path: path(of: key),
+                problem: .invalid("must be between \(range.lowerBound) and \(range.upperBound)")
+            )
         }
         return i
     }
@@ -121,7 +123,9 @@ public struct JSONFields<Element: JSONElement>: Sendable {
         for (i, item) in items.enumerated() {
             guard let s = item.stringValue else {
                 throw JSONFieldError(
-                    path: "\(path(of: key))[\(i)]", problem: .wrongType(expected: "string", found: item.typeName))
+                    path: "\(path(of: key))[\(i)]",
+                    problem: .wrongType(expected: "string", found: item.typeName)
+                )
             }
             out.append(s)
         }

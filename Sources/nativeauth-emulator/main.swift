@@ -70,7 +70,13 @@ signal(SIGPIPE, SIG_IGN)
 let server: EmulatorServer
 do {
     let emulator = try Emulator(config: config)
-    server = try await EmulatorServer.start(emulator: emulator, port: port, tls: tls, tlsDirectory: tlsDir, logRequests: !quiet)
+    server = try await EmulatorServer.start(
+        emulator: emulator,
+        port: port,
+        tls: tls,
+        tlsDirectory: tlsDir,
+        logRequests: !quiet
+    )
 } catch {
     fail("cannot start: \(error)")
 }
@@ -79,7 +85,7 @@ let line = server.readyDocument.serialized() + "\n"
 if let readyFile {
     let tmp = readyFile + ".tmp"
     guard FileManager.default.createFile(atPath: tmp, contents: Data(line.utf8)),
-          rename(tmp, readyFile) == 0
+        rename(tmp, readyFile) == 0
     else { fail("cannot write \(readyFile)") }
 }
 FileHandle.standardOutput.write(Data(line.utf8))

@@ -1,6 +1,7 @@
-@testable import NativeAuthCABI
 import NativeAuthJSON
 import Testing
+
+@testable import NativeAuthCABI
 
 /// Calls an operation the way C does and returns (status, parsed document).
 private func call(_ body: (OutString) -> Int32) -> (Int32, JSONValue?) {
@@ -76,24 +77,35 @@ private func newClient(_ config: String) -> (Int32, OpaquePointer?, JSONValue?) 
 /// the network for a malformed request (the authority is a closed port, so a request that did would fail as network).
 @Suite struct HostileOperationTests {
     typealias Op = (OpaquePointer?, UnsafePointer<CChar>?, OutString?) -> Int32
-    var ops: [(String, Op)] { [
-        ("na_sign_in", na_sign_in), ("na_sign_up", na_sign_up), ("na_reset_password", na_reset_password),
-        ("na_flow_submit", na_flow_submit), ("na_get_access_token", na_get_access_token), ("na_call_api", na_call_api),
-        ("na_get_account", na_get_account), ("na_sign_out", na_sign_out), ("na_client_info", na_client_info),
-    ] }
+    var ops: [(String, Op)] {
+        [
+            ("na_sign_in", na_sign_in), ("na_sign_up", na_sign_up), ("na_reset_password", na_reset_password),
+            ("na_flow_submit", na_flow_submit), ("na_get_access_token", na_get_access_token),
+            ("na_call_api", na_call_api),
+            ("na_get_account", na_get_account), ("na_sign_out", na_sign_out), ("na_client_info", na_client_info),
+        ]
+    }
 
     @Test func hostileDocuments() {
         var handle: OpaquePointer? = nil
-        _ = na_client_new(#"{"authority":"http://127.0.0.1:1/t","client_id":"c","connect_timeout_ms":200}"#, &handle, nil)
+        _ = na_client_new(
+            #"{"authority":"http://127.0.0.1:1/t","client_id":"c","connect_timeout_ms":200}"#,
+            &handle,
+            nil
+        )
         defer { na_client_free(handle) }
         let huge = "\"" + String(repeating: "x", count: 2_000_000) + "\""
         let docs: [String] = [
             "", "{", "[]", "null", "42", huge, #"{"v":7}"#, #"{"username":""}"#, #"{"username":5,"password":[1]}"#,
-            #"{"username":"a@b.c","password":""}"#, #"{"username":"a\u0000b@c.d"}"#, #"{"scopes":"x"}"#, #"{"scopes":[1]}"#,
-            #"{"scopes":[""]}"#, #"{"scopes":["a b"]}"#, #"{"flow":5}"#, #"{"flow":"f_x"}"#, #"{"flow":"f_x","action":"fly"}"#,
+            #"{"username":"a@b.c","password":""}"#, #"{"username":"a\u0000b@c.d"}"#, #"{"scopes":"x"}"#,
+            #"{"scopes":[1]}"#,
+            #"{"scopes":[""]}"#, #"{"scopes":["a b"]}"#, #"{"flow":5}"#, #"{"flow":"f_x"}"#,
+            #"{"flow":"f_x","action":"fly"}"#,
             #"{"flow":"f_x","code":""}"#, #"{"flow":"f_x","attributes":[1]}"#, #"{"url":"ftp://x","scopes":["s"]}"#,
-            #"{"url":"http://evil.example/x","scopes":["s"]}"#, #"{"url":"https://x/y","scopes":["s"],"headers":{"Authorization":"x"}}"#,
-            #"{"url":"https://x/y","scopes":["s"],"method":"G ET"}"#, #"{"attributes":{"a":{"b":1}}}"#, #"{"claims":5}"#,
+            #"{"url":"http://evil.example/x","scopes":["s"]}"#,
+            #"{"url":"https://x/y","scopes":["s"],"headers":{"Authorization":"x"}}"#,
+            #"{"url":"https://x/y","scopes":["s"],"method":"G ET"}"#, #"{"attributes":{"a":{"b":1}}}"#,
+            #"{"claims":5}"#,
             #"{"include_id_token":"yes"}"#, #"{"force_refresh":"no","scopes":["s"]}"#,
             String(repeating: "[", count: 5000), #"{"username":"\ud800"}"#,
         ]
@@ -107,13 +119,21 @@ private func newClient(_ config: String) -> (Int32, OpaquePointer?, JSONValue?) 
                 if rc != 0, !validForOp, let out {
                     let parsed = try? JSONValue.parse(String(cString: out))
                     #expect(parsed?["error"]?["code"]?.stringValue != nil, "\(name)")
-                    #expect(parsed?["error"]?["code"] != "network" && parsed?["error"]?["code"] != "internal",
-                            "\(name) reached the network or failed inside for \(doc.prefix(60)): \(parsed?.serialized() ?? "")")
+                    #expect(
+                        parsed?["error"]?["code"] != "network" && parsed?["error"]?["code"] != "internal",
+                        Comment(
+                            rawValue: "\(name) reached the network or failed inside for \(doc.prefix(60)): "
+                                + "\(parsed?.serialized() ?? "")"
+                        )
+                    )
                 }
                 na_string_free(out)
             }
             var out: UnsafeMutablePointer<CChar>? = nil
-            #expect(op(handle, nil, &out) == -1 || name == "na_get_account" || name == "na_sign_out" || name == "na_client_info")
+            #expect(
+                op(handle, nil, &out) == -1 || name == "na_get_account" || name == "na_sign_out"
+                    || name == "na_client_info"
+            )
             na_string_free(out)
             #expect(op(handle, "{}", nil) == -1)
             #expect(op(nil, "{}", &out) == -1)

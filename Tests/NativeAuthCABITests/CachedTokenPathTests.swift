@@ -1,10 +1,11 @@
-@testable import NativeAuthCABI
 import NativeAuthCore
 import NativeAuthHTTP
 import NativeAuthJSON
 import NativeAuthTestSupport
 import Synchronization
 import Testing
+
+@testable import NativeAuthCABI
 
 /// The cached-token path through the C ABI (per-thread request memo, rendered answers, cache generations), driven
 /// with a scripted server and a clock the test moves.
@@ -15,25 +16,47 @@ private final class Harness: @unchecked Sendable {
 
     init(tokenLifetime: Int = 3600, refreshIn: Int? = nil) throws {
         let config = ClientConfiguration(authority: try Authority("https://contoso.ciamlogin.com"), clientID: "c1")
-        transport.on("/.well-known/openid-configuration", { _, _ in
-            json(["token_endpoint": "https://contoso.ciamlogin.com/contoso.onmicrosoft.com/oauth2/v2.0/token"])
-        })
+        transport.on(
+            "/.well-known/openid-configuration",
+            { _, _ in
+                json(["token_endpoint": "https://contoso.ciamlogin.com/contoso.onmicrosoft.com/oauth2/v2.0/token"])
+            }
+        )
         transport.on("/oauth2/v2.0/initiate", { _, _ in json(["continuation_token": "CT1"]) })
-        transport.on("/oauth2/v2.0/challenge", { _, _ in json(["continuation_token": "CT2", "challenge_type": "password"]) })
+        transport.on(
+            "/oauth2/v2.0/challenge",
+            { _, _ in json(["continuation_token": "CT2", "challenge_type": "password"]) }
+        )
         let counter = Counter()
-        transport.on("/oauth2/v2.0/token", { _, form in
-            let n = counter.next()
-            let scope = (form["scope"] ?? "").split(separator: " ").filter { !$0.hasPrefix("o") && $0 != "profile" }
-            return json(tokenResponse(scope.joined(separator: " "), at: "AT\(n)", rt: "RT\(n)", expiresIn: tokenLifetime,
-                                      refreshIn: refreshIn))
-        })
-        let client = NativeAuthClient(configuration: config, transport: transport, clock: clock, renderer: Encode.render)
+        transport.on(
+            "/oauth2/v2.0/token",
+            { _, form in
+                let n = counter.next()
+                let scope = (form["scope"] ?? "").split(separator: " ").filter { !$0.hasPrefix("o") && $0 != "profile" }
+                return json(
+                    tokenResponse(
+                        scope.joined(separator: " "),
+                        at: "AT\(n)",
+                        rt: "RT\(n)",
+                        expiresIn: tokenLifetime,
+                        refreshIn: refreshIn
+                    )
+                )
+            }
+        )
+        let client = NativeAuthClient(
+            configuration: config,
+            transport: transport,
+            clock: clock,
+            renderer: Encode.render
+        )
         handle = handles.insert(client)
     }
 
     deinit { na_client_free(handle) }
 
-    func call(_ op: (OpaquePointer?, UnsafePointer<CChar>?, OutString?) -> Int32, _ request: String) -> (Int32, String) {
+    func call(_ op: (OpaquePointer?, UnsafePointer<CChar>?, OutString?) -> Int32, _ request: String) -> (Int32, String)
+    {
         var out: UnsafeMutablePointer<CChar>? = nil
         let rc = op(handle, request, &out)
         defer { na_string_free(out) }
@@ -111,7 +134,8 @@ private final class Counter: Sendable {
     }
 
     @Test func twoClientsWithTheSameRequestTextKeepTheirOwnAnswers() throws {
-        let a = try Harness(), b = try Harness()
+        let a = try Harness()
+        let b = try Harness()
         _ = a.call(na_sign_in, #"{"username":"u@x.com","password":"p","scopes":["api://a/read"]}"#)
         _ = b.call(na_sign_in, #"{"username":"u@x.com","password":"p","scopes":["api://a/read"]}"#)
         _ = b.token(#"{"scopes":["api://a/read"],"force_refresh":true}"#)

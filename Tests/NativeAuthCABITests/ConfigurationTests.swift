@@ -1,16 +1,23 @@
-@testable import NativeAuthCABI
 import NativeAuthCore
 import NativeAuthJSON
 import Testing
 
+@testable import NativeAuthCABI
+
 private let noEnv: @Sendable (String) -> String? = { _ in nil }
 
 /// The configuration document as na_client_new decodes it.
-private func config(_ doc: JSONValue, env: @escaping (String) -> String? = noEnv) throws(NativeAuthError) -> ClientConfiguration {
+private func config(
+    _ doc: JSONValue,
+    env: @escaping (String) -> String? = noEnv
+) throws(NativeAuthError) -> ClientConfiguration {
     let text = Array(doc.serialized().utf8CString)
     let result = text.withUnsafeBufferPointer { p in
         Result { () throws(NativeAuthError) in
-            try ClientFactory.configuration(decodeDocument(p.baseAddress, name: "config_json", nullIsEmpty: false), environment: env)
+            try ClientFactory.configuration(
+                decodeDocument(p.baseAddress, name: "config_json", nullIsEmpty: false),
+                environment: env
+            )
         }
     }
     return try result.get()
@@ -33,9 +40,11 @@ private func error(_ doc: JSONValue) -> NativeAuthError? {
     }
 
     @Test func challengeTypesAndCapabilitiesAreOrderedAndDeduplicated() throws {
-        let c = try config(["tenant_subdomain": "contoso", "client_id": "abc",
-                            "challenge_types": ["password", "redirect", "password"],
-                            "capabilities": ["registration_required", "mfa_required"]])
+        let c = try config([
+            "tenant_subdomain": "contoso", "client_id": "abc",
+            "challenge_types": ["password", "redirect", "password"],
+            "capabilities": ["registration_required", "mfa_required"],
+        ])
         #expect(c.challengeTypeNames == ["password", "redirect"])
         #expect(c.capabilities == [.mfaRequired, .registrationRequired])
     }
@@ -85,16 +94,24 @@ private func error(_ doc: JSONValue) -> NativeAuthError? {
         #expect(fromEnv.caBundle == "/from/ssl" && fromEnv.caBundleSource == "SSL_CERT_FILE")
         let curlOnly = try config(base, env: { $0 == "CURL_CA_BUNDLE" ? "/from/curl" : nil })
         #expect(curlOnly.caBundle == "/from/curl" && curlOnly.caBundleSource == "CURL_CA_BUNDLE")
-        let explicit = try config(["tenant_subdomain": "contoso", "client_id": "abc", "ca_bundle": "/etc/hostname"], env: env)
+        let explicit = try config(
+            ["tenant_subdomain": "contoso", "client_id": "abc", "ca_bundle": "/etc/hostname"],
+            env: env
+        )
         #expect(explicit.caBundle == "/etc/hostname" && explicit.caBundleSource == "config")
-        #expect(error(["tenant_subdomain": "contoso", "client_id": "abc", "ca_bundle": "/etc"])?.code == .invalidArgument)
+        #expect(
+            error(["tenant_subdomain": "contoso", "client_id": "abc", "ca_bundle": "/etc"])?.code == .invalidArgument
+        )
     }
 }
 
 @Suite struct ErrorTests {
     @Test func documentShape() throws {
-        var e = NativeAuthError(.server, "The server failed.",
-                                server: ServerErrorDetails(error: "server_error", errorCodes: [50000], correlationID: "c", traceID: "t"))
+        var e = NativeAuthError(
+            .server,
+            "The server failed.",
+            server: ServerErrorDetails(error: "server_error", errorCodes: [50000], correlationID: "c", traceID: "t")
+        )
         e.flow = FlowID("f_1")
         let doc = Encode.error(e)
         #expect(doc["v"] == 1)
@@ -114,4 +131,3 @@ private func error(_ doc: JSONValue) -> NativeAuthError? {
         #expect(NAStatus.allCases.map(\.rawValue) == Array((-9...0).reversed()))
     }
 }
-

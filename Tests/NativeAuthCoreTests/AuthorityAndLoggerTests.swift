@@ -8,9 +8,14 @@ import Testing
         ("https://contoso.ciamlogin.com", "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"),
         ("https://contoso.ciamlogin.com/", "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"),
         ("HTTPS://Contoso.CiamLogin.COM", "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"),
-        ("https://contoso.ciamlogin.com/contoso.onmicrosoft.com/", "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"),
-        ("https://contoso.ciamlogin.com/aaaabbbb-0000-cccc-1111-dddd2222eeee",
-         "https://contoso.ciamlogin.com/aaaabbbb-0000-cccc-1111-dddd2222eeee"),
+        (
+            "https://contoso.ciamlogin.com/contoso.onmicrosoft.com/",
+            "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"
+        ),
+        (
+            "https://contoso.ciamlogin.com/aaaabbbb-0000-cccc-1111-dddd2222eeee",
+            "https://contoso.ciamlogin.com/aaaabbbb-0000-cccc-1111-dddd2222eeee"
+        ),
         ("http://127.0.0.1:8080/contoso.onmicrosoft.com", "http://127.0.0.1:8080/contoso.onmicrosoft.com"),
         ("http://localhost:1/t#frag", "http://localhost:1/t"),
     ])
@@ -18,15 +23,19 @@ import Testing
         #expect(try Authority(input).url == expected)
     }
 
-    @Test(arguments: ["http://contoso.ciamlogin.com/contoso.onmicrosoft.com", "https://login.contoso.com",
-                      "https://contoso.ciamlogin.com/t?dc=x", "contoso.ciamlogin.com/t", "ftp://contoso.ciamlogin.com/t",
-                      "https://user@contoso.ciamlogin.com/t", ""])
+    @Test(arguments: [
+        "http://contoso.ciamlogin.com/contoso.onmicrosoft.com", "https://login.contoso.com",
+        "https://contoso.ciamlogin.com/t?dc=x", "contoso.ciamlogin.com/t", "ftp://contoso.ciamlogin.com/t",
+        "https://user@contoso.ciamlogin.com/t", "",
+    ])
     func refuses(input: String) {
         #expect(throws: NativeAuthError.self) { try Authority(input) }
     }
 
     @Test func tenantSubdomain() throws {
-        #expect(try Authority(tenantSubdomain: "contoso").url == "https://contoso.ciamlogin.com/contoso.onmicrosoft.com")
+        #expect(
+            try Authority(tenantSubdomain: "contoso").url == "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"
+        )
         for bad in ["", "Contoso", "con toso", "-x", "a.b", String(repeating: "a", count: 64)] {
             #expect(throws: NativeAuthError.self) { try Authority(tenantSubdomain: bad) }
         }
@@ -34,7 +43,10 @@ import Testing
 
     @Test func endpoints() throws {
         let a = try Authority("https://contoso.ciamlogin.com")
-        #expect(a.endpoint("/oauth2/v2.0/initiate") == "https://contoso.ciamlogin.com/contoso.onmicrosoft.com/oauth2/v2.0/initiate")
+        #expect(
+            a.endpoint("/oauth2/v2.0/initiate")
+                == "https://contoso.ciamlogin.com/contoso.onmicrosoft.com/oauth2/v2.0/initiate"
+        )
     }
 }
 
@@ -43,7 +55,9 @@ import Testing
         let lines = Mutex<[String]>([])
         let logger = Logger()
         logger.log(.error, "dropped: no sink")
-        logger.configure(level: .warning) { level, message, _ in lines.withLock { $0.append("\(level.name):\(message)") } }
+        logger.configure(level: .warning) { level, message, _ in
+            lines.withLock { $0.append("\(level.name):\(message)") }
+        }
         logger.log(.error, "e")
         logger.log(.warning, "w")
         logger.log(.info, "i")

@@ -2,18 +2,25 @@ import NativeAuthCore
 import NativeAuthCrypto
 import NativeAuthHTTP
 import NativeAuthJSON
-import Synchronization
 import NativeAuthTestSupport
+import Synchronization
 import Testing
 
 /// The core takes typed requests; these tests write them as the documents an app would send, and read the answers the
 /// same way (a thin adapter, so the assertions read as before the core spoke types).
 extension NativeAuthClient {
     func signIn(_ doc: JSONValue) throws(NativeAuthError) -> JSONValue {
-        let r = try signIn(SignInRequest(username: doc["username"]?.stringValue, password: doc["password"]?.stringValue,
-                                         scopes: doc["scopes"]?.arrayValue?.compactMap(\.stringValue), claims: nil))
+        let r = try signIn(
+            SignInRequest(
+                username: doc["username"]?.stringValue,
+                password: doc["password"]?.stringValue,
+                scopes: doc["scopes"]?.arrayValue?.compactMap(\.stringValue),
+                claims: nil
+            )
+        )
         switch r.status {
-        case .signedIn(_, let t): return ["status": "signed_in", "token": ["access_token": .string(t.value.unsafeExposed)]]
+        case .signedIn(_, let t):
+            return ["status": "signed_in", "token": ["access_token": .string(t.value.unsafeExposed)]]
         case .passwordRequired: return ["status": "password_required"]
         case .codeRequired: return ["status": "code_required"]
         default: return ["status": "other"]
@@ -21,8 +28,13 @@ extension NativeAuthClient {
     }
 
     func getAccessToken(_ doc: JSONValue) throws(NativeAuthError) -> JSONValue {
-        let r = try accessToken(TokenRequest(scopes: doc["scopes"]?.arrayValue?.compactMap(\.stringValue),
-                                             forceRefresh: doc["force_refresh"]?.boolValue ?? false, claims: nil))
+        let r = try accessToken(
+            TokenRequest(
+                scopes: doc["scopes"]?.arrayValue?.compactMap(\.stringValue),
+                forceRefresh: doc["force_refresh"]?.boolValue ?? false,
+                claims: nil
+            )
+        )
         return ["access_token": .string(r.token.value.unsafeExposed), "from_cache": .bool(r.fromCache)]
     }
 
@@ -39,9 +51,12 @@ func configuration(_ authority: String, _ clientID: String) throws -> ClientConf
 
 func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClient {
     let config = try configuration("https://contoso.ciamlogin.com", "c1")
-    t.on("/.well-known/openid-configuration", { _, _ in
-        json(["token_endpoint": "https://contoso.ciamlogin.com/contoso.onmicrosoft.com/oauth2/v2.0/token"])
-    })
+    t.on(
+        "/.well-known/openid-configuration",
+        { _, _ in
+            json(["token_endpoint": "https://contoso.ciamlogin.com/contoso.onmicrosoft.com/oauth2/v2.0/token"])
+        }
+    )
     t.on("/oauth2/v2.0/initiate", { _, _ in json(["continuation_token": "CT1"]) })
     t.on("/oauth2/v2.0/challenge", { _, _ in json(["continuation_token": "CT2", "challenge_type": "password"]) })
     return NativeAuthClient(configuration: config, transport: t, clock: clock)
@@ -49,13 +64,20 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
 
 @Suite struct TokenLogicTests {
     @Test func refreshInTriggersEarlyRefreshAndFallsBackToTheCachedToken() throws {
-        let t = FakeTransport(), clock = FakeClock()
+        let t = FakeTransport()
+        let clock = FakeClock()
         let c = try makeClient(t, clock)
-        t.on("/oauth2/v2.0/token",
-             { _, f in f["grant_type"] == "password" ? json(tokenResponse("api://a/r openid", at: "AT1", rt: "RT1", refreshIn: 600)) : json([:], status: 404) },
-             { _, f in json(["error": "temporarily_unavailable"], status: 503) },
-             { _, f in json(["error": "temporarily_unavailable"], status: 503) },
-             { _, f in json(tokenResponse("api://a/r", at: "AT2", rt: "RT3"), headers: []) })
+        t.on(
+            "/oauth2/v2.0/token",
+            { _, f in
+                f["grant_type"] == "password"
+                    ? json(tokenResponse("api://a/r openid", at: "AT1", rt: "RT1", refreshIn: 600))
+                    : json([:], status: 404)
+            },
+            { _, f in json(["error": "temporarily_unavailable"], status: 503) },
+            { _, f in json(["error": "temporarily_unavailable"], status: 503) },
+            { _, f in json(tokenResponse("api://a/r", at: "AT2", rt: "RT3"), headers: []) }
+        )
         _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
         // before refresh_in: from cache, no request
         #expect(try c.getAccessToken(["scopes": ["api://a/r"]])["access_token"] == "AT1")
@@ -73,13 +95,16 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
     }
 
     @Test func expiryBufferIsFiveMinutesOrHalfTheLifetime() throws {
-        let t = FakeTransport(), clock = FakeClock()
+        let t = FakeTransport()
+        let clock = FakeClock()
         let c = try makeClient(t, clock)
-        t.on("/oauth2/v2.0/token",
-             { _, _ in json(tokenResponse("api://a/r", at: "LONG", rt: "RT1", expiresIn: 3600)) },
-             { _, _ in json(tokenResponse("api://b/r", at: "SHORT", rt: "RT2", expiresIn: 60)) },
-             { _, _ in json(tokenResponse("api://b/r", at: "SHORT2", rt: "RT3", expiresIn: 60)) },
-             { _, _ in json(tokenResponse("api://a/r", at: "LONG2", rt: "RT4", expiresIn: 3600)) })
+        t.on(
+            "/oauth2/v2.0/token",
+            { _, _ in json(tokenResponse("api://a/r", at: "LONG", rt: "RT1", expiresIn: 3600)) },
+            { _, _ in json(tokenResponse("api://b/r", at: "SHORT", rt: "RT2", expiresIn: 60)) },
+            { _, _ in json(tokenResponse("api://b/r", at: "SHORT2", rt: "RT3", expiresIn: 60)) },
+            { _, _ in json(tokenResponse("api://a/r", at: "LONG2", rt: "RT4", expiresIn: 3600)) }
+        )
         _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
         #expect(try c.getAccessToken(["scopes": ["api://b/r"]])["access_token"] == "SHORT")
         clock.advance(29)
@@ -87,31 +112,39 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
         clock.advance(2)
         #expect(try c.getAccessToken(["scopes": ["api://b/r"]])["access_token"] == "SHORT2")
         clock.advance(3600 - 300 - 31)
-        #expect(try c.getAccessToken(["scopes": ["api://a/r"]])["access_token"] == "LONG2")  // within 5 minutes of expiry
+        // within 5 minutes of expiry
+        #expect(try c.getAccessToken(["scopes": ["api://a/r"]])["access_token"] == "LONG2")
     }
 
     @Test func overlappingScopesReplaceDisjointOnesStay() throws {
-        let t = FakeTransport(), clock = FakeClock()
+        let t = FakeTransport()
+        let clock = FakeClock()
         let c = try makeClient(t, clock)
-        t.on("/oauth2/v2.0/token",
-             { _, _ in json(tokenResponse("api://a/r", at: "A1", rt: "RT1")) },
-             { _, _ in json(tokenResponse("api://b/r", at: "B1", rt: "RT2")) },
-             { _, _ in json(tokenResponse("api://a/r api://a/w", at: "A2", rt: "RT3")) })
+        t.on(
+            "/oauth2/v2.0/token",
+            { _, _ in json(tokenResponse("api://a/r", at: "A1", rt: "RT1")) },
+            { _, _ in json(tokenResponse("api://b/r", at: "B1", rt: "RT2")) },
+            { _, _ in json(tokenResponse("api://a/r api://a/w", at: "A2", rt: "RT3")) }
+        )
         _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
         _ = try c.getAccessToken(["scopes": ["api://b/r"]])
         _ = try c.getAccessToken(["scopes": ["api://a/w"]])
         #expect(try c.getAccessToken(["scopes": ["api://a/r"]])["access_token"] == "A2")  // A1 was replaced
-        #expect(try c.getAccessToken(["scopes": ["API://B/R"]])["access_token"] == "B1")  // disjoint, kept; case-insensitive
+        // disjoint, kept; case-insensitive
+        #expect(try c.getAccessToken(["scopes": ["API://B/R"]])["access_token"] == "B1")
         #expect(t.count("/token") == 3)
     }
 
     @Test func retryPolicy() throws {
-        let t = FakeTransport(), clock = FakeClock()
+        let t = FakeTransport()
+        let clock = FakeClock()
         let c = try makeClient(t, clock)
-        t.on("/oauth2/v2.0/initiate",
-             { _, _ in .failure(HTTPError(.network, "reset")) },
-             { _, _ in json(["error": "x"], status: 502) },
-             { _, _ in json(["continuation_token": "CT1"]) })
+        t.on(
+            "/oauth2/v2.0/initiate",
+            { _, _ in .failure(HTTPError(.network, "reset")) },
+            { _, _ in json(["error": "x"], status: 502) },
+            { _, _ in json(["continuation_token": "CT1"]) }
+        )
         // network error → retried once; then 502 → that retry was the only one → server error
         do {
             _ = try c.signIn(["username": "u@x.com"])
@@ -125,7 +158,8 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
     }
 
     @Test func refreshTokensGoOnlyToTheAuthoritysOrigin() throws {
-        let t = FakeTransport(), clock = FakeClock()
+        let t = FakeTransport()
+        let clock = FakeClock()
         let config = try configuration("https://contoso.ciamlogin.com", "c1")
         t.on("/.well-known/openid-configuration", { _, _ in json(["token_endpoint": "https://evil.example/token"]) })
         t.on("/oauth2/v2.0/initiate", { _, _ in json(["continuation_token": "CT1"]) })
@@ -138,26 +172,34 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
     }
 
     @Test func aRefreshThatLandsAfterSignOutLeavesNothingBehind() throws {
-        let t = FakeTransport(), clock = FakeClock()
+        let t = FakeTransport()
+        let clock = FakeClock()
         let c = try makeClient(t, clock)
         t.on("/oauth2/v2.0/token", { _, _ in json(tokenResponse("api://a/r", at: "A1", rt: "RT1")) })
         _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
-        t.on("/oauth2/v2.0/token", { [c] _, _ in
-            _ = try? c.signOut([:])  // the user signs out while the refresh is on the wire
-            return json(tokenResponse("api://b/r", at: "B1", rt: "RT2"))
-        })
-        #expect(try c.getAccessToken(["scopes": ["api://b/r"]])["access_token"] == "B1")  // the caller still gets its answer
+        t.on(
+            "/oauth2/v2.0/token",
+            { [c] _, _ in
+                _ = try? c.signOut([:])  // the user signs out while the refresh is on the wire
+                return json(tokenResponse("api://b/r", at: "B1", rt: "RT2"))
+            }
+        )
+        // the caller still gets its answer
+        #expect(try c.getAccessToken(["scopes": ["api://b/r"]])["access_token"] == "B1")
         #expect(throws: NativeAuthError.self) { try c.getAccount([:]) }
         #expect((try? c.getAccessToken(["scopes": ["api://b/r"]])) == nil)  // and nothing was cached
     }
 
     @Test func malformedServerAnswersAreErrorsNotCrashes() throws {
-        let t = FakeTransport(), clock = FakeClock()
+        let t = FakeTransport()
+        let clock = FakeClock()
         let c = try makeClient(t, clock)
-        let bad: [JSONValue] = [["token_type": "Bearer"], ["access_token": "x", "expires_in": 0, "client_info": .string(clientInfo)],
-                                ["access_token": "x", "expires_in": 10, "client_info": "!!!"], ["access_token": "x", "expires_in": 10],
-                                ["access_token": "x", "expires_in": 10, "client_info": .string(clientInfo), "id_token": "not.a.jwt"],
-                                ["access_token": "x", "expires_in": 10, "token_type": "pop", "client_info": .string(clientInfo)]]
+        let bad: [JSONValue] = [
+            ["token_type": "Bearer"], ["access_token": "x", "expires_in": 0, "client_info": .string(clientInfo)],
+            ["access_token": "x", "expires_in": 10, "client_info": "!!!"], ["access_token": "x", "expires_in": 10],
+            ["access_token": "x", "expires_in": 10, "client_info": .string(clientInfo), "id_token": "not.a.jwt"],
+            ["access_token": "x", "expires_in": 10, "token_type": "pop", "client_info": .string(clientInfo)],
+        ]
         for body in bad {
             t.on("/oauth2/v2.0/token", { _, _ in json(body) })
             do {

@@ -3,7 +3,9 @@ import NativeAuthEmulator  // token signing (RSA private keys) lives with the em
 import NativeAuthJSON
 import Testing
 
-private func hex(_ b: [UInt8]) -> String { b.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
+private func hex(_ b: [UInt8]) -> String {
+    b.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+}
 
 @Suite struct Digests {
     @Test func sha256KnownVectors() {
@@ -12,7 +14,8 @@ private func hex(_ b: [UInt8]) -> String { b.map { String($0, radix: 16).count =
     }
 
     @Test func randomBytesDiffer() throws {
-        let a = try SecureRandom.bytes(32), b = try SecureRandom.bytes(32)
+        let a = try SecureRandom.bytes(32)
+        let b = try SecureRandom.bytes(32)
         #expect(a.count == 32 && a != b)
         #expect(throws: CryptoError.self) { try SecureRandom.bytes(-1) }
     }
@@ -28,8 +31,10 @@ private func hex(_ b: [UInt8]) -> String { b.map { String($0, radix: 16).count =
 
 @Suite struct Base64Tests {
     @Test func rfc4648Vectors() {
-        let cases = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="),
-                     ("foobar", "Zm9vYmFy")]
+        let cases = [
+            ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ]
         for (plain, encoded) in cases {
             #expect(Base64.encode(Array(plain.utf8)) == encoded)
             #expect(Base64.decode(encoded) == Array(plain.utf8))
@@ -49,7 +54,10 @@ private func hex(_ b: [UInt8]) -> String { b.map { String($0, radix: 16).count =
 
 @Suite struct PKCETests {
     @Test func rfc7636AppendixB() {
-        #expect(PKCE.challenge(for: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
+        #expect(
+            PKCE.challenge(for: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
+                == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        )
     }
 
     @Test func verifierShape() throws {
@@ -93,7 +101,9 @@ private func hex(_ b: [UInt8]) -> String { b.map { String($0, radix: 16).count =
         // A flipped signature bit fails too.
         var sig = try #require(Base64.decode(parts[2]))
         sig[0] ^= 1
-        #expect(try !JWT(decoding: parts[0] + "." + parts[1] + "." + Base64.urlEncode(sig)).verify(with: key.publicKey()))
+        #expect(
+            try !JWT(decoding: parts[0] + "." + parts[1] + "." + Base64.urlEncode(sig)).verify(with: key.publicKey())
+        )
         // So does another key, and alg "none".
         let other = try RSAPrivateKey.generate()
         #expect(try !JWT(decoding: token).verify(with: other.publicKey()))

@@ -8,23 +8,42 @@ import Testing
 @Suite struct ProtectedAPITests {
     @Test func apisAcceptTheRightTokenAndRefuseOthers() async throws {
         try await withEmulator { h in
-            let todo = try #require(try await h.passwordSignIn(ann.0, ann.1, scope: "\(todoRead) openid").string["access_token"])
+            let todo = try #require(
+                try await h.passwordSignIn(ann.0, ann.1, scope: "\(todoRead) openid").string["access_token"]
+            )
             let ok = try await h.get("/api/todolist", headers: [("Authorization", "Bearer \(todo)")])
             #expect(ok.status == 200 && ok["user"] == "ann@contoso.com" && ok["api"] == "ToDoList")
             // wrong audience
             let wrongAud = try await h.get("/api/notes", headers: [("Authorization", "Bearer \(todo)")])
-            #expect(wrongAud.status == 401 && wrongAud.response.header("www-authenticate")?.contains("error=\"invalid_token\"") == true)
+            #expect(
+                wrongAud.status == 401
+                    && wrongAud.response.header("www-authenticate")?.contains("error=\"invalid_token\"") == true
+            )
             // missing token, garbage token, tampered token
             #expect(try await h.get("/api/todolist").status == 401)
             #expect(try await h.get("/api/todolist", headers: [("Authorization", "Bearer abc.def.ghi")]).status == 401)
             var parts = todo.split(separator: ".").map(String.init)
-            parts[1] = Base64.urlEncode(Array(#"{"aud":"11112222-bbbb-3333-cccc-4444dddd5555","scp":"ToDoList.ReadWrite","exp":9999999999}"#.utf8))
-            #expect(try await h.get("/api/todolist", headers: [("Authorization", "Bearer \(parts.joined(separator: "."))")]).status == 401)
+            parts[1] = Base64.urlEncode(
+                Array(
+                    #"{"aud":"11112222-bbbb-3333-cccc-4444dddd5555","scp":"ToDoList.ReadWrite","exp":9999999999}"#.utf8
+                )
+            )
+            #expect(
+                try await h.get("/api/todolist", headers: [("Authorization", "Bearer \(parts.joined(separator: "."))")])
+                    .status == 401
+            )
             // read-only token cannot write
-            let post = try await h.send(HTTPRequest(method: "POST", url: h.base + "/api/todolist",
-                                                    headers: [("Authorization", "Bearer \(todo)"), ("Content-Type", "application/json")],
-                                                    body: Array(#"{"title":"x"}"#.utf8)))
-            #expect(post.status == 403 && post.response.header("www-authenticate")?.contains("insufficient_scope") == true)
+            let post = try await h.send(
+                HTTPRequest(
+                    method: "POST",
+                    url: h.base + "/api/todolist",
+                    headers: [("Authorization", "Bearer \(todo)"), ("Content-Type", "application/json")],
+                    body: Array(#"{"title":"x"}"#.utf8)
+                )
+            )
+            #expect(
+                post.status == 403 && post.response.header("www-authenticate")?.contains("insufficient_scope") == true
+            )
             // expiry
             _ = try await h.control("POST", "clock", ["advance_seconds": 3601])
             let expired = try await h.get("/api/todolist", headers: [("Authorization", "Bearer \(todo)")])
@@ -42,7 +61,9 @@ import Testing
             #expect(entries.count == 3)
             let text = log.text
             #expect(!text.contains(ann.1) && !text.contains("CT."))
-            #expect(entries.last?["fields"]?["password"] == "***" && entries.last?["fields"]?["grant_type"] == "password")
+            #expect(
+                entries.last?["fields"]?["password"] == "***" && entries.last?["fields"]?["grant_type"] == "password"
+            )
             #expect(entries.last?["headers"]?["x-client-sku"] != nil)
             let counters = try await h.control("GET", "counters")
             #expect((counters["connections"]?.intValue ?? 0) >= 1 && (counters["connections"]?.intValue ?? 0) <= 3)
@@ -52,24 +73,45 @@ import Testing
 
     @Test func injectedFaults() async throws {
         try await withEmulator { h in
-            _ = try await h.control("POST", "faults", ["path": "/oauth2/v2.0/initiate", "status": 503, "retry_after": 2, "count": 2])
+            _ = try await h.control(
+                "POST",
+                "faults",
+                ["path": "/oauth2/v2.0/initiate", "status": 503, "retry_after": 2, "count": 2]
+            )
             let f1 = try await h.post("/oauth2/v2.0/initiate", ["username": ann.0, "challenge_type": Harness.types])
             #expect(f1.status == 503 && f1.response.header("retry-after") == "2" && f1["error"] != nil)
-            #expect(try await h.post("/oauth2/v2.0/initiate", ["username": ann.0, "challenge_type": Harness.types]).status == 503)
-            #expect(try await h.post("/oauth2/v2.0/initiate", ["username": ann.0, "challenge_type": Harness.types]).status == 200)
+            #expect(
+                try await h.post("/oauth2/v2.0/initiate", ["username": ann.0, "challenge_type": Harness.types]).status
+                    == 503
+            )
+            #expect(
+                try await h.post("/oauth2/v2.0/initiate", ["username": ann.0, "challenge_type": Harness.types]).status
+                    == 200
+            )
             // dropped connection and truncated body are transport errors for the client
             // count 2: libcurl retries once, on a fresh connection, when a reused connection dies before answering
             _ = try await h.control("POST", "faults", ["path": "/oauth2/v2.0/initiate", "drop": true, "count": 2])
-            await #expect(throws: HTTPError.self) { _ = try await h.post("/oauth2/v2.0/initiate", ["username": ann.0, "challenge_type": Harness.types]) }
+            await #expect(throws: HTTPError.self) {
+                _ = try await h.post("/oauth2/v2.0/initiate", ["username": ann.0, "challenge_type": Harness.types])
+            }
             _ = try await h.control("POST", "faults", ["path": "/oauth2/v2.0/initiate", "truncate": true])
-            await #expect(throws: HTTPError.self) { _ = try await h.post("/oauth2/v2.0/initiate", ["username": ann.0, "challenge_type": Harness.types]) }
+            await #expect(throws: HTTPError.self) {
+                _ = try await h.post("/oauth2/v2.0/initiate", ["username": ann.0, "challenge_type": Harness.types])
+            }
             // a delay
             _ = try await h.control("POST", "faults", ["path": "/oauth2/v2.0/initiate", "delay_ms": 300])
             let start = Date()
-            #expect(try await h.post("/oauth2/v2.0/initiate", ["username": ann.0, "challenge_type": Harness.types]).status == 200)
+            #expect(
+                try await h.post("/oauth2/v2.0/initiate", ["username": ann.0, "challenge_type": Harness.types]).status
+                    == 200
+            )
             #expect(Date().timeIntervalSince(start) >= 0.3)
             // a custom body
-            _ = try await h.control("POST", "faults", ["path": "/token", "status": 400, "body": ["error": "invalid_grant", "error_codes": [50142]]])
+            _ = try await h.control(
+                "POST",
+                "faults",
+                ["path": "/token", "status": 400, "body": ["error": "invalid_grant", "error_codes": [50142]]]
+            )
             let custom = try await h.post("/oauth2/v2.0/token", ["grant_type": "refresh_token", "refresh_token": "x"])
             #expect(custom["error_codes"] == [50142])
             let log = try await h.control("GET", "requests?path=/oauth2/v2.0/initiate")
@@ -98,12 +140,22 @@ import Testing
 
     @Test func hostileRequestsNeverCrashTheServer() async throws {
         try await withEmulator { h in
-            let bodies: [[UInt8]] = [[0xff, 0xfe, 0x00], Array("a=%zz&&&==".utf8), Array(repeating: UInt8(ascii: "a"), count: 300_000),
-                                     Array("client_id=\u{0}&username=%00".utf8)]
+            let bodies: [[UInt8]] = [
+                [0xff, 0xfe, 0x00], Array("a=%zz&&&==".utf8), Array(repeating: UInt8(ascii: "a"), count: 300_000),
+                Array("client_id=\u{0}&username=%00".utf8),
+            ]
             for body in bodies {
-                for path in ["/oauth2/v2.0/initiate", "/oauth2/v2.0/token", "/signup/v1.0/continue", "/register/v1.0/challenge"] {
-                    let r = try await h.send(HTTPRequest(method: "POST", url: h.authority + path,
-                                                          headers: [("Content-Type", "application/x-www-form-urlencoded")], body: body))
+                for path in [
+                    "/oauth2/v2.0/initiate", "/oauth2/v2.0/token", "/signup/v1.0/continue", "/register/v1.0/challenge",
+                ] {
+                    let r = try await h.send(
+                        HTTPRequest(
+                            method: "POST",
+                            url: h.authority + path,
+                            headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                            body: body
+                        )
+                    )
                     #expect(r.status >= 400 && r.status < 500, "\(path) → \(r.status)")
                 }
             }

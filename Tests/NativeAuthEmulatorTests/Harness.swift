@@ -55,7 +55,12 @@ final class Harness: Sendable {
     }
 
     /// POSTs a form to `authority + suffix`; `client_id` is added unless given.
-    func post(_ suffix: String, _ fields: [String: String], addClient: Bool = true, headers: [(name: String, value: String)] = []) async throws -> Reply {
+    func post(
+        _ suffix: String,
+        _ fields: [String: String],
+        addClient: Bool = true,
+        headers: [(name: String, value: String)] = []
+    ) async throws -> Reply {
         var f = fields.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 }
         if addClient && fields["client_id"] == nil { f.append(("client_id", clientID)) }
         return try await send(.form(url: authority + suffix, fields: f, headers: headers))
@@ -66,8 +71,14 @@ final class Harness: Sendable {
     }
 
     func control(_ method: String, _ path: String, _ body: JSONValue? = nil) async throws -> Reply {
-        try await send(HTTPRequest(method: method, url: base + "/_emulator/" + path, headers: [("Content-Type", "application/json")],
-                                   body: body?.serializedBytes() ?? []))
+        try await send(
+            HTTPRequest(
+                method: method,
+                url: base + "/_emulator/" + path,
+                headers: [("Content-Type", "application/json")],
+                body: body?.serializedBytes() ?? []
+            )
+        )
     }
 
     /// The newest code sent to `email`.
@@ -79,23 +90,37 @@ final class Harness: Sendable {
         return code
     }
 
-
     static let types = "oob password redirect"
     static let allCaps = "mfa_required registration_required"
 
     /// initiate → challenge, for a password user: returns the continuation token for /token.
     func passwordChallenge(_ user: String, caps: String = allCaps) async throws -> String {
-        let i = try await post("/oauth2/v2.0/initiate", ["username": user, "challenge_type": Self.types, "capabilities": caps])
+        let i = try await post(
+            "/oauth2/v2.0/initiate",
+            ["username": user, "challenge_type": Self.types, "capabilities": caps]
+        )
         try expect(i.status == 200, "initiate: \(i.text)")
-        let c = try await post("/oauth2/v2.0/challenge", ["continuation_token": i.string["continuation_token"] ?? "", "challenge_type": Self.types])
+        let c = try await post(
+            "/oauth2/v2.0/challenge",
+            ["continuation_token": i.string["continuation_token"] ?? "", "challenge_type": Self.types]
+        )
         try expect(c["challenge_type"] == "password", "challenge: \(c.text)")
         return c.string["continuation_token"] ?? ""
     }
 
-    func passwordSignIn(_ user: String, _ password: String, scope: String = "openid profile offline_access") async throws -> Reply {
+    func passwordSignIn(
+        _ user: String,
+        _ password: String,
+        scope: String = "openid profile offline_access"
+    ) async throws -> Reply {
         let ct = try await passwordChallenge(user)
-        return try await post("/oauth2/v2.0/token", ["continuation_token": ct, "grant_type": "password", "password": password,
-                                               "scope": scope, "client_info": "true", "username": user])
+        return try await post(
+            "/oauth2/v2.0/token",
+            [
+                "continuation_token": ct, "grant_type": "password", "password": password,
+                "scope": scope, "client_info": "true", "username": user,
+            ]
+        )
     }
 }
 
@@ -109,7 +134,11 @@ func expect(_ cond: Bool, _ what: @autoclosure () -> String) throws {
 }
 
 /// Runs `body` with a fresh emulator and stops it afterwards.
-func withEmulator(config: EmulatorConfig = .demo, tls: Bool = false, _ body: (Harness) async throws -> Void) async throws {
+func withEmulator(
+    config: EmulatorConfig = .demo,
+    tls: Bool = false,
+    _ body: (Harness) async throws -> Void
+) async throws {
     let h = try await Harness.start(config: config, tls: tls)
     do {
         try await body(h)

@@ -9,49 +9,107 @@ import Testing
     @Test func everyErrorCodeFromTheServer() throws {
         let emu = try EmulatorProcess()
         let c = try ABIClient(emu)
-        func expectError(_ r: (rc: Int32, doc: JSONValue), _ code: String, _ rc: Int32, serverDetails: Bool = true,
-                         sourceLocation: SourceLocation = #_sourceLocation) {
+        func expectError(
+            _ r: (rc: Int32, doc: JSONValue),
+            _ code: String,
+            _ rc: Int32,
+            serverDetails: Bool = true,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) {
             #expect(r.rc == rc && r.doc.errorCode == code, "\(r.doc)", sourceLocation: sourceLocation)
-            #expect(r.doc["v"] == 1 && r.doc["error"]?["message"]?.stringValue?.isEmpty == false, sourceLocation: sourceLocation)
+            #expect(
+                r.doc["v"] == 1 && r.doc["error"]?["message"]?.stringValue?.isEmpty == false,
+                sourceLocation: sourceLocation
+            )
             if serverDetails {
-                #expect(r.doc["error"]?["server"]?["correlation_id"] != nil && r.doc["error"]?["server"]?["trace_id"] != nil,
-                        "\(r.doc)", sourceLocation: sourceLocation)
+                #expect(
+                    r.doc["error"]?["server"]?["correlation_id"] != nil
+                        && r.doc["error"]?["server"]?["trace_id"] != nil,
+                    "\(r.doc)",
+                    sourceLocation: sourceLocation
+                )
             }
         }
         // client-side validation: no network call
         try emu.clearLog()
         expectError(c.call(na_sign_in, ["username": ""]), "invalid_username", NA_EAUTH, serverDetails: false)
-        expectError(c.call(na_sign_in, ["username": "a@b.c", "password": ""]), "invalid_password", NA_EAUTH, serverDetails: false)
+        expectError(
+            c.call(na_sign_in, ["username": "a@b.c", "password": ""]),
+            "invalid_password",
+            NA_EAUTH,
+            serverDetails: false
+        )
         expectError(c.call(na_sign_in, ["username": 5]), "invalid_argument", NA_EINVAL, serverDetails: false)
         #expect(try emu.requests().isEmpty)
 
         expectError(c.call(na_sign_in, ["username": "not-an-email"]), "invalid_username", NA_EAUTH)
         expectError(c.call(na_sign_in, ["username": "nobody@contoso.com"]), "user_not_found", NA_EAUTH)
-        expectError(c.call(na_sign_in, ["username": .string(annEmail), "password": "wrong"]), "invalid_credentials", NA_EAUTH)
+        expectError(
+            c.call(na_sign_in, ["username": .string(annEmail), "password": "wrong"]),
+            "invalid_credentials",
+            NA_EAUTH
+        )
         let otp = c.call(na_sign_in, ["username": "olivia@contoso.com"])
-        expectError(c.call(na_flow_submit, ["flow": otp.doc["flow"] ?? .null, "code": "00000000"]), "invalid_code", NA_EAUTH)
-        expectError(c.call(na_sign_up, ["username": "z@contoso.com", "password": "weakweak"]), "invalid_password", NA_EAUTH)
+        expectError(
+            c.call(na_flow_submit, ["flow": otp.doc["flow"] ?? .null, "code": "00000000"]),
+            "invalid_code",
+            NA_EAUTH
+        )
+        expectError(
+            c.call(na_sign_up, ["username": "z@contoso.com", "password": "weakweak"]),
+            "invalid_password",
+            NA_EAUTH
+        )
         expectError(c.call(na_sign_up, ["username": .string(annEmail)]), "user_already_exists", NA_EAUTH)
-        expectError(c.call(na_sign_up, ["username": "z@contoso.com", "attributes": ["postalCode": "x"]]), "attributes_invalid", NA_EAUTH)
+        expectError(
+            c.call(na_sign_up, ["username": "z@contoso.com", "attributes": ["postalCode": "x"]]),
+            "attributes_invalid",
+            NA_EAUTH
+        )
         expectError(c.call(na_reset_password, ["username": "olivia@contoso.com"]), "user_has_no_password", NA_EAUTH)
-        expectError(try ABIClient(emu, ["challenge_types": ["oob"]]).call(na_sign_in, ["username": .string(annEmail)]),
-                    "browser_required", NA_EINTERACTION, serverDetails: false)
-        expectError(try ABIClient(emu, ["client_id": .string(emu.ready["confidential_client_id"]?.stringValue ?? "")])
-                        .call(na_sign_in, ["username": .string(annEmail)]), "invalid_client", NA_EINVAL)
+        expectError(
+            try ABIClient(emu, ["challenge_types": ["oob"]]).call(na_sign_in, ["username": .string(annEmail)]),
+            "browser_required",
+            NA_EINTERACTION,
+            serverDetails: false
+        )
+        expectError(
+            try ABIClient(emu, ["client_id": .string(emu.ready["confidential_client_id"]?.stringValue ?? "")])
+                .call(na_sign_in, ["username": .string(annEmail)]),
+            "invalid_client",
+            NA_EINVAL
+        )
         #expect(c.call(na_get_account, ["v": 1]).doc.errorCode == "no_account")
 
         // token errors
         #expect(c.call(na_sign_in, ["username": .string(annEmail), "password": .string(annPassword)]).rc == NA_OK)
-        expectError(c.call(na_get_access_token, ["scopes": ["api://99999999-0000-0000-0000-000000000000/X"]]), "invalid_scope", NA_EINVAL)
+        expectError(
+            c.call(na_get_access_token, ["scopes": ["api://99999999-0000-0000-0000-000000000000/X"]]),
+            "invalid_scope",
+            NA_EINVAL
+        )
         try emu.control("POST", "users/revoke", ["email": .string(annEmail)])
-        expectError(c.call(na_get_access_token, ["scopes": [.string(emu.apiScopes.todo)]]), "interaction_required", NA_EINTERACTION)
+        expectError(
+            c.call(na_get_access_token, ["scopes": [.string(emu.apiScopes.todo)]]),
+            "interaction_required",
+            NA_EINTERACTION
+        )
         // the dead refresh token is not presented again
         try emu.clearLog()
-        expectError(c.call(na_get_access_token, ["scopes": [.string(emu.apiScopes.notes)]]), "interaction_required", NA_EINTERACTION, serverDetails: false)
+        expectError(
+            c.call(na_get_access_token, ["scopes": [.string(emu.apiScopes.notes)]]),
+            "interaction_required",
+            NA_EINTERACTION,
+            serverDetails: false
+        )
         #expect(try emu.requests().isEmpty)
         #expect(c.call(na_sign_in, ["username": .string(annEmail), "password": .string(annPassword)]).rc == NA_OK)
         try emu.control("POST", "clock", ["advance_seconds": 86_401])
-        expectError(c.call(na_get_access_token, ["scopes": [.string(emu.apiScopes.todo)]]), "refresh_token_expired", NA_EINTERACTION)
+        expectError(
+            c.call(na_get_access_token, ["scopes": [.string(emu.apiScopes.todo)]]),
+            "refresh_token_expired",
+            NA_EINTERACTION
+        )
     }
 
     @Test func transportAndServerFailures() throws {
@@ -60,17 +118,28 @@ import Testing
         let c = try ABIClient(emu)
         try emu.control("POST", "faults", ["path": "/oauth2/v2.0/initiate", "status": 500, "count": 2])
         let five = c.call(na_sign_in, ["username": .string(annEmail)])
-        #expect(five.rc == NA_ESERVER && five.doc.errorCode == "server" && five.doc["error"]?["server"]?["http_status"] == 500)
+        #expect(
+            five.rc == NA_ESERVER && five.doc.errorCode == "server"
+                && five.doc["error"]?["server"]?["http_status"] == 500
+        )
         #expect(try emu.requests("/oauth2/v2.0/initiate").count == 2)
         // 503 with Retry-After: honoured, and the retry succeeds
         try emu.clearLog()
-        try emu.control("POST", "faults", ["path": "/oauth2/v2.0/initiate", "status": 503, "retry_after": 1, "count": 1])
+        try emu.control(
+            "POST",
+            "faults",
+            ["path": "/oauth2/v2.0/initiate", "status": 503, "retry_after": 1, "count": 1]
+        )
         let started = Date()
         #expect(c.call(na_sign_in, ["username": .string(annEmail)]).doc["status"] == "password_required")
         #expect(Date().timeIntervalSince(started) >= 1)
         #expect(try emu.requests("/oauth2/v2.0/initiate").count == 2)
         // 429 with a long Retry-After: reported at once, with the header's value
-        try emu.control("POST", "faults", ["path": "/oauth2/v2.0/initiate", "status": 429, "retry_after": 120, "count": 1])
+        try emu.control(
+            "POST",
+            "faults",
+            ["path": "/oauth2/v2.0/initiate", "status": 429, "retry_after": 120, "count": 1]
+        )
         let throttled = c.call(na_sign_in, ["username": .string(annEmail)])
         #expect(throttled.doc.errorCode == "server" && throttled.doc["error"]?["server"]?["retry_after"] == "120")
         // timeout
@@ -118,7 +187,10 @@ import Testing
         #expect(try emu.requests("/oauth2/v2.0/token").count == 1)
         #expect(try emu.control("GET", "counters")["refresh_token_reuse_detected"] == nil)
         // The rotated refresh token is the one in the cache: the session is still valid.
-        let after = c.call(na_get_access_token, ["scopes": ["api://22223333-cccc-4444-dddd-5555eeee6666/Notes.ReadWrite"]])
+        let after = c.call(
+            na_get_access_token,
+            ["scopes": ["api://22223333-cccc-4444-dddd-5555eeee6666/Notes.ReadWrite"]]
+        )
         #expect(after.rc == NA_OK && after.doc["from_cache"] == false, "\(after.doc)")
     }
 
@@ -127,13 +199,20 @@ import Testing
         let emu = try EmulatorProcess()
         let c = try ABIClient(emu)
         #expect(c.call(na_sign_in, ["username": .string(annEmail), "password": .string(annPassword)]).rc == NA_OK)
-        let scopes = ["api://11112222-bbbb-3333-cccc-4444dddd5555/ToDoList.Read", "api://22223333-cccc-4444-dddd-5555eeee6666/Notes.Read",
-                      "api://11112222-bbbb-3333-cccc-4444dddd5555/ToDoList.ReadWrite", "api://22223333-cccc-4444-dddd-5555eeee6666/Notes.ReadWrite"]
+        let scopes = [
+            "api://11112222-bbbb-3333-cccc-4444dddd5555/ToDoList.Read",
+            "api://22223333-cccc-4444-dddd-5555eeee6666/Notes.Read",
+            "api://11112222-bbbb-3333-cccc-4444dddd5555/ToDoList.ReadWrite",
+            "api://22223333-cccc-4444-dddd-5555eeee6666/Notes.ReadWrite",
+        ]
         let failures = Mutex(0)
         let done = Mutex(0)
         for i in 0..<24 {
             Thread.detachNewThread {
-                let r = c.call(na_get_access_token, ["scopes": [.string(scopes[i % scopes.count])], "force_refresh": .bool(i % 3 == 0)])
+                let r = c.call(
+                    na_get_access_token,
+                    ["scopes": [.string(scopes[i % scopes.count])], "force_refresh": .bool(i % 3 == 0)]
+                )
                 if r.rc != NA_OK { failures.withLock { $0 += 1 } }
                 done.withLock { $0 += 1 }
             }

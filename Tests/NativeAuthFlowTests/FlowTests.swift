@@ -8,7 +8,9 @@ import Testing
         let emu = try EmulatorProcess()
         let c = try ABIClient(emu)
         let start = c.call(na_sign_in, ["username": "olivia@contoso.com"])
-        #expect(start.doc["status"] == "code_required" && start.doc["channel"] == "email" && start.doc["code_length"] == 8)
+        #expect(
+            start.doc["status"] == "code_required" && start.doc["channel"] == "email" && start.doc["code_length"] == 8
+        )
         #expect(start.doc["sent_to"]?.stringValue?.contains("***") == true)
         let flow = try #require(start.doc["flow"]?.stringValue)
         let old = try emu.lastCode("olivia@contoso.com")
@@ -17,7 +19,10 @@ import Testing
         let new = try emu.lastCode("olivia@contoso.com")
         #expect(old != new)
         let stale = c.call(na_flow_submit, ["flow": .string(flow), "code": .string(old)])
-        #expect(stale.rc == NA_EAUTH && stale.doc.errorCode == "invalid_code" && stale.doc["error"]?["server"]?["suberror"] == "invalid_oob_value")
+        #expect(
+            stale.rc == NA_EAUTH && stale.doc.errorCode == "invalid_code"
+                && stale.doc["error"]?["server"]?["suberror"] == "invalid_oob_value"
+        )
         let ok = c.call(na_flow_submit, ["flow": .string(flow), "code": .string(new)])
         #expect(ok.rc == NA_OK && ok.doc["status"] == "signed_in")
     }
@@ -28,20 +33,44 @@ import Testing
         let start = c.call(na_sign_up, ["username": "newbie@contoso.com", "attributes": ["city": "Oslo"]])
         #expect(start.doc["status"] == "code_required" && start.doc["flow_type"] == "sign_up", "\(start.doc)")
         let flow = try #require(start.doc["flow"]?.stringValue)
-        let pw = c.call(na_flow_submit, ["flow": .string(flow), "code": .string(try emu.lastCode("newbie@contoso.com"))])
+        let pw = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "code": .string(try emu.lastCode("newbie@contoso.com"))]
+        )
         #expect(pw.doc["status"] == "password_required", "\(pw.doc)")
         let weak = c.call(na_flow_submit, ["flow": .string(flow), "password": "weakweak"])
-        #expect(weak.rc == NA_EAUTH && weak.doc.errorCode == "invalid_password" && weak.doc["error"]?["reason"] == "password_too_weak")
+        #expect(
+            weak.rc == NA_EAUTH && weak.doc.errorCode == "invalid_password"
+                && weak.doc["error"]?["reason"] == "password_too_weak"
+        )
         let attrs = c.call(na_flow_submit, ["flow": .string(flow), "password": "Str0ng-Passw0rd!"])
         #expect(attrs.doc["status"] == "attributes_required")
         #expect(attrs.doc["required_attributes"] == [["name": "displayName", "type": "string", "required": true]])
-        let invalid = c.call(na_flow_submit, ["flow": .string(flow), "attributes": ["displayName": "N", "postalCode": "abc"]])
-        #expect(invalid.rc == NA_EAUTH && invalid.doc.errorCode == "attributes_invalid" && invalid.doc["error"]?["attributes"] == ["postalCode"])
+        let invalid = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "attributes": ["displayName": "N", "postalCode": "abc"]]
+        )
+        #expect(
+            invalid.rc == NA_EAUTH && invalid.doc.errorCode == "attributes_invalid"
+                && invalid.doc["error"]?["attributes"] == ["postalCode"]
+        )
         #expect(invalid.doc["error"]?["flow"] == .string(flow))
-        let done = c.call(na_flow_submit, ["flow": .string(flow), "action": "submit_attributes", "attributes": ["displayName": "New Bie", "postalCode": 12345]])
+        let done = c.call(
+            na_flow_submit,
+            [
+                "flow": .string(flow), "action": "submit_attributes",
+                "attributes": ["displayName": "New Bie", "postalCode": 12345],
+            ]
+        )
         #expect(done.doc["status"] == "sign_up_completed", "\(done.doc)")
-        let signedIn = c.call(na_flow_submit, ["flow": .string(flow), "action": "sign_in", "scopes": [.string(emu.apiScopes.notes)]])
-        #expect(signedIn.doc["status"] == "signed_in" && signedIn.doc["account"]?["username"] == "newbie@contoso.com", "\(signedIn.doc)")
+        let signedIn = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "action": "sign_in", "scopes": [.string(emu.apiScopes.notes)]]
+        )
+        #expect(
+            signedIn.doc["status"] == "signed_in" && signedIn.doc["account"]?["username"] == "newbie@contoso.com",
+            "\(signedIn.doc)"
+        )
         let exists = c.call(na_sign_up, ["username": "newbie@contoso.com", "password": "Str0ng-Passw0rd!"])
         #expect(exists.rc == NA_EAUTH && exists.doc.errorCode == "user_already_exists")
     }
@@ -49,10 +78,18 @@ import Testing
     @Test func signUpWithPasswordUpFront() throws {
         let emu = try EmulatorProcess()
         let c = try ABIClient(emu)
-        let start = c.call(na_sign_up, ["username": "early@contoso.com", "password": "Str0ng-Passw0rd!",
-                                        "attributes": ["displayName": "Early Bird"]])
+        let start = c.call(
+            na_sign_up,
+            [
+                "username": "early@contoso.com", "password": "Str0ng-Passw0rd!",
+                "attributes": ["displayName": "Early Bird"],
+            ]
+        )
         let flow = try #require(start.doc["flow"]?.stringValue)
-        let done = c.call(na_flow_submit, ["flow": .string(flow), "code": .string(try emu.lastCode("early@contoso.com"))])
+        let done = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "code": .string(try emu.lastCode("early@contoso.com"))]
+        )
         #expect(done.doc["status"] == "sign_up_completed")
         #expect(c.call(na_flow_submit, ["flow": .string(flow), "action": "sign_in"]).doc["status"] == "signed_in")
         let weak = c.call(na_sign_up, ["username": "weak@contoso.com", "password": "weakweak"])
@@ -69,7 +106,9 @@ import Testing
         let pw = c.call(na_flow_submit, ["flow": .string(flow), "code": .string(try emu.lastCode(annEmail))])
         #expect(pw.doc["status"] == "password_required")
         let reused = c.call(na_flow_submit, ["flow": .string(flow), "password": .string(annPassword)])
-        #expect(reused.doc.errorCode == "invalid_password" && reused.doc["error"]?["reason"] == "password_recently_used")
+        #expect(
+            reused.doc.errorCode == "invalid_password" && reused.doc["error"]?["reason"] == "password_recently_used"
+        )
         let done = c.call(na_flow_submit, ["flow": .string(flow), "password": "N3w-Passw0rd!"])
         #expect(done.doc["status"] == "password_reset_completed", "\(done.doc)")
         #expect(try emu.requests("/poll_completion").count == 3)  // in_progress, in_progress, succeeded
@@ -83,18 +122,30 @@ import Testing
     @Test func mfa() throws {
         let emu = try EmulatorProcess()
         let c = try ABIClient(emu)
-        let start = c.call(na_sign_in, ["username": "mike@contoso.com", "password": "Mfa-Passw0rd!", "scopes": [.string(emu.apiScopes.todo)]])
+        let start = c.call(
+            na_sign_in,
+            ["username": "mike@contoso.com", "password": "Mfa-Passw0rd!", "scopes": [.string(emu.apiScopes.todo)]]
+        )
         #expect(start.doc["status"] == "mfa_required", "\(start.doc)")
         let flow = try #require(start.doc["flow"]?.stringValue)
         let method = try #require(start.doc["methods"]?.arrayValue?.first)
         #expect(method["channel"] == "email" && method["login_hint"] != nil)
         let early = c.call(na_flow_submit, ["flow": .string(flow), "code": "12345678"])
-        #expect(early.rc == NA_ESTATE && early.doc.errorCode == "flow_invalid" && early.doc["error"]?["expected"] == "request_challenge")
-        let ch = c.call(na_flow_submit, ["flow": .string(flow), "action": "request_challenge", "method_id": method["id"] ?? .null])
+        #expect(
+            early.rc == NA_ESTATE && early.doc.errorCode == "flow_invalid"
+                && early.doc["error"]?["expected"] == "request_challenge"
+        )
+        let ch = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "action": "request_challenge", "method_id": method["id"] ?? .null]
+        )
         #expect(ch.doc["status"] == "code_required")
         let resend = c.call(na_flow_submit, ["flow": .string(flow), "action": "resend_code"])
         #expect(resend.doc["status"] == "code_required")
-        let ok = c.call(na_flow_submit, ["flow": .string(flow), "code": .string(try emu.lastCode("mike.backup@fabrikam.com"))])
+        let ok = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "code": .string(try emu.lastCode("mike.backup@fabrikam.com"))]
+        )
         #expect(ok.doc["status"] == "signed_in", "\(ok.doc)")
         #expect(ok.doc["token"]?["scopes"]?.arrayValue?.contains(.string(emu.apiScopes.todo)) == true)
     }
@@ -105,19 +156,38 @@ import Testing
         let start = c.call(na_sign_in, ["username": "rita@contoso.com", "password": "Reg-Passw0rd!"])
         #expect(start.doc["status"] == "registration_required", "\(start.doc)")
         let flow = try #require(start.doc["flow"]?.stringValue)
-        let bad = c.call(na_flow_submit, ["flow": .string(flow), "action": "register_method", "contact": "not-an-email"])
+        let bad = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "action": "register_method", "contact": "not-an-email"]
+        )
         #expect(bad.rc == NA_EAUTH && bad.doc.errorCode == "invalid_contact")
-        let blocked = c.call(na_flow_submit, ["flow": .string(flow), "action": "register_method", "contact": "blocked@fabrikam.com"])
+        let blocked = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "action": "register_method", "contact": "blocked@fabrikam.com"]
+        )
         #expect(blocked.doc.errorCode == "contact_blocked")
-        let ch = c.call(na_flow_submit, ["flow": .string(flow), "action": "register_method", "contact": "rita.phone@fabrikam.com"])
+        let ch = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "action": "register_method", "contact": "rita.phone@fabrikam.com"]
+        )
         #expect(ch.doc["status"] == "code_required" && ch.doc["sent_to"] == "rita.phone@fabrikam.com", "\(ch.doc)")
-        let ok = c.call(na_flow_submit, ["flow": .string(flow), "code": .string(try emu.lastCode("rita.phone@fabrikam.com"))])
+        let ok = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "code": .string(try emu.lastCode("rita.phone@fabrikam.com"))]
+        )
         #expect(ok.doc["status"] == "signed_in", "\(ok.doc)")
         // preverified: registering the sign-in address itself needs no code
-        _ = try emu.control("POST", "users", ["email": "rob@contoso.com", "password": "Rob-Passw0rd!", "requires_registration": true])
+        _ = try emu.control(
+            "POST",
+            "users",
+            ["email": "rob@contoso.com", "password": "Rob-Passw0rd!", "requires_registration": true]
+        )
         let rob = c.call(na_sign_in, ["username": "rob@contoso.com", "password": "Rob-Passw0rd!"])
         let robFlow = try #require(rob.doc["flow"]?.stringValue)
-        let pre = c.call(na_flow_submit, ["flow": .string(robFlow), "action": "register_method", "contact": "rob@contoso.com"])
+        let pre = c.call(
+            na_flow_submit,
+            ["flow": .string(robFlow), "action": "register_method", "contact": "rob@contoso.com"]
+        )
         #expect(pre.doc["status"] == "signed_in", "\(pre.doc)")
     }
 
@@ -125,17 +195,26 @@ import Testing
         let emu = try EmulatorProcess()
         let oobOnly = try ABIClient(emu, ["challenge_types": ["oob"]])
         let r = oobOnly.call(na_sign_in, ["username": .string(annEmail), "password": .string(annPassword)])
-        #expect(r.rc == NA_EINTERACTION && r.doc.errorCode == "browser_required" && r.doc["error"]?["redirect_reason"] != nil)
+        #expect(
+            r.rc == NA_EINTERACTION && r.doc.errorCode == "browser_required"
+                && r.doc["error"]?["redirect_reason"] != nil
+        )
         let noCaps = try ABIClient(emu, ["capabilities": []])
         let m = noCaps.call(na_sign_in, ["username": "mike@contoso.com", "password": "Mfa-Passw0rd!"])
-        #expect(m.doc.errorCode == "browser_required" && m.doc["error"]?["redirect_reason"]?.stringValue?.contains("mfa_required") == true)
+        #expect(
+            m.doc.errorCode == "browser_required"
+                && m.doc["error"]?["redirect_reason"]?.stringValue?.contains("mfa_required") == true
+        )
         // capabilities and challenge types went on the wire as the spec says
         let initiate = try #require(try emu.requests("/oauth2/v2.0/initiate").first)
         #expect(initiate["fields"]?["challenge_type"] == "oob redirect")
         #expect(initiate["fields"]?["client_id"] == .string(emu.clientID))
         let full = try ABIClient(emu)
         try emu.clearLog()
-        _ = full.call(na_sign_in, ["username": .string(annEmail), "password": .string(annPassword), "scopes": [.string(emu.apiScopes.todo)]])
+        _ = full.call(
+            na_sign_in,
+            ["username": .string(annEmail), "password": .string(annPassword), "scopes": [.string(emu.apiScopes.todo)]]
+        )
         let log = try emu.requests()
         #expect(log.first?["fields"]?["challenge_type"] == "oob password redirect")
         #expect(log.first?["fields"]?["capabilities"] == "mfa_required registration_required")
@@ -151,7 +230,10 @@ import Testing
         let start = c.call(na_sign_in, ["username": "olivia@contoso.com"])
         let flow = try #require(start.doc["flow"]?.stringValue)
         try emu.control("POST", "clock", ["advance_seconds": 700])
-        let expired = c.call(na_flow_submit, ["flow": .string(flow), "code": .string(try emu.lastCode("olivia@contoso.com"))])
+        let expired = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "code": .string(try emu.lastCode("olivia@contoso.com"))]
+        )
         #expect(expired.rc == NA_ESTATE && expired.doc.errorCode == "flow_expired")
         let gone = c.call(na_flow_submit, ["flow": .string(flow), "action": "resend_code"])
         #expect(gone.doc.errorCode == "flow_invalid")

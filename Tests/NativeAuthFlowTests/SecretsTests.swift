@@ -11,11 +11,17 @@ import Testing
         let c = try ABIClient(emu)
         c.enableLogging()
         try emu.control("POST", "settings", ["reset_poll_interval": 0])
-        let passwords = [annPassword, "Mfa-Passw0rd!", "Reg-Passw0rd!", "Str0ng-Passw0rd!", "N3w-Passw0rd!", "wrong-Passw0rd!", "weakweak"]
+        let passwords = [
+            annPassword, "Mfa-Passw0rd!", "Reg-Passw0rd!", "Str0ng-Passw0rd!", "N3w-Passw0rd!", "wrong-Passw0rd!",
+            "weakweak",
+        ]
         var tokens: [String] = []
         // password sign-in, wrong then right
         _ = c.call(na_sign_in, ["username": .string(annEmail), "password": "wrong-Passw0rd!"])
-        let s = c.call(na_sign_in, ["username": .string(annEmail), "password": .string(annPassword), "scopes": [.string(emu.apiScopes.todo)]])
+        let s = c.call(
+            na_sign_in,
+            ["username": .string(annEmail), "password": .string(annPassword), "scopes": [.string(emu.apiScopes.todo)]]
+        )
         tokens.append(s.doc["token"]?["access_token"]?.stringValue ?? "")
         let t = c.call(na_get_access_token, ["scopes": [.string(emu.apiScopes.notes)], "force_refresh": true])
         tokens.append(t.doc["access_token"]?.stringValue ?? "")
@@ -25,13 +31,22 @@ import Testing
         let o = c.call(na_sign_in, ["username": "olivia@contoso.com"])
         _ = c.call(na_flow_submit, ["flow": o.doc["flow"] ?? .null, "code": "11111111"])
         _ = c.call(na_flow_submit, ["flow": o.doc["flow"] ?? .null, "action": "resend_code"])
-        _ = c.call(na_flow_submit, ["flow": o.doc["flow"] ?? .null, "code": .string(try emu.lastCode("olivia@contoso.com"))])
+        _ = c.call(
+            na_flow_submit,
+            ["flow": o.doc["flow"] ?? .null, "code": .string(try emu.lastCode("olivia@contoso.com"))]
+        )
         // sign-up with a weak password, attributes, completion
         let u = c.call(na_sign_up, ["username": "secret.user@contoso.com", "attributes": ["city": "Oslo"]])
-        _ = c.call(na_flow_submit, ["flow": u.doc["flow"] ?? .null, "code": .string(try emu.lastCode("secret.user@contoso.com"))])
+        _ = c.call(
+            na_flow_submit,
+            ["flow": u.doc["flow"] ?? .null, "code": .string(try emu.lastCode("secret.user@contoso.com"))]
+        )
         _ = c.call(na_flow_submit, ["flow": u.doc["flow"] ?? .null, "password": "weakweak"])
         _ = c.call(na_flow_submit, ["flow": u.doc["flow"] ?? .null, "password": "Str0ng-Passw0rd!"])
-        _ = c.call(na_flow_submit, ["flow": u.doc["flow"] ?? .null, "attributes": ["displayName": "S", "postalCode": "x"]])
+        _ = c.call(
+            na_flow_submit,
+            ["flow": u.doc["flow"] ?? .null, "attributes": ["displayName": "S", "postalCode": "x"]]
+        )
         _ = c.call(na_flow_submit, ["flow": u.doc["flow"] ?? .null, "attributes": ["displayName": "S"]])
         _ = c.call(na_flow_submit, ["flow": u.doc["flow"] ?? .null, "action": "sign_in"])
         // reset
@@ -42,10 +57,19 @@ import Testing
         // MFA and registration
         let m = c.call(na_sign_in, ["username": "mike@contoso.com", "password": "Mfa-Passw0rd!"])
         _ = c.call(na_flow_submit, ["flow": m.doc["flow"] ?? .null, "action": "request_challenge"])
-        _ = c.call(na_flow_submit, ["flow": m.doc["flow"] ?? .null, "code": .string(try emu.lastCode("mike.backup@fabrikam.com"))])
+        _ = c.call(
+            na_flow_submit,
+            ["flow": m.doc["flow"] ?? .null, "code": .string(try emu.lastCode("mike.backup@fabrikam.com"))]
+        )
         let g = c.call(na_sign_in, ["username": "rita@contoso.com", "password": "Reg-Passw0rd!"])
-        _ = c.call(na_flow_submit, ["flow": g.doc["flow"] ?? .null, "action": "register_method", "contact": "rita.alt@fabrikam.com"])
-        _ = c.call(na_flow_submit, ["flow": g.doc["flow"] ?? .null, "code": .string(try emu.lastCode("rita.alt@fabrikam.com"))])
+        _ = c.call(
+            na_flow_submit,
+            ["flow": g.doc["flow"] ?? .null, "action": "register_method", "contact": "rita.alt@fabrikam.com"]
+        )
+        _ = c.call(
+            na_flow_submit,
+            ["flow": g.doc["flow"] ?? .null, "code": .string(try emu.lastCode("rita.alt@fabrikam.com"))]
+        )
         // refresh failures
         try emu.control("POST", "users/revoke", ["email": "rita@contoso.com"])
         _ = c.call(na_get_access_token, ["scopes": [.string(emu.apiScopes.notes)], "force_refresh": true])

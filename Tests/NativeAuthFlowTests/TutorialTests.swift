@@ -11,11 +11,17 @@ import Testing
         let (todo, notes) = emu.apiScopes
         let urls = emu.apiURLs
 
-        let signIn = c.call(na_sign_in, ["v": 1, "username": .string(annEmail), "password": .string(annPassword), "scopes": [.string(todo)]])
+        let signIn = c.call(
+            na_sign_in,
+            ["v": 1, "username": .string(annEmail), "password": .string(annPassword), "scopes": [.string(todo)]]
+        )
         #expect(signIn.rc == NA_OK, "\(signIn.doc)")
         #expect(signIn.doc["status"] == "signed_in" && signIn.doc["v"] == 1)
         #expect(signIn.doc["account"]?["username"] == .string(annEmail))
-        #expect(signIn.doc["account"]?["home_account_id"]?.stringValue?.hasSuffix(".aaaabbbb-0000-cccc-1111-dddd2222eeee") == true)
+        #expect(
+            signIn.doc["account"]?["home_account_id"]?.stringValue?.hasSuffix(".aaaabbbb-0000-cccc-1111-dddd2222eeee")
+                == true
+        )
         #expect(signIn.doc["token"]?["scopes"]?.arrayValue?.contains(.string(todo)) == true)
         #expect(try emu.requests().count == 3)  // initiate, challenge, token
         // The whole flow rode one TCP connection (the second one counted is this test's own control request).
@@ -33,7 +39,8 @@ import Testing
         let t2 = c.call(na_get_access_token, ["scopes": [.string(notes)]])
         #expect(t2.rc == NA_OK && t2.doc["from_cache"] == false, "\(t2.doc)")
         #expect(t2.doc["scopes"]?.arrayValue?.contains(.string(notes)) == true)
-        #expect(try emu.requests("/oauth2/v2.0/token").count == 1)  // exactly one refresh-token request (+ discovery, once)
+        // exactly one refresh-token request (+ discovery, once)
+        #expect(try emu.requests("/oauth2/v2.0/token").count == 1)
         let call2 = c.call(na_call_api, ["url": .string(urls.notes), "scopes": [.string(notes)]])
         #expect(call2.doc["status"] == 200 && call2.doc["body"]?["api"] == "Notes")
 
@@ -45,7 +52,10 @@ import Testing
 
         // A third scope set: discovery is cached now, so exactly one request.
         try emu.clearLog()
-        let t3 = c.call(na_get_access_token, ["scopes": ["api://11112222-bbbb-3333-cccc-4444dddd5555/ToDoList.ReadWrite"]])
+        let t3 = c.call(
+            na_get_access_token,
+            ["scopes": ["api://11112222-bbbb-3333-cccc-4444dddd5555/ToDoList.ReadWrite"]]
+        )
         #expect(t3.rc == NA_OK && t3.doc["from_cache"] == false)
         #expect(try emu.requests().count == 1)
 
@@ -59,7 +69,9 @@ import Testing
         let gone = c.call(na_get_account, ["v": 1])
         #expect(gone.rc == NA_ENOTFOUND && gone.doc.errorCode == "no_account")
         #expect(c.call(na_get_access_token, ["scopes": [.string(todo)]]).doc.errorCode == "no_account")
-        #expect(c.call(na_call_api, ["url": .string(urls.todo), "scopes": [.string(todo)]]).doc.errorCode == "no_account")
+        #expect(
+            c.call(na_call_api, ["url": .string(urls.todo), "scopes": [.string(todo)]]).doc.errorCode == "no_account"
+        )
     }
 
     @Test func passwordLaterAndTLS() throws {
@@ -69,10 +81,18 @@ import Testing
         #expect(start.doc["status"] == "password_required" && start.doc["flow_type"] == "sign_in")
         let flow = try #require(start.doc["flow"]?.stringValue)
         let wrong = c.call(na_flow_submit, ["flow": .string(flow), "password": "nope"])
-        #expect(wrong.rc == NA_EAUTH && wrong.doc.errorCode == "invalid_credentials" && wrong.doc["error"]?["flow"] == .string(flow))
+        #expect(
+            wrong.rc == NA_EAUTH && wrong.doc.errorCode == "invalid_credentials"
+                && wrong.doc["error"]?["flow"] == .string(flow)
+        )
         #expect(wrong.doc["error"]?["server"]?["error_codes"] == [50126])
-        #expect(wrong.doc["error"]?["server"]?["correlation_id"] != nil && wrong.doc["error"]?["server"]?["trace_id"] != nil)
-        let ok = c.call(na_flow_submit, ["flow": .string(flow), "action": "submit_password", "password": .string(annPassword)])
+        #expect(
+            wrong.doc["error"]?["server"]?["correlation_id"] != nil && wrong.doc["error"]?["server"]?["trace_id"] != nil
+        )
+        let ok = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "action": "submit_password", "password": .string(annPassword)]
+        )
         #expect(ok.rc == NA_OK && ok.doc["status"] == "signed_in")
         let again = c.call(na_flow_submit, ["flow": .string(flow), "password": .string(annPassword)])
         #expect(again.rc == NA_ESTATE && again.doc.errorCode == "flow_invalid")  // used twice
@@ -82,7 +102,12 @@ import Testing
         let emu = try EmulatorProcess()
         let c = try ABIClient(emu)
         let todo = emu.apiScopes.todo
-        #expect(c.call(na_sign_in, ["username": .string(annEmail), "password": .string(annPassword), "scopes": [.string(todo)]]).rc == NA_OK)
+        #expect(
+            c.call(
+                na_sign_in,
+                ["username": .string(annEmail), "password": .string(annPassword), "scopes": [.string(todo)]]
+            ).rc == NA_OK
+        )
         // The emulator's clock moves past the access token's expiry; the library's does not, so its cached token
         // looks fresh and the API answers 401 invalid_token: refresh once, retry once.
         try emu.control("POST", "clock", ["advance_seconds": 3700])
@@ -94,7 +119,10 @@ import Testing
         // An API's own error status is a result, not a library error.
         let notFound = c.call(na_call_api, ["url": .string(emu.base + "/api/nowhere"), "scopes": [.string(todo)]])
         #expect(notFound.rc == NA_OK && notFound.doc["status"] == 404)
-        let post = c.call(na_call_api, ["url": .string(emu.apiURLs.todo), "method": "POST", "scopes": [.string(todo)], "body": ["title": "x"]])
+        let post = c.call(
+            na_call_api,
+            ["url": .string(emu.apiURLs.todo), "method": "POST", "scopes": [.string(todo)], "body": ["title": "x"]]
+        )
         #expect(post.rc == NA_OK && post.doc["status"] == 403)  // a read-only token
     }
 }

@@ -12,7 +12,9 @@ private func client(_ configure: (inout HTTPClientOptions) -> Void = { _ in }) -
 
 @Suite struct FormEncodingTests {
     @Test func encodesSpacesPlusAndUnicode() {
-        let body = FormEncoding.encode([("scope", "openid profile"), ("password", "a+b&c=d%"), ("name", "Zoë ✓"), ("k", "")])
+        let body = FormEncoding.encode([
+            ("scope", "openid profile"), ("password", "a+b&c=d%"), ("name", "Zoë ✓"), ("k", ""),
+        ])
         #expect(body == "scope=openid+profile&password=a%2Bb%26c%3Dd%25&name=Zo%C3%AB+%E2%9C%93&k=")
     }
 
@@ -37,8 +39,10 @@ private func client(_ configure: (inout HTTPClientOptions) -> Void = { _ in }) -
         #expect(try !HTTPURL("http://10.0.0.1/").isLoopback)
     }
 
-    @Test(arguments: ["ftp://x/", "https://user:pw@host/", "https://ho st/", "https://host:0/", "https://host:99999/",
-                      "https:///path", "//host/x", "https://[::1/", "https://hé.com/", "https://host/\u{0}"])
+    @Test(arguments: [
+        "ftp://x/", "https://user:pw@host/", "https://ho st/", "https://host:0/", "https://host:99999/",
+        "https:///path", "//host/x", "https://[::1/", "https://hé.com/", "https://host/\u{0}",
+    ])
     func refusesBadURLs(text: String) {
         #expect(throws: HTTPURL.ParseError.self) { try HTTPURL(text) }
     }
@@ -56,9 +60,13 @@ private func client(_ configure: (inout HTTPClientOptions) -> Void = { _ in }) -
         let server = try TestHTTPServer { _ in .json(#"{"ok":true}"#) }
         defer { server.stop() }
         let c = client()
-        let r = try c.send(.form(url: server.baseURL + "/t/oauth2/v2.0/initiate",
-                                 fields: [("username", "ann+test@contoso.com"), ("challenge_type", "oob password redirect")],
-                                 headers: [("Accept", "application/json")]))
+        let r = try c.send(
+            .form(
+                url: server.baseURL + "/t/oauth2/v2.0/initiate",
+                fields: [("username", "ann+test@contoso.com"), ("challenge_type", "oob password redirect")],
+                headers: [("Accept", "application/json")]
+            )
+        )
         #expect(r.status == 200)
         #expect(r.header("Content-Type") == "application/json")
         #expect(String(decoding: r.body, as: UTF8.self) == #"{"ok":true}"#)
@@ -158,7 +166,9 @@ private func client(_ configure: (inout HTTPClientOptions) -> Void = { _ in }) -
         let server = try TestHTTPServer { _ in .json("[]") }
         defer { server.stop() }
         let c = client()
-        _ = try c.send(HTTPRequest(method: "DELETE", url: server.baseURL + "/d", headers: [("Authorization", "Bearer abc")]))
+        _ = try c.send(
+            HTTPRequest(method: "DELETE", url: server.baseURL + "/d", headers: [("Authorization", "Bearer abc")])
+        )
         _ = try c.send(HTTPRequest(method: "PUT", url: server.baseURL + "/p", body: Array("{}".utf8)))
         let reqs = server.requests
         #expect(reqs.map(\.method) == ["DELETE", "PUT"])

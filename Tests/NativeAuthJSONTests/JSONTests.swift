@@ -49,8 +49,10 @@ import Testing
         } catch { return error }
     }
 
-    @Test(arguments: ["", " ", "{", "{\"a\":}", "[1,]", "{'a':1}", "tru", "01", "{\"a\":1}}", "\"unterminated",
-                      "[1 2]", "{\"a\" 1}", "NaN", "-", "1e", "\"\\x\""])
+    @Test(arguments: [
+        "", " ", "{", "{\"a\":}", "[1,]", "{'a':1}", "tru", "01", "{\"a\":1}}", "\"unterminated",
+        "[1 2]", "{\"a\" 1}", "NaN", "-", "1e", "\"\\x\"",
+    ])
     func syntaxErrors(text: String) {
         let e = fails(Array(text.utf8))
         #expect(e != nil)
@@ -127,6 +129,8 @@ import Testing
         #expect(throws: JSONFieldError(path: "", problem: .wrongType(expected: "object", found: "array"))) {
             try JSONFields(JSONValue.array([]))
         }
-        #expect(JSONFieldError(path: "cache.path", problem: .missing).description == "cache.path: required field is missing")
+        #expect(
+            JSONFieldError(path: "cache.path", problem: .missing).description == "cache.path: required field is missing"
+        )
     }
 }

@@ -61,9 +61,14 @@ public final class TestHTTPServer: Sendable {
         addr.sin_port = 0
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
-        guard bound == 0, listen(fd, 64) == 0 else { close(fd); throw SetupError() }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            close(fd)
+            throw SetupError()
+        }
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
@@ -88,7 +93,10 @@ public final class TestHTTPServer: Sendable {
             guard poll(&p, 1, 50) > 0 else { continue }
             let c = accept(listenFD, nil, nil)
             guard c >= 0 else { continue }
-            let number = state.withLock { s -> Int in s.connections += 1; return s.connections }
+            let number = state.withLock { s -> Int in
+                s.connections += 1
+                return s.connections
+            }
             Thread.detachNewThread { [self] in serve(c, number: number) }
         }
     }
@@ -121,7 +129,9 @@ public final class TestHTTPServer: Sendable {
         defer { close(fd) }
         var buffer: [UInt8] = []
         while !stopped {
-            guard fill(fd, &buffer, until: { Self.headerEnd($0) != nil }), let end = Self.headerEnd(buffer) else { return }
+            guard fill(fd, &buffer, until: { Self.headerEnd($0) != nil }), let end = Self.headerEnd(buffer) else {
+                return
+            }
             let head = String(decoding: buffer[0..<end], as: UTF8.self)
             var lines = head.components(separatedBy: "\r\n")
             let requestLine = lines.removeFirst().split(separator: " ")
@@ -129,13 +139,20 @@ public final class TestHTTPServer: Sendable {
             var headers: [(name: String, value: String)] = []
             for line in lines {
                 guard let colon = line.firstIndex(of: ":") else { continue }
-                headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+                headers.append(
+                    (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                )
             }
             let length = Int(headers.first(where: { $0.name.lowercased() == "content-length" })?.value ?? "0") ?? 0
             let bodyStart = end + 4
             guard fill(fd, &buffer, until: { $0.count >= bodyStart + length }) else { return }
-            let request = RecordedRequest(method: String(requestLine[0]), target: String(requestLine[1]), headers: headers,
-                                          body: Array(buffer[bodyStart..<(bodyStart + length)]), connection: number)
+            let request = RecordedRequest(
+                method: String(requestLine[0]),
+                target: String(requestLine[1]),
+                headers: headers,
+                body: Array(buffer[bodyStart..<(bodyStart + length)]),
+                connection: number
+            )
             buffer.removeFirst(bodyStart + length)
             state.withLock { $0.requests.append(request) }
             switch handler(request) {

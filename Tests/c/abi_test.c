@@ -96,7 +96,8 @@ int main(void) {
     expect_new_error("NULL config", NULL, NA_EINVAL, "invalid_argument", NULL);
     expect_new_error("empty string", "", NA_EINVAL, "invalid_argument", NULL);
     expect_new_error("invalid JSON", "{\"authority\":", NA_EINVAL, "invalid_argument", NULL);
-    expect_new_error("invalid UTF-8", "{\"authority\":\"\xff\xfe\",\"client_id\":\"x\"}", NA_EINVAL, "invalid_argument", NULL);
+    expect_new_error("invalid UTF-8", "{\"authority\":\"\xff\xfe\",\"client_id\":\"x\"}", NA_EINVAL,
+                     "invalid_argument", NULL);
     expect_new_error("top-level array", "[1,2]", NA_EINVAL, "invalid_argument", NULL);
     expect_new_error("wrong type", "{\"authority\":\"https://contoso.ciamlogin.com\",\"client_id\":42}", NA_EINVAL,
                      "invalid_argument", "client_id");
@@ -106,13 +107,17 @@ int main(void) {
     expect_new_error("http to a non-loopback host",
                      "{\"authority\":\"http://contoso.ciamlogin.com/contoso.onmicrosoft.com\",\"client_id\":\"abc\"}",
                      NA_EINVAL, "invalid_argument", NULL);
-    expect_new_error("bad challenge type", "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"challenge_types\":[\"sms\"]}",
+    expect_new_error("bad challenge type",
+                     "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"challenge_types\":[\"sms\"]}",
                      NA_EINVAL, "invalid_argument", "challenge_types[0]");
-    expect_new_error("timeout out of range", "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"connect_timeout_ms\":0}",
+    expect_new_error("timeout out of range",
+                     "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"connect_timeout_ms\":0}",
                      NA_EINVAL, "invalid_argument", "connect_timeout_ms");
-    expect_new_error("unsupported version", "{\"v\":2,\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\"}", NA_EINVAL,
+    expect_new_error("unsupported version", "{\"v\":2,\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\"}",
+                     NA_EINVAL,
                      "invalid_argument", "v");
-    expect_new_error("missing CA file", "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"ca_bundle\":\"/nonexistent/ca.pem\"}",
+    expect_new_error("missing CA file",
+                     "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"ca_bundle\":\"/nonexistent/ca.pem\"}",
                      NA_EINVAL, "invalid_argument", "ca_bundle");
     expect_new_error("file cache not yet supported",
                      "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"cache\":{\"path\":\"/tmp/x.json\"}}",
@@ -143,7 +148,7 @@ int main(void) {
     rc = na_client_new("{", &c, NULL); /* the error document is optional */
     CHECK(rc == NA_EINVAL && c == NULL, "NULL out_error allowed");
 
-    /* a good client; the authority forms of spec §1.1 */
+    /* a good client; the authority forms of */
     rc = na_client_new(GOOD, &c, &out);
     CHECK(rc == NA_OK && c != NULL && out == NULL, "client created");
     rc = na_client_info(c, NULL, &out);
@@ -207,13 +212,15 @@ int main(void) {
     rc = na_client_new("{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\"}", &c, NULL);
     CHECK(rc == NA_OK, "tenant_subdomain accepted");
     rc = na_client_info(c, "{\"v\":1}", &out);
-    CHECK(out && strstr(out, "\"authority\":\"https://contoso.ciamlogin.com/contoso.onmicrosoft.com\""), "subdomain expanded");
+    CHECK(out && strstr(out, "\"authority\":\"https://contoso.ciamlogin.com/contoso.onmicrosoft.com\""),
+          "subdomain expanded");
     na_string_free(out);
     na_client_free(c);
     rc = na_client_new("{\"authority\":\"HTTPS://Contoso.CIAMlogin.com/\",\"client_id\":\"abc\"}", &c, NULL);
     CHECK(rc == NA_OK, "bare ciamlogin authority accepted");
     rc = na_client_info(c, "{}", &out);
-    CHECK(out && strstr(out, "\"authority\":\"https://contoso.ciamlogin.com/contoso.onmicrosoft.com\""), "ciamlogin rewrite");
+    CHECK(out && strstr(out, "\"authority\":\"https://contoso.ciamlogin.com/contoso.onmicrosoft.com\""),
+          "ciamlogin rewrite");
     na_string_free(out);
     na_client_free(c);
 

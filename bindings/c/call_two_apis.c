@@ -13,17 +13,20 @@ static int call_api(na_client *client, const char *name, const char *url, const 
     char buf[64];
     json_t *token, *response;
     char *body;
-    token = call("na_get_access_token", na_get_access_token, client, json_pack("{s:i, s:[s]}", "v", 1, "scopes", scope));
+    token = call("na_get_access_token", na_get_access_token, client,
+                 json_pack("{s:i, s:[s]}", "v", 1, "scopes", scope));
     if (!token) return 0;
     printf("  token for %s: %s, scopes: %s, %s\n", name,
            masked(json_string_value(json_object_get(token, "access_token")), buf, sizeof buf),
            json_string_value(json_array_get(json_object_get(token, "scopes"), 0)),
            json_is_true(json_object_get(token, "from_cache")) ? "from the cache" : "from the server");
     json_decref(token);
-    response = call("na_call_api", na_call_api, client, json_pack("{s:i, s:s, s:[s]}", "v", 1, "url", url, "scopes", scope));
+    response = call("na_call_api", na_call_api, client,
+                    json_pack("{s:i, s:s, s:[s]}", "v", 1, "url", url, "scopes", scope));
     if (!response) return 0;
     body = json_dumps(json_object_get(response, "body"), JSON_COMPACT | JSON_ENCODE_ANY);
-    printf("  %s answered HTTP %d: %s\n", name, (int)json_integer_value(json_object_get(response, "status")), body ? body : "");
+    printf("  %s answered HTTP %d: %s\n", name, (int)json_integer_value(json_object_get(response, "status")),
+           body ? body : "");
     free(body);
     json_decref(response);
     return 1;
@@ -32,8 +35,10 @@ static int call_api(na_client *client, const char *name, const char *url, const 
 int main(int argc, char **argv) {
     const char *username = required(argc, argv, "--username", "NATIVEAUTH_USERNAME");
     const char *password = required(argc, argv, "--password", "NATIVEAUTH_PASSWORD");
-    const char *url1 = required(argc, argv, "--api1-url", "API1_URL"), *scope1 = required(argc, argv, "--api1-scope", "API1_SCOPE");
-    const char *url2 = required(argc, argv, "--api2-url", "API2_URL"), *scope2 = required(argc, argv, "--api2-scope", "API2_SCOPE");
+    const char *url1 = required(argc, argv, "--api1-url", "API1_URL");
+    const char *scope1 = required(argc, argv, "--api1-scope", "API1_SCOPE");
+    const char *url2 = required(argc, argv, "--api2-url", "API2_URL");
+    const char *scope2 = required(argc, argv, "--api2-scope", "API2_SCOPE");
     na_client *client;
     json_t *result, *out;
     int ok = 0;
@@ -47,7 +52,8 @@ int main(int argc, char **argv) {
 
     printf("[C] signing in as %s\n", username);
     result = call("na_sign_in", na_sign_in, client,
-                  json_pack("{s:i, s:s, s:s, s:[s]}", "v", 1, "username", username, "password", password, "scopes", scope1));
+                  json_pack("{s:i, s:s, s:s, s:[s]}", "v", 1, "username", username, "password", password,
+                            "scopes", scope1));
     if (result && strcmp(status_of(result), "signed_in") == 0) {
         json_t *account = json_object_get(result, "account");
         printf("  signed in: %s (home account %s)\n", json_string_value(json_object_get(account, "username")),

@@ -26,7 +26,8 @@ int main(int argc, char **argv) {
     if (state && strcmp(status_of(state), "password_required") == 0) {
         /* The library submits the password and polls the service until the reset completes. */
         next = call("na_flow_submit", na_flow_submit, client,
-                    json_pack("{s:i, s:O, s:s}", "v", 1, "flow", json_object_get(state, "flow"), "password", new_password));
+                    json_pack("{s:i, s:O, s:s}", "v", 1, "flow", json_object_get(state, "flow"),
+                              "password", new_password));
         json_decref(state);
         state = next;
     }

@@ -20,7 +20,8 @@ int main(int argc, char **argv) {
         int rc;
         json_t *next;
         snprintf(prompt, sizeof prompt, "Enter the %d-digit code sent to %s: ",
-                 (int)json_integer_value(json_object_get(state, "code_length")), json_string_value(json_object_get(state, "sent_to")));
+                 (int)json_integer_value(json_object_get(state, "code_length")),
+                 json_string_value(json_object_get(state, "sent_to")));
         code = read_code(prompt, line, sizeof line);
         if (!code) break;
         next = json_pack("{s:i, s:O, s:s}", "v", 1, "flow", json_object_get(state, "flow"), "code", code);
@@ -30,7 +31,8 @@ int main(int argc, char **argv) {
         free(req);
         next = json_loads(result ? result : "null", 0, NULL);
         na_string_free(result);
-        if (rc == NA_EAUTH && strcmp(json_string_value(json_object_get(json_object_get(next, "error"), "code")), "invalid_code") == 0) {
+        const char *error = json_string_value(json_object_get(json_object_get(next, "error"), "code"));
+        if (rc == NA_EAUTH && error && strcmp(error, "invalid_code") == 0) {
             printf("That code didn't work; try again.\n");  /* the flow stays usable */
             json_decref(next);
             continue;
@@ -40,7 +42,8 @@ int main(int argc, char **argv) {
         state = rc == NA_OK ? next : (json_decref(next), (json_t *)NULL);
     }
     if (state && strcmp(status_of(state), "signed_in") == 0) {
-        printf("[C] signed in with a code: %s\n", json_string_value(json_object_get(json_object_get(state, "account"), "username")));
+        printf("[C] signed in with a code: %s\n",
+               json_string_value(json_object_get(json_object_get(state, "account"), "username")));
         ok = 1;
     }
     json_decref(state);

@@ -15,8 +15,6 @@ typedef struct natls_proxy natls_proxy;
  * connection to 127.0.0.1:backend_port. Returns NULL on failure. */
 natls_proxy *natls_proxy_start(uint16_t port, uint16_t backend_port, const char *cert_pem, const char *key_pem);
 uint16_t natls_proxy_port(const natls_proxy *p);
-/* Connections accepted so far. */
-uint64_t natls_proxy_connections(const natls_proxy *p);
 /* Stops accepting, ends all connections and frees the proxy. */
 void natls_proxy_stop(natls_proxy *p);
 

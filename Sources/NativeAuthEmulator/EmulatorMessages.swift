@@ -11,7 +11,13 @@ public struct EmulatorRequest: Sendable {
     public var headers: [String: String]
     public var body: [UInt8]
 
-    public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = []) {
+    public init(
+        method: String,
+        path: String,
+        query: [String: String] = [:],
+        headers: [String: String] = [:],
+        body: [UInt8] = []
+    ) {
         self.method = method.uppercased()
         self.path = path
         self.query = query
@@ -47,13 +53,19 @@ public struct EmulatorResponse: Sendable {
     }
 
     static func json(_ value: JSONValue, status: Int = 200) -> EmulatorResponse {
-        EmulatorResponse(status: status, headers: [("Content-Type", "application/json; charset=utf-8"), ("Cache-Control", "no-store")],
-                         body: value.serializedBytes() ?? Array("{}".utf8))
+        EmulatorResponse(
+            status: status,
+            headers: [("Content-Type", "application/json; charset=utf-8"), ("Cache-Control", "no-store")],
+            body: value.serializedBytes() ?? Array("{}".utf8)
+        )
     }
 
     static func html(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> EmulatorResponse {
-        EmulatorResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")] + headers,
-                         body: Array(text.utf8))
+        EmulatorResponse(
+            status: status,
+            headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")] + headers,
+            body: Array(text.utf8)
+        )
     }
 
     static func redirect(_ location: String, headers: [(String, String)] = []) -> EmulatorResponse {
@@ -65,7 +77,7 @@ public struct EmulatorResponse: Sendable {
     }
 }
 
-/// An error answer in the service's envelope (spec §1.6).
+/// An error answer in the service's envelope.
 struct ServiceError: Error {
     var status = 400
     var error: String
@@ -74,8 +86,14 @@ struct ServiceError: Error {
     var suberror: String? = nil
     var extra: [String: JSONValue] = [:]
 
-    init(_ error: String, _ codes: [Int], _ text: String, suberror: String? = nil, status: Int = 400,
-         extra: [String: JSONValue] = [:]) {
+    init(
+        _ error: String,
+        _ codes: [Int],
+        _ text: String,
+        suberror: String? = nil,
+        status: Int = 400,
+        extra: [String: JSONValue] = [:]
+    ) {
         self.error = error
         self.codes = codes
         self.text = text
@@ -84,7 +102,7 @@ struct ServiceError: Error {
         self.extra = extra
     }
 
-    // The catalogue of answers the SDKs classify (spec §2.6/§2.7); descriptions reproduce the phrases they match.
+    // The catalogue of answers the SDKs classify; descriptions reproduce the phrases they match.
     static func invalidUsername() -> ServiceError {
         ServiceError("invalid_request", [90100], "AADSTS90100: username parameter is empty or not valid.")
     }
@@ -101,10 +119,19 @@ struct ServiceError: Error {
         ServiceError("user_not_found", [50034], "AADSTS50034: The user account does not exist in the directory.")
     }
     static func invalidOOB() -> ServiceError {
-        ServiceError("invalid_grant", [50181], "AADSTS50181: Unable to validate the one-time passcode.", suberror: "invalid_oob_value")
+        ServiceError(
+            "invalid_grant",
+            [50181],
+            "AADSTS50181: Unable to validate the one-time passcode.",
+            suberror: "invalid_oob_value"
+        )
     }
     static func wrongPassword() -> ServiceError {
-        ServiceError("invalid_grant", [50126], "AADSTS50126: Error validating credentials due to invalid username or password.")
+        ServiceError(
+            "invalid_grant",
+            [50126],
+            "AADSTS50126: Error validating credentials due to invalid username or password."
+        )
     }
 }
 

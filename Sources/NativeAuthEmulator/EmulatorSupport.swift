@@ -20,7 +20,8 @@ enum Ids {
             return s.count == 1 ? "0" + s : s
         }.joined()
         let c = Array(h)
-        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
+        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-"
+            + String(c[20..<32])
     }
 
     /// A numeric one-time code of `length` digits.
@@ -56,8 +57,8 @@ func maskEmail(_ email: String) -> String {
 func isValidEmail(_ s: String) -> Bool {
     let parts = s.split(separator: "@", omittingEmptySubsequences: false)
     guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64, parts[1].count <= 255,
-          parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
-          !s.contains(where: { $0.isWhitespace || $0 == "<" || $0 == ">" || $0 == "\"" || $0 == "," })
+        parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+        !s.contains(where: { $0.isWhitespace || $0 == "<" || $0 == ">" || $0 == "\"" || $0 == "," })
     else { return false }
     return true
 }

@@ -17,7 +17,8 @@ final class EmulatorProcess: @unchecked Sendable {
 
     static var binary: String {
         if let p = ProcessInfo.processInfo.environment["NATIVEAUTH_EMULATOR"] { return p }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/nativeauth-emulator").path
     }
 
@@ -26,7 +27,9 @@ final class EmulatorProcess: @unchecked Sendable {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let readyFile = dir.appendingPathComponent("ready.json")
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
-            throw TestFailure("emulator not built at \(Self.binary): run `swift build --product nativeauth-emulator` (make test does)")
+            throw TestFailure(
+                "emulator not built at \(Self.binary): run `swift build --product nativeauth-emulator` (make test does)"
+            )
         }
         process.executableURL = URL(fileURLWithPath: Self.binary)
         var args = ["--quiet", "--port", "0", "--ready-file", readyFile.path]
@@ -65,13 +68,20 @@ final class EmulatorProcess: @unchecked Sendable {
 
     @discardableResult
     func control(_ method: String, _ path: String, _ body: JSONValue? = nil) throws -> JSONValue {
-        let r = try http.send(HTTPRequest(method: method, url: base + "/_emulator/" + path, headers: [("Content-Type", "application/json")],
-                                          body: body?.serializedBytes() ?? []))
+        let r = try http.send(
+            HTTPRequest(
+                method: method,
+                url: base + "/_emulator/" + path,
+                headers: [("Content-Type", "application/json")],
+                body: body?.serializedBytes() ?? []
+            )
+        )
         return (try? JSONValue.parse(r.body)) ?? .null
     }
 
     func lastCode(_ email: String) throws -> String {
-        guard let c = try control("GET", "outbox?to=" + email)["messages"]?.arrayValue?.last?["code"]?.stringValue else {
+        guard let c = try control("GET", "outbox?to=" + email)["messages"]?.arrayValue?.last?["code"]?.stringValue
+        else {
             throw TestFailure("no code sent to \(email)")
         }
         return c
@@ -90,7 +100,10 @@ final class EmulatorProcess: @unchecked Sendable {
 
     var apiScopes: (todo: String, notes: String) {
         let apis = ready["apis"]?.arrayValue ?? []
-        return (apis.first?["scopes"]?.arrayValue?.first?.stringValue ?? "", apis.last?["scopes"]?.arrayValue?.first?.stringValue ?? "")
+        return (
+            apis.first?["scopes"]?.arrayValue?.first?.stringValue ?? "",
+            apis.last?["scopes"]?.arrayValue?.first?.stringValue ?? ""
+        )
     }
 
     var apiURLs: (todo: String, notes: String) {
@@ -112,15 +125,19 @@ final class ABIClient: @unchecked Sendable {
     let outputs = Mutex<[String]>([])
 
     init(_ emu: EmulatorProcess, _ extra: [String: JSONValue] = [:]) throws {
-        var config: [String: JSONValue] = ["v": 1, "authority": .string(emu.authority), "client_id": .string(emu.clientID),
-                                           "capabilities": ["mfa_required", "registration_required"]]
+        var config: [String: JSONValue] = [
+            "v": 1, "authority": .string(emu.authority), "client_id": .string(emu.clientID),
+            "capabilities": ["mfa_required", "registration_required"],
+        ]
         if let ca = emu.caFile { config["ca_bundle"] = .string(ca) }
         for (k, v) in extra { config[k] = v }
         var h: OpaquePointer? = nil
         var err: UnsafeMutablePointer<CChar>? = nil
         let rc = na_client_new(JSONValue.object(config).serialized(), &h, &err)
         defer { na_string_free(err) }
-        guard rc == 0, let h else { throw TestFailure("na_client_new failed: \(err.map { String(cString: $0) } ?? "")") }
+        guard rc == 0, let h else {
+            throw TestFailure("na_client_new failed: \(err.map { String(cString: $0) } ?? "")")
+        }
         handle = h
     }
 
@@ -140,10 +157,15 @@ final class ABIClient: @unchecked Sendable {
 
     func enableLogging() {
         let ctx = Unmanaged.passUnretained(logs).toOpaque()
-        _ = na_client_set_log_callback(handle, 4, { level, message, correlation, user in
-            guard let user, let message else { return }
-            Unmanaged<LogCollector>.fromOpaque(user).takeUnretainedValue().add(String(cString: message))
-        }, ctx)
+        _ = na_client_set_log_callback(
+            handle,
+            4,
+            { level, message, correlation, user in
+                guard let user, let message else { return }
+                Unmanaged<LogCollector>.fromOpaque(user).takeUnretainedValue().add(String(cString: message))
+            },
+            ctx
+        )
     }
 }
 
@@ -153,11 +175,18 @@ final class LogCollector: Sendable {
     var all: [String] { lines.withLock { $0 } }
 }
 
-let NA_OK: Int32 = 0, NA_EINVAL: Int32 = -1, NA_EAUTH: Int32 = -2, NA_ENOTFOUND: Int32 = -3, NA_EINTERACTION: Int32 = -4
-let NA_ENETWORK: Int32 = -5, NA_ESERVER: Int32 = -6, NA_ESTATE: Int32 = -7
+let NA_OK: Int32 = 0
+let NA_EINVAL: Int32 = -1
+let NA_EAUTH: Int32 = -2
+let NA_ENOTFOUND: Int32 = -3
+let NA_EINTERACTION: Int32 = -4
+let NA_ENETWORK: Int32 = -5
+let NA_ESERVER: Int32 = -6
+let NA_ESTATE: Int32 = -7
 
 extension JSONValue {
     var errorCode: String? { self["error"]?["code"]?.stringValue }
 }
 
-let annEmail = "ann@contoso.com", annPassword = "Demo-Passw0rd!"
+let annEmail = "ann@contoso.com"
+let annPassword = "Demo-Passw0rd!"

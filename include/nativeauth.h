@@ -82,8 +82,10 @@ enum {
     NA_EINTERACTION = -4, /* the user must act. codes: browser_required, interaction_required,
                              refresh_token_expired, password_change_required                                    */
     NA_ENETWORK     = -5, /* no usable answer. codes: network, timeout, tls                                        */
-    NA_ESERVER      = -6, /* the server answered with an error or something unexpected. codes: server              */
-    NA_ESTATE       = -7, /* a flow is expired, finished, busy or at another step. codes: flow_expired, flow_invalid */
+    NA_ESERVER      = -6, /* the server answered with an error or something unexpected. codes: server, throttled,
+                             declined_scopes, password_reset_failed                                            */
+    NA_ESTATE       = -7, /* a flow is expired, finished, busy, cancelled or at another step. codes: flow_expired,
+                             flow_invalid, cancelled                                                            */
     NA_ENOMEM       = -8, /* out of memory; *out_json is a static document that na_string_free() ignores.
                              codes: out_of_memory                                                               */
     NA_EINTERNAL    = -9, /* a bug in the library; please report it with the document. codes: internal           */

@@ -103,6 +103,9 @@ enum ClientFactory {
         }
         let request = try fields { () throws(JSONFieldError) in try f.optionalInt("request_timeout_ms", in: 1...600_000)
         }
+        let retryAfterMax = try fields { () throws(JSONFieldError) in
+            try f.optionalInt("retry_after_max_s", in: 0...300)
+        }
 
         if let c = try fields({ () throws(JSONFieldError) in try f.optionalObject("cache") }) {
             let type = try fields { () throws(JSONFieldError) in try c.optionalString("type") }
@@ -156,6 +159,7 @@ enum ClientFactory {
             redirectURI: redirectURI,
             connectTimeoutMs: Int(connect ?? 10_000),
             requestTimeoutMs: Int(request ?? 30_000),
+            retryAfterMaxSeconds: Double(retryAfterMax ?? 10),
             cache: .memory,
             logLevel: logLevel,
             caBundle: caBundle,
@@ -172,6 +176,7 @@ enum ClientFactory {
             "capabilities": .array(c.capabilities.map { .string($0.rawValue) }),
             "connect_timeout_ms": .int(Int64(c.connectTimeoutMs)),
             "request_timeout_ms": .int(Int64(c.requestTimeoutMs)),
+            "retry_after_max_s": .int(Int64(c.retryAfterMaxSeconds)),
             "log_level": .string(c.logLevel.name),
             "ca_bundle_source": .string(c.caBundleSource),
             "cache": ["type": "memory"],

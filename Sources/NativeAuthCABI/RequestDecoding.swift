@@ -9,7 +9,8 @@ enum Decode {
             username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
             password: fields { () throws(JSONFieldError) in try f.optionalString("password") },
             scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
-            claims: claims(f)
+            claims: claims(f),
+            correlationID: correlationID(f)
         )
     }
 
@@ -17,12 +18,15 @@ enum Decode {
         try SignUpRequest(
             username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
             password: fields { () throws(JSONFieldError) in try f.optionalString("password") },
-            attributes: attributes(f, required: false)
+            attributes: attributes(f, required: false),
+            correlationID: correlationID(f)
         )
     }
 
     static func resetPassword(_ f: Fields) throws(NativeAuthError) -> ResetPasswordRequest {
-        try ResetPasswordRequest(username: fields { () throws(JSONFieldError) in try f.optionalString("username") })
+        try ResetPasswordRequest(
+            username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
+            correlationID: correlationID(f))
     }
 
     /// A `na_flow_submit` request: the flow, and the action (`nil` for `cancel`). Arguments are checked before the
@@ -91,8 +95,14 @@ enum Decode {
         try TokenRequest(
             scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
             forceRefresh: fields { () throws(JSONFieldError) in try f.optionalBool("force_refresh") } ?? false,
-            claims: claims(f)
+            claims: claims(f),
+            correlationID: correlationID(f)
         )
+    }
+
+    /// `correlation_id`: a UUID the app chose for this call's `client-request-id`.
+    static func correlationID(_ f: Fields) throws(NativeAuthError) -> String? {
+        try fields { () throws(JSONFieldError) in try f.optionalString("correlation_id") }
     }
 
     static func callAPI(_ f: Fields) throws(NativeAuthError) -> APIRequest {
@@ -101,7 +111,8 @@ enum Decode {
         let token = try TokenRequest(
             scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
             forceRefresh: fields { () throws(JSONFieldError) in try f.optionalBool("force_refresh") } ?? false,
-            claims: nil
+            claims: nil,
+            correlationID: correlationID(f)
         )
         var headers: [(name: String, value: String)] = []
         if let h = try fields({ () throws(JSONFieldError) in try f.optionalObject("headers") }) {

@@ -128,6 +128,9 @@ enum Encode {
         if let r = e.reason { o["reason"] = .string(r) }
         if let a = e.attributes { o["attributes"] = .array(a.map { .string($0) }) }
         if let r = e.redirectReason { o["redirect_reason"] = .string(r) }
+        if let d = e.declined { o["declined"] = .array(d.map { .string($0) }) }
+        if let g = e.granted { o["granted"] = .array(g.map { .string($0) }) }
+        if let r = e.retryAfterSeconds { o["retry_after_s"] = .int(Int64(r)) }
         return ["v": 1, "error": .object(o)]
     }
 

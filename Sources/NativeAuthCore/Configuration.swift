@@ -24,6 +24,9 @@ public struct ClientConfiguration: Sendable {
     public var redirectURI: String?
     public var connectTimeoutMs: Int
     public var requestTimeoutMs: Int
+    /// The longest `Retry-After` (seconds) the library waits out inside a call before retrying once; a longer one
+    /// answers `throttled`.
+    public var retryAfterMaxSeconds: Double
     public var cache: CacheSetting
     public var logLevel: LogLevel
     /// The CA bundle in force and where it came from ("config", "SSL_CERT_FILE", "CURL_CA_BUNDLE" or "default").
@@ -38,6 +41,7 @@ public struct ClientConfiguration: Sendable {
         redirectURI: String? = nil,
         connectTimeoutMs: Int = 10_000,
         requestTimeoutMs: Int = 30_000,
+        retryAfterMaxSeconds: Double = 10,
         cache: CacheSetting = .memory,
         logLevel: LogLevel = .off,
         caBundle: String? = nil,
@@ -50,6 +54,7 @@ public struct ClientConfiguration: Sendable {
         self.redirectURI = redirectURI
         self.connectTimeoutMs = connectTimeoutMs
         self.requestTimeoutMs = requestTimeoutMs
+        self.retryAfterMaxSeconds = retryAfterMaxSeconds
         self.cache = cache
         self.logLevel = logLevel
         self.caBundle = caBundle

@@ -1,12 +1,18 @@
 internal import NativeAuthCrypto
 import Synchronization
 
-/// Live flows by opaque handle ("f_…"). A flow is checked out for the duration of one call, so two calls cannot
-/// drive it at once; idle flows are forgotten after `ttl` seconds, and the oldest idle ones when `capacity` is reached.
+/// Live flows by opaque handle ("f_…"), each with the correlation id all its requests carry. A flow is checked out
+/// for the duration of one call, so two calls cannot drive it at once; idle flows are forgotten after `ttl` seconds,
+/// and the oldest idle ones when `capacity` is reached.
+///
+/// Cancelling a flow that a call is driving marks it: the call sees `isCancelled` (a waiting step stops), and when
+/// it checks the flow in, the flow is forgotten instead — a cancel is never undone by a call that finishes after it.
 final class FlowRegistry: Sendable {
     private struct Entry {
         var flow: Flow
+        var correlationID: String
         var busy: Bool
+        var cancelled: Bool
         var touched: Double
     }
 
@@ -15,7 +21,7 @@ final class FlowRegistry: Sendable {
     static let capacity = 256
 
     /// Stores a new flow (checked in) and returns its id. Fails only when the system random generator does.
-    func create(_ flow: Flow, now: Double) throws(NativeAuthError) -> FlowID {
+    func create(_ flow: Flow, correlationID: String, now: Double) throws(NativeAuthError) -> FlowID {
         let bytes: [UInt8]
         do { bytes = try SecureRandom.bytes(18) } catch {
             throw NativeAuthError(.internal, "The system random generator failed; no flow was created.")
@@ -28,46 +34,77 @@ final class FlowRegistry: Sendable {
             {
                 e.removeValue(forKey: oldest)
             }
-            e[id] = Entry(flow: flow, busy: false, touched: now)
+            e[id] = Entry(flow: flow, correlationID: correlationID, busy: false, cancelled: false, touched: now)
         }
         return id
     }
 
-    func checkout(_ id: FlowID, now: Double) throws(NativeAuthError) -> Flow {
-        try entries.withLock { e throws(NativeAuthError) -> Flow in
-            guard var entry = e[id] else {
-                var err = NativeAuthError(
-                    .flowInvalid,
-                    "Unknown flow: it finished, was cancelled, or never existed."
-                )
+    /// Takes a flow for one call: its value and correlation id.
+    func checkout(_ id: FlowID, now: Double) throws(NativeAuthError) -> (Flow, String) {
+        try entries.withLock { e throws(NativeAuthError) -> (Flow, String) in
+            func failure(_ code: NativeAuthError.Code, _ message: String) -> NativeAuthError {
+                var err = NativeAuthError(code, message)
                 err.flow = id
-                throw err
+                return err
+            }
+            guard var entry = e[id] else {
+                throw failure(.flowInvalid, "Unknown flow: it finished, was cancelled, or never existed.")
             }
             guard now - entry.touched < Self.ttl else {
                 e.removeValue(forKey: id)
-                var err = NativeAuthError(.flowExpired, "The flow expired; start again.")
-                err.flow = id
-                throw err
+                throw failure(.flowExpired, "The flow expired; start again.")
             }
-            guard !entry.busy else {
-                var err = NativeAuthError(.flowInvalid, "The flow is in use by another call.")
-                err.flow = id
-                throw err
-            }
+            guard !entry.busy else { throw failure(.flowInvalid, "The flow is in use by another call.") }
             entry.busy = true
             e[id] = entry
-            return entry.flow
+            return (entry.flow, entry.correlationID)
         }
     }
 
-    /// Ends a call: stores the flow's next value, or forgets it (nil).
-    func checkin(_ id: FlowID, _ flow: Flow?, now: Double) {
+    /// Ends a call: stores the flow's next value, or forgets it (nil, or cancelled meanwhile). Returns false when the
+    /// flow was cancelled during the call.
+    @discardableResult
+    func checkin(_ id: FlowID, _ flow: Flow?, now: Double) -> Bool {
+        entries.withLock { e -> Bool in
+            guard var entry = e[id], !entry.cancelled else {
+                e.removeValue(forKey: id)
+                return false
+            }
+            guard let flow else {
+                e.removeValue(forKey: id)
+                return true
+            }
+            entry.flow = flow
+            entry.busy = false
+            entry.touched = now
+            e[id] = entry
+            return true
+        }
+    }
+
+    /// Cancels a flow: forgotten at once when idle; marked when a call is driving it (see the type's comment).
+    func cancel(_ id: FlowID) {
         entries.withLock { e in
-            if let flow { e[id] = Entry(flow: flow, busy: false, touched: now) } else { e.removeValue(forKey: id) }
+            guard var entry = e[id] else { return }
+            if entry.busy {
+                entry.cancelled = true
+                e[id] = entry
+            } else {
+                e.removeValue(forKey: id)
+            }
         }
     }
 
-    func remove(_ id: FlowID) { _ = entries.withLock { $0.removeValue(forKey: id) } }
+    func isCancelled(_ id: FlowID) -> Bool { entries.withLock { $0[id]?.cancelled ?? true } }
 
-    func removeAll() { entries.withLock { $0.removeAll() } }
+    /// Cancels every flow (sign-out).
+    func cancelAll() {
+        entries.withLock { e in
+            e = e.filter { $0.value.busy }.mapValues { entry in
+                var x = entry
+                x.cancelled = true
+                return x
+            }
+        }
+    }
 }

@@ -109,27 +109,68 @@ enum Flow: Sendable {
     }
 }
 
-/// One step of a flow: the flow's next value (nil when it ended) and what to tell the app.
+/// One step of a flow: the flow's next value (nil when it ended) and what to tell the app — or, when the step got
+/// part of the way (a server step succeeded, a later one failed), the flow to continue from and the error.
 struct Transition: Sendable {
     var next: Flow?
-    var status: FlowStatus
+    var status: FlowStatus?
+    var failure: NativeAuthError? = nil
+
+    init(next: Flow?, status: FlowStatus) {
+        self.next = next
+        self.status = status
+    }
 
     static func ended(_ status: FlowStatus) -> Transition { Transition(next: nil, status: status) }
+
+    /// The step failed after the server finished part of it: the flow moves on to `next` (which retries only what
+    /// is left) and the call answers `error`.
+    static func failed(after next: Flow, _ error: NativeAuthError) -> Transition {
+        var t = Transition(next: next, status: .passwordRequired)
+        t.status = nil
+        t.failure = error
+        return t
+    }
 }
 
-/// What a flow needs to take a step: the server, and the token service that keeps a sign-in's tokens.
+/// What a flow needs to take a step: the server (its requests carry the flow's correlation id), the token service
+/// that keeps a sign-in's tokens, the clock, the logger, and whether the app cancelled the flow meanwhile.
 struct FlowContext: Sendable {
     let server: ServerAPI
     let tokens: TokenService
     let clock: any Clock
     let logger: Logger
+    var isCancelled: @Sendable () -> Bool = { false }
+
+    var correlationID: String { server.correlationID }
+
+    /// This context for one call of a flow.
+    func with(correlationID: String, isCancelled: @escaping @Sendable () -> Bool = { false }) -> FlowContext {
+        var c = FlowContext(server: server.with(correlationID: correlationID), tokens: tokens, clock: clock, logger: logger)
+        c.isCancelled = isCancelled
+        return c
+    }
+
+    func log(_ level: LogLevel, _ message: @autoclosure () -> LogMessage) {
+        logger.log(level, message(), correlationID: correlationID)
+    }
+
+    /// Waits `seconds`, in short slices so that a cancel from another thread ends the wait promptly (`cancelled`).
+    func sleep(_ seconds: Double) throws(NativeAuthError) {
+        var left = seconds
+        while left > 0 {
+            if isCancelled() { throw NativeAuthError(.cancelled, "The flow was cancelled.") }
+            let slice = min(left, 0.05)
+            clock.sleep(slice)
+            left -= slice
+        }
+        if isCancelled() { throw NativeAuthError(.cancelled, "The flow was cancelled.") }
+    }
 
     /// `flow_invalid` for an action the state cannot take.
     func wrongStep(_ action: FlowAction, expected: FlowAction.Kind) -> NativeAuthError {
         var e = NativeAuthError(
-            .flowInvalid,
-            "\(action.kind.rawValue) is not possible now: the flow is waiting for \(expected.rawValue)."
-        )
+            .flowInvalid, "\(action.kind.rawValue) is not possible now: the flow is waiting for \(expected.rawValue).")
         e.expected = expected
         return e
     }
@@ -140,7 +181,7 @@ struct FlowContext: Sendable {
         switch answer {
         case .tokens(let response):
             let (account, token) = try tokens.acceptSignIn(response, requestedScopes: scopes)
-            logger.log(.info, "signed in")
+            log(.info, "signed in")
             return .ended(.signedIn(account, token))
         case .mfaRequired(let ct):
             let (next, methods) = try server.introspect(ct)
@@ -149,10 +190,7 @@ struct FlowContext: Sendable {
         case .registrationRequired(let ct):
             let (next, methods) = try server.registerIntrospect(ct)
             let flow = StrongAuthFlow(
-                state: .registrationSelect(next, methods: methods),
-                scopes: scopes,
-                claims: claims
-            )
+                state: .registrationSelect(next, methods: methods), scopes: scopes, claims: claims)
             return Transition(next: .strongAuth(flow), status: .registrationRequired(methods))
         }
     }

@@ -1,3 +1,4 @@
+internal import NativeAuthCrypto
 internal import NativeAuthHTTP
 
 /// The library version (also in `include/nativeauth.h` as NA_VERSION_*).
@@ -50,63 +51,83 @@ public final class NativeAuthClient: Sendable {
 
     // MARK: - Native authentication
 
+    /// A correlation id for a new flow or call: the app's, or a fresh UUID.
+    private func correlation(_ chosen: String?) throws(NativeAuthError) -> String {
+        if let chosen { return chosen }
+        do { return try SecureRandom.uuid() } catch {
+            throw NativeAuthError(.internal, "The system random generator failed.")
+        }
+    }
+
     /// `na_sign_in`.
     public func signIn(_ request: SignInRequest) throws(NativeAuthError) -> FlowResult {
+        let id = try correlation(request.correlationID)
         let transition: Transition
         do {
-            transition = try SignInFlow.start(request, context)
+            transition = try SignInFlow.start(request, context.with(correlationID: id))
         } catch {
             var e = error.error
-            if let retry = error.retry { e.flow = try flows.create(retry, now: clock.now()) }
+            if let retry = error.retry { e.flow = try flows.create(retry, correlationID: id, now: clock.now()) }
             throw e
         }
-        return try begin(transition, type: .signIn)
+        return try begin(transition, type: .signIn, correlationID: id)
     }
 
     /// `na_sign_up`.
     public func signUp(_ request: SignUpRequest) throws(NativeAuthError) -> FlowResult {
-        try begin(SignUpFlow.start(request, context), type: .signUp)
+        let id = try correlation(request.correlationID)
+        return try begin(SignUpFlow.start(request, context.with(correlationID: id)), type: .signUp, correlationID: id)
     }
 
     /// `na_reset_password`.
     public func resetPassword(_ request: ResetPasswordRequest) throws(NativeAuthError) -> FlowResult {
-        try begin(ResetPasswordFlow.start(request, context), type: .resetPassword)
+        let id = try correlation(request.correlationID)
+        let transition = try ResetPasswordFlow.start(request, context.with(correlationID: id))
+        return try begin(transition, type: .resetPassword, correlationID: id)
     }
 
-    /// `na_flow_submit`: one action on a flow a previous result returned. A failed step leaves the flow as it was
-    /// when a retry makes sense (the error then names the flow); otherwise the flow ends.
+    /// `na_flow_submit`: one action on a flow a previous result returned. Its requests carry the flow's correlation
+    /// id. A failed step leaves the flow as it was when a retry makes sense (the error then names the flow);
+    /// otherwise the flow ends. A flow cancelled while the call ran is forgotten when it returns.
     public func submit(flow id: FlowID, _ action: FlowAction) throws(NativeAuthError) -> FlowResult {
-        let flow = try flows.checkout(id, now: clock.now())
+        let (flow, correlationID) = try flows.checkout(id, now: clock.now())
+        let flows = self.flows
+        let ctx = context.with(correlationID: correlationID, isCancelled: { flows.isCancelled(id) })
         let transition: Transition
         do {
-            transition = try flow.apply(action, context)
+            transition = try flow.apply(action, ctx)
         } catch {
             let keep = keepsFlow(error)
-            flows.checkin(id, keep ? flow : nil, now: clock.now())
+            let kept = flows.checkin(id, keep ? flow : nil, now: clock.now())
             var e = error
-            if keep { e.flow = id }
+            if keep && kept { e.flow = id }
             throw e
         }
-        flows.checkin(id, transition.next, now: clock.now())
+        let kept = flows.checkin(id, transition.next, now: clock.now())
+        if var failure = transition.failure {
+            if transition.next != nil && kept { failure.flow = id }
+            throw failure
+        }
+        guard let status = transition.status else { throw NativeAuthError(.internal, "a flow step gave no status") }
         return FlowResult(
-            flowType: transition.next?.type ?? flow.type,
-            flow: transition.next == nil ? nil : id,
-            status: transition.status
-        )
+            flowType: transition.next?.type ?? flow.type, flow: transition.next == nil || !kept ? nil : id,
+            status: status)
     }
 
-    /// Forgets a flow (`cancel`).
+    /// Cancels a flow (`cancel`): forgotten at once; a call waiting on it (polling, or later a browser or device
+    /// code wait) stops with `cancelled`, and nothing it finishes afterwards revives the flow.
     public func cancel(flow id: FlowID) {
-        flows.remove(id)
+        flows.cancel(id)
     }
 
     /// Stores the flow a start step left, if any.
-    private func begin(_ transition: Transition, type: FlowType) throws(NativeAuthError) -> FlowResult {
-        guard let next = transition.next else {
-            return FlowResult(flowType: type, flow: nil, status: transition.status)
-        }
-        let id = try flows.create(next, now: clock.now())
-        return FlowResult(flowType: next.type, flow: id, status: transition.status)
+    private func begin(_ transition: Transition, type: FlowType, correlationID: String) throws(NativeAuthError)
+        -> FlowResult
+    {
+        guard let status = transition.status else { throw transition.failure ?? NativeAuthError(.internal, "no status") }
+        guard let next = transition.next else { return FlowResult(flowType: type, flow: nil, status: status) }
+        let id = try flows.create(next, correlationID: correlationID, now: clock.now())
+        return FlowResult(flowType: next.type, flow: id, status: status)
     }
 
     // MARK: - Tokens, APIs, account
@@ -132,7 +153,7 @@ public final class NativeAuthClient: Sendable {
     /// account was signed in.
     public func signOut() -> Bool {
         let had = tokens.removeAll()
-        flows.removeAll()
+        flows.cancelAll()
         logger.log(.info, had ? "signed out" : "sign-out: no account was signed in")
         return had
     }

@@ -77,6 +77,11 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         // Configuration problems reported by the server
         public static let invalidScope = Code(rawValue: "invalid_scope")
         public static let invalidClient = Code(rawValue: "invalid_client")
+        // Added with the conformance work
+        public static let declinedScopes = Code(rawValue: "declined_scopes")
+        public static let passwordResetFailed = Code(rawValue: "password_reset_failed")
+        public static let throttled = Code(rawValue: "throttled")
+        public static let cancelled = Code(rawValue: "cancelled")
 
         /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`
         /// and the Python exception map are checked against it by the tests.
@@ -97,7 +102,12 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.network, .network, "cannot connect, connection broken"),
             (.timeout, .network, "connect or request timeout elapsed"),
             (.tls, .network, "TLS handshake or certificate verification failed"),
-            (.server, .server, "unexpected server answer (5xx, oversized or undecodable response)"),
+            (.server, .server, "unexpected server answer (5xx, oversized or undecodable response, an unknown error)"),
+            (.throttled, .server,
+             "429 or 503 with a Retry-After longer than `retry_after_max_s`; `retry_after_s` says how long to wait"),
+            (.declinedScopes, .server,
+             "the server granted fewer scopes than asked: `declined` and `granted` list them (the token is cached)"),
+            (.passwordResetFailed, .server, "the server reports the password reset failed; start again"),
             (.internal, .internal, "a bug; please report it"),
             (.invalidUsername, .auth, "empty, or refused by the server (AADSTS90100)"),
             (.userNotFound, .auth, "no such account (sign-in, reset)"),
@@ -119,6 +129,7 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.passwordChangeRequired, .interaction, "AADSTS50142"),
             (.flowExpired, .state, "the flow's continuation token expired"),
             (.flowInvalid, .state, "unknown, finished, busy flow, or an action it is not waiting for (`expected`)"),
+            (.cancelled, .state, "the flow was cancelled (from another thread) while this call waited on it"),
             (.noAccount, .notFound, "no signed-in account"),
         ]
 
@@ -149,6 +160,11 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
     public var attributes: [String]?
     /// `browser_required`: the server's `redirect_reason`.
     public var redirectReason: String?
+    /// `declined_scopes`: the scopes the server did not grant, and those it did.
+    public var declined: [String]?
+    public var granted: [String]?
+    /// `throttled`: how long the server asked to wait, in seconds.
+    public var retryAfterSeconds: Int?
 
     public init(
         _ code: Code,

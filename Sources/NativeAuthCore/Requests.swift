@@ -48,6 +48,18 @@ public enum Validate {
         return Secret(p)
     }
 
+    /// A correlation id chosen by the app: a UUID (it is sent as `client-request-id`), lower-cased.
+    public static func correlationID(_ id: String?) throws(NativeAuthError) -> String? {
+        guard let id else { return nil }
+        let hex = Set("0123456789abcdefABCDEF".utf8)
+        let groups = id.split(separator: "-", omittingEmptySubsequences: false)
+        guard groups.map(\.utf8.count) == [8, 4, 4, 4, 12], groups.allSatisfy({ $0.utf8.allSatisfy(hex.contains) })
+        else {
+            throw .invalidArgument("correlation_id: must be a UUID (8-4-4-4-12 hexadecimal digits)", field: "correlation_id")
+        }
+        return id.lowercased()
+    }
+
     public static func code(_ c: String?) throws(NativeAuthError) -> Secret {
         guard let c, !c.isEmpty, c.utf8.count <= 64 else {
             throw NativeAuthError(.invalidCode, "The code is empty or too long.", field: "code")
@@ -89,19 +101,16 @@ public struct SignInRequest: Sendable {
     public var password: Secret?
     public var scopes: [String]
     public var claims: ClaimsRequest?
+    public var correlationID: String?
 
     public init(
-        username: String?,
-        password: String?,
-        scopes: [String]?,
-        claims: ClaimsRequest?
-    )
-        throws(NativeAuthError)
-    {
+        username: String?, password: String?, scopes: [String]?, claims: ClaimsRequest?, correlationID: String? = nil
+    ) throws(NativeAuthError) {
         self.username = try Validate.username(username)
         self.password = try Validate.password(password, required: false)
         self.scopes = try Validate.scopes(scopes)
         self.claims = claims
+        self.correlationID = try Validate.correlationID(correlationID)
     }
 }
 
@@ -110,35 +119,48 @@ public struct SignUpRequest: Sendable {
     public var username: String
     public var password: Secret?
     public var attributes: [String: String]?
+    public var correlationID: String?
 
-    public init(username: String?, password: String?, attributes: [String: String]?) throws(NativeAuthError) {
+    public init(username: String?, password: String?, attributes: [String: String]?, correlationID: String? = nil)
+        throws(NativeAuthError)
+    {
         self.username = try Validate.username(username)
         self.password = try Validate.password(password, required: false)
         self.attributes = attributes
+        self.correlationID = try Validate.correlationID(correlationID)
     }
 }
 
 /// `na_reset_password`.
 public struct ResetPasswordRequest: Sendable {
     public var username: String
+    public var correlationID: String?
 
-    public init(username: String?) throws(NativeAuthError) {
+    public init(username: String?, correlationID: String? = nil) throws(NativeAuthError) {
         self.username = try Validate.username(username)
+        self.correlationID = try Validate.correlationID(correlationID)
     }
 }
 
 /// `na_get_access_token`.
 public struct TokenRequest: Sendable {
-    public var scopes: [String]
-    public var key: ScopeKey
+    /// The scopes; nil for "the scopes of the sign-in" (absent or empty in the request).
+    public var scopes: [String]?
+    public var key: ScopeKey?
     public var forceRefresh: Bool
     public var claims: ClaimsRequest?
+    /// The `client-request-id` of this call's requests, when the app chose it.
+    public var correlationID: String?
 
-    public init(scopes: [String]?, forceRefresh: Bool, claims: ClaimsRequest?) throws(NativeAuthError) {
-        self.scopes = try Validate.scopes(scopes, required: true)
-        self.key = ScopeKey(self.scopes)
+    public init(scopes: [String]?, forceRefresh: Bool, claims: ClaimsRequest?, correlationID: String? = nil)
+        throws(NativeAuthError)
+    {
+        let list = try Validate.scopes(scopes)
+        self.scopes = list.isEmpty ? nil : list
+        self.key = list.isEmpty ? nil : ScopeKey(list)
         self.forceRefresh = forceRefresh
         self.claims = claims
+        self.correlationID = try Validate.correlationID(correlationID)
     }
 }
 

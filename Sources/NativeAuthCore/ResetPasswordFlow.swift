@@ -11,11 +11,11 @@ struct ResetPasswordFlow: Sendable {
     let username: String
     var state: State
 
-    /// As MSAL iOS: poll right after submitting, then at most five more times, `poll_interval` apart.
-    static let maxPolls = 6
+    /// Polling lasts at most this long (MSAL Android and msal-browser: 300 000 ms).
+    static let maxPolling = 300.0
 
     static func start(_ request: ResetPasswordRequest, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
-        ctx.logger.log(.info, "password reset started")
+        ctx.log(.info, "password reset started")
         let ct = try ctx.server.resetStart(username: request.username)
         let (next, challenge) = try ctx.server.resetChallenge(ct)
         let flow = ResetPasswordFlow(username: request.username, state: .awaitingCode(next, challenge))
@@ -45,28 +45,33 @@ struct ResetPasswordFlow: Sendable {
         }
     }
 
-    private func submit(
-        _ ct: ContinuationToken,
-        _ password: Secret,
-        _ ctx: FlowContext
-    ) throws(NativeAuthError)
+    /// Submits the new password, then polls `poll_completion` with the same token: right away, then every
+    /// `poll_interval` seconds (the server's; 0 or absent means 2, as msal-browser; at most 10) while it answers
+    /// `in_progress` or `not_started`, for up to `maxPolling` seconds. `failed` ends the flow with
+    /// `password_reset_failed`; a password-policy error during polling leaves the flow waiting for another password
+    /// (MSAL iOS's ResetPasswordResponseValidator maps it to a password error with a new password-required state);
+    /// a cancel from another thread ends the wait with `cancelled`.
+    private func submit(_ ct: ContinuationToken, _ password: Secret, _ ctx: FlowContext) throws(NativeAuthError)
         -> Transition
     {
         let (pollToken, interval) = try ctx.server.resetSubmit(ct, newPassword: password)
-        let wait = Double(min(10, max(0, interval ?? 2)))
-        for attempt in 0..<Self.maxPolls {
-            if attempt > 0 { ctx.clock.sleep(wait) }
+        let wait = Double((interval ?? 0) <= 0 ? 2 : min(interval ?? 2, 10))
+        var waited = 0.0
+        while true {
             switch try ctx.server.resetPoll(pollToken) {
             case .succeeded(let next):
-                ctx.logger.log(.info, "password reset completed")
+                ctx.log(.info, "password reset completed")
                 return moving(to: .completed(next), .passwordResetCompleted)
             case .failed:
-                throw NativeAuthError(.server, "The server could not reset the password.")
+                throw NativeAuthError(.passwordResetFailed, "The server could not reset the password; start again.")
             case .inProgress:
-                continue
+                guard waited < Self.maxPolling else {
+                    throw NativeAuthError(.server, "The password reset did not complete in time.")
+                }
+                try ctx.sleep(wait)
+                waited += wait
             }
         }
-        throw NativeAuthError(.server, "The password reset did not complete in time.")
     }
 
     private func moving(to state: State, _ status: FlowStatus) -> Transition {

@@ -46,16 +46,23 @@ public final class AccessToken: Sendable {
     public let expiresOn: Double
     public let refreshOn: Double?
     public let cachedAt: Double
+    /// The server's `ext_expires_in` as a time: while the server is unavailable (5xx, no connection) a token past its
+    /// expiry is still served until then, as MSAL iOS does with extended lifetimes.
+    public let extExpiresOn: Double?
     /// The token's result document as the C ABI serves it from the cache, rendered when the token was stored.
     public let rendered: RenderedToken?
 
-    public init(value: Secret, scopes: [String], expiresOn: Double, refreshOn: Double?, cachedAt: Double) {
+    public init(
+        value: Secret, scopes: [String], expiresOn: Double, refreshOn: Double?, cachedAt: Double,
+        extExpiresOn: Double? = nil
+    ) {
         self.value = value
         self.scopes = scopes
         self.key = ScopeKey(scopes)
         self.expiresOn = expiresOn
         self.refreshOn = refreshOn
         self.cachedAt = cachedAt
+        self.extExpiresOn = extExpiresOn
         self.rendered = nil
     }
 
@@ -66,6 +73,7 @@ public final class AccessToken: Sendable {
         expiresOn = t.expiresOn
         refreshOn = t.refreshOn
         cachedAt = t.cachedAt
+        extExpiresOn = t.extExpiresOn
         self.rendered = rendered
     }
 
@@ -89,11 +97,14 @@ public struct TokenValidity: Sendable {
     public var cachedAt: Double
     public var refreshOn: Double?
 
-    /// Usable when more than the buffer remains: 5 minutes (MSAL's default), or half the lifetime for tokens that
-    /// live less than 10 minutes, so short-lived tokens can still be served from cache.
+    /// MSAL's expiry buffer: a token is served only while more than 5 minutes of its lifetime remain, whatever
+    /// that lifetime (MSAL's common core `MSIDAccessToken` has `s_expirationBuffer = 300`; MSAL Python's
+    /// `acquire_token_silent` treats `expires_on - now < 5*60` as expired). A token issued for 5 minutes or less is
+    /// therefore never served from the cache. A token "cached" in the future (a clock set back) is not served either.
+    public static let expiryBuffer = 300.0
+
     public func isUsable(at now: Double) -> Bool {
-        let buffer = min(300, max(0, (expiresOn - cachedAt) / 2))
-        return now < expiresOn - buffer
+        now < expiresOn - Self.expiryBuffer && cachedAt <= now + 1
     }
 
     /// Past the server's `refresh_in`: refresh early.
@@ -110,6 +121,9 @@ public struct TokenValidity: Sendable {
 public struct AccountEntry: Sendable {
     public var account: Account
     public var refreshToken: RefreshToken?
+    /// The scopes the sign-in asked for: what `na_get_access_token` without scopes means (MSAL iOS's
+    /// `getAccessToken()` without scopes returns the sign-in's token).
+    public var signInScopes: [String] = []
     /// By `ScopeKey.key`.
     public var accessTokens: [String: AccessToken] = [:]
 
@@ -117,6 +131,9 @@ public struct AccountEntry: Sendable {
     /// request (MSAL's superset match), the one that lives longest.
     func accessToken(for key: ScopeKey, at now: Double) -> AccessToken? {
         if let exact = accessTokens[key.key], exact.isUsable(at: now) { return exact }
+        // An empty set (OIDC scopes only) is a subset of everything: it matches only its own exact entry, never a
+        // token cached later for some API.
+        guard !key.set.isEmpty else { return nil }
         return accessTokens.values.filter { key.set.isSubset(of: $0.key.set) && $0.isUsable(at: now) }
             .max { $0.expiresOn < $1.expiresOn }
     }
@@ -193,6 +210,15 @@ public final class TokenCache: @unchecked Sendable {  // `data` and `index` are 
             guard let entry = data.current else { return .noAccount }
             guard let token = entry.accessToken(for: key, at: now) else { return .miss }
             return .hit(token, generation: g)
+        }
+    }
+
+    /// A token for `key` past its expiry but within its extended lifetime (`ext_expires_in`), for when the server is
+    /// unavailable.
+    func extendedLookup(_ key: ScopeKey, at now: Double) -> AccessToken? {
+        lock.withReadLock {
+            guard let t = index[key.key], let ext = t.extExpiresOn, now < ext else { return nil }
+            return t
         }
     }
 

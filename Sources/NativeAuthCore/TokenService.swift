@@ -18,51 +18,66 @@ final class TokenService: Sendable {
         self.logger = logger
     }
 
-    /// A token response as a cached token (rendered) and, when it carries account information, the account.
-    private func accept(
-        _ r: TokenResponse,
-        requestedScopes: [String]
-    ) throws(NativeAuthError) -> (Account?, AccessToken) {
+    /// A token response as a cached token (rendered) and the account it names, when it names one: from
+    /// `client_info` (`<uid>.<utid>`), else — as MSAL Python does for a response without client_info — from the ID
+    /// token (`oid`, else `sub`, with `tid`).
+    private func accept(_ r: TokenResponse, requestedScopes: [String]) throws(NativeAuthError) -> (Account?, AccessToken) {
         let now = clock.now()
         let granted = r.grantedScopes ?? requestScopes(requestedScopes)
         let token = cache.rendering(
             AccessToken(
-                value: r.accessToken,
-                scopes: granted,
-                expiresOn: now + Double(r.expiresIn),
-                refreshOn: r.refreshIn.map { now + Double($0) },
-                cachedAt: now
-            )
-        )
-        guard let (uid, utid) = r.clientInfo else { return (nil, token) }
+                value: r.accessToken, scopes: granted, expiresOn: now + Double(r.expiresIn),
+                refreshOn: r.refreshIn.map { now + Double($0) }, cachedAt: now,
+                extExpiresOn: r.extExpiresIn.map { now + Double($0) }))
         var claims: JSONValue = .object([:])
         if let idToken = r.idToken {
             guard let jwt = try? JWT(decoding: idToken) else { throw .unexpected("id_token is not a JWT") }
             claims = jwt.claims
         }
+        let homeAccountID: String
+        var tenantID = claims["tid"]?.stringValue
+        if let (uid, utid) = r.clientInfo {
+            homeAccountID = "\(uid).\(utid)"
+            tenantID = tenantID ?? utid
+        } else if let uid = claims["oid"]?.stringValue ?? claims["sub"]?.stringValue, !uid.isEmpty {
+            homeAccountID = tenantID.map { "\(uid).\($0)" } ?? uid
+        } else {
+            return (nil, token)
+        }
         let username =
-            claims["preferred_username"]?.stringValue ?? claims["email"]?.stringValue ?? claims["sub"]?.stringValue
-            ?? ""
+            claims["preferred_username"]?.stringValue ?? claims["email"]?.stringValue ?? claims["sub"]?.stringValue ?? ""
         let account = Account(
-            homeAccountID: "\(uid).\(utid)",
-            username: username,
-            tenantID: claims["tid"]?.stringValue ?? utid,
-            environment: server.configuration.authority.parsed.host,
-            idToken: r.idToken,
-            claims: claims
-        )
+            homeAccountID: homeAccountID, username: username, tenantID: tenantID ?? "",
+            environment: server.configuration.authority.parsed.host, idToken: r.idToken, claims: claims)
         return (account, token)
+    }
+
+    /// MSAL's declined-scopes rule (MSIDDefaultTokenResponseValidator): the token is cached under the scopes the
+    /// server granted; if it granted fewer than asked (OIDC scopes aside), the caller gets `declined_scopes` with
+    /// both lists instead of a token that lacks them.
+    private func checkDeclined(_ token: AccessToken, requested: [String]) throws(NativeAuthError) {
+        let declined = requested.filter { !oidcScopeSet.contains($0.lowercased()) && !token.key.set.contains($0.lowercased()) }
+        guard !declined.isEmpty else { return }
+        var e = NativeAuthError(
+            .declinedScopes, "The server granted fewer scopes than requested; the token for the granted ones is cached.")
+        e.declined = declined
+        e.granted = token.scopes.filter { !oidcScopeSet.contains($0.lowercased()) }
+        throw e
     }
 
     /// Saves a sign-in's tokens: the new account replaces any previous one (one account per client).
     func acceptSignIn(_ r: TokenResponse, requestedScopes: [String]) throws(NativeAuthError) -> (Account, AccessToken) {
         let (account, token) = try accept(r, requestedScopes: requestedScopes)
-        guard let account else { throw .unexpected("token response without client_info") }
+        guard let account else {
+            throw .unexpected("token response without client_info or an ID token that names the user")
+        }
         cache.update { d in
             var entry = AccountEntry(account: account, refreshToken: r.refreshToken)
+            entry.signInScopes = requestedScopes
             entry.store(token)
             d.accounts = [account.homeAccountID: entry]
         }
+        try checkDeclined(token, requested: requestedScopes)
         return (account, token)
     }
 
@@ -78,13 +93,23 @@ final class TokenService: Sendable {
         }
     }
 
+    /// The scopes a request means: its own, or — without any — the sign-in's.
+    private func resolve(_ request: TokenRequest) throws(NativeAuthError) -> (scopes: [String], key: ScopeKey) {
+        if let scopes = request.scopes, let key = request.key { return (scopes, key) }
+        guard let signIn = cache.read({ $0.current?.signInScopes }) else {
+            throw NativeAuthError(.noAccount, "No user is signed in.")
+        }
+        return (signIn, ScopeKey(signIn))
+    }
+
     /// `na_get_access_token`: from the cache when a usable token covers the scopes (past its `refresh_in` the token
     /// is refreshed early, and still served if that fails), else one refresh shared by concurrent callers.
     func accessToken(_ request: TokenRequest) throws(NativeAuthError) -> TokenResult {
         let now = clock.now()
+        let (scopes, key) = try resolve(request)
         var fallback: AccessToken? = nil
         if !request.forceRefresh, request.claims == nil {
-            switch cache.lookup(request.key, at: now) {
+            switch cache.lookup(key, at: now) {
             case .noAccount:
                 throw NativeAuthError(.noAccount, "No user is signed in.")
             case .hit(let token, let generation):
@@ -106,61 +131,97 @@ final class TokenService: Sendable {
             throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
         }
         let fingerprint = rt.secret.withUnsafeBytes { Base64.urlEncode(SHA256.hash($0)) }
-        let key = [accountID, fingerprint, request.key.key, request.claims?.json ?? ""].joined(separator: "|")
+        let gateKey = [accountID, fingerprint, key.key, request.claims?.json ?? ""].joined(separator: "|")
         let canShare = !request.forceRefresh && fallback == nil && request.claims == nil
+        let correlationID = request.correlationID ?? ((try? SecureRandom.uuid()) ?? "")
         do {
             let (token, fromCache) = try gate.run(
-                key: key,
+                key: gateKey,
                 check: { () -> AccessToken? in
-                    guard canShare, case .hit(let t, _) = cache.lookup(request.key, at: clock.now()) else { return nil }
+                    guard canShare, case .hit(let t, _) = cache.lookup(key, at: clock.now()) else { return nil }
                     return t
                 },
-                refresh: { () throws(NativeAuthError) -> AccessToken in try refresh(request) }
-            )
+                refresh: { () throws(NativeAuthError) -> AccessToken in
+                    try refresh(scopes: scopes, claims: request.claims, correlationID: correlationID)
+                })
+            try checkDeclined(token, requested: scopes)
             return TokenResult(token: token, fromCache: fromCache)
         } catch {
             if let fallback {
                 logger.log(.warning, "early refresh failed (\(error.code)); serving the cached token")
                 return TokenResult(token: fallback, fromCache: true)
             }
+            if Self.serverUnavailable(error), !request.forceRefresh, request.claims == nil,
+                let extended = cache.extendedLookup(key, at: clock.now())
+            {
+                logger.log(.warning, "the server is unavailable (\(error.code)); serving a token in its extended lifetime")
+                return TokenResult(token: extended, fromCache: true)
+            }
             throw error
         }
     }
 
-    /// The token endpoint from OIDC discovery, fetched once per client.
-    private func refreshEndpoint() throws(NativeAuthError) -> String {
+    /// The server could not answer (no connection, timeout, 5xx, throttling): no verdict on the token.
+    static func serverUnavailable(_ e: NativeAuthError) -> Bool {
+        switch e.code {
+        case .network, .timeout, .throttled: return true
+        case .server: return (e.server?.httpStatus ?? 0) >= 500 || e.server?.httpStatus == nil
+        default: return false
+        }
+    }
+
+    /// The token endpoint: OIDC discovery's, fetched once per client and required to be on the authority's origin;
+    /// when discovery is unavailable, the authority's own `/oauth2/v2.0/token` (where MSAL Android and msal-browser's
+    /// custom-auth client always send it, without discovery).
+    private func refreshEndpoint(_ server: ServerAPI) throws(NativeAuthError) -> String {
         if let cached = tokenEndpoint.withLock({ $0 }) { return cached }
-        let endpoint = try server.discoverTokenEndpoint()
+        // A discovery document that names another origin is refused (thrown); an absent or broken one is not fatal.
+        guard let endpoint = try server.discovery()?.tokenEndpoint else {
+            logger.log(
+                .warning, "OIDC discovery unavailable; using the authority's token endpoint",
+                correlationID: server.correlationID)
+            return server.configuration.authority.endpoint(Endpoint.token.rawValue)
+        }
         tokenEndpoint.withLock { $0 = endpoint }
         return endpoint
     }
 
+    /// Whether a refresh failure means the refresh token itself is dead, so it must not be presented again. MSAL
+    /// iOS (MSIDDefaultSilentTokenRequest: "MSAL removes RTs on invalid_grant + bad token combination") and MSAL
+    /// Android (BaseController: INVALID_GRANT with BAD_TOKEN) drop it only then; the AADSTS codes below also say
+    /// the token itself expired or was revoked. Consent, MFA and other interaction answers concern one scope set
+    /// and keep it; network errors, 5xx and 429 never touch it.
+    static func refreshTokenIsDead(_ e: NativeAuthError) -> Bool {
+        guard let s = e.server else { return false }
+        if s.error == "invalid_grant" && s.suberror == "bad_token" { return true }
+        if s.error == "expired_refresh_token" { return true }
+        let deadCodes: Set<Int64> = [700082, 70008, 700084, 50173]
+        return s.errorCodes.contains(where: deadCodes.contains)
+    }
+
     /// One refresh-token grant; the rotated refresh token replaces the old one under the cache lock.
-    private func refresh(_ request: TokenRequest) throws(NativeAuthError) -> AccessToken {
+    private func refresh(scopes: [String], claims: ClaimsRequest?, correlationID: String) throws(NativeAuthError)
+        -> AccessToken
+    {
         let current = cache.read { d in d.current.map { ($0.account.homeAccountID, $0.refreshToken) } }
         guard let (accountID, cached) = current, let rt = cached else {
             throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
         }
-        let endpoint = try refreshEndpoint()
-        logger.log(.info, "refreshing an access token for \(request.key.set.count) scope(s)")
+        let server = server.with(correlationID: correlationID)
+        let endpoint = try refreshEndpoint(server)
+        logger.log(.info, "refreshing an access token for \(ScopeKey(scopes).set.count) scope(s)", correlationID: correlationID)
         let response: TokenResponse
         do {
-            response = try server.refresh(
-                endpoint: endpoint,
-                refreshToken: rt,
-                scopes: request.scopes,
-                claims: request.claims
-            )
+            response = try server.refresh(endpoint: endpoint, refreshToken: rt, scopes: scopes, claims: claims)
         } catch {
-            if error.code == .interactionRequired || error.code == .refreshTokenExpired {
-                // Dead: never present it again.
+            if Self.refreshTokenIsDead(error) {
                 cache.update { d in
                     if d.accounts[accountID]?.refreshToken == rt { d.accounts[accountID]?.refreshToken = nil }
                 }
             }
             throw error
         }
-        let (account, token) = try accept(response, requestedScopes: request.scopes)
+        let (account, token) = try accept(response, requestedScopes: scopes)
         cache.update { d in
             // Signed out, or another user signed in, while this refresh was on the wire: keep nothing of it.
             guard var entry = d.accounts[accountID] else { return }

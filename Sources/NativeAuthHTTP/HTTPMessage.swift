@@ -60,15 +60,18 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable, Equatable {
         /// The URL is malformed, or its scheme or host is not allowed (plain http to a non-loopback host).
         case invalidURL = "invalid_url"
-        /// Name resolution or TCP connect failed.
+        /// Name resolution or TCP connect failed: nothing was sent.
         case connect
-        /// The connect or total timeout elapsed.
+        /// The connect timeout elapsed before a connection was made: nothing was sent.
+        case connectTimeout = "connect_timeout"
+        /// The total timeout elapsed after the request may have reached the server.
         case timeout
         /// TLS handshake or certificate verification failed.
         case tls
         /// The response exceeded the configured size cap.
         case responseTooLarge = "response_too_large"
-        /// The connection broke or the server sent something that is not HTTP.
+        /// The connection broke (possibly after the request reached the server), or the server sent something that
+        /// is not HTTP.
         case network
         /// libcurl could not allocate or set up the transfer.
         case `internal`

@@ -33,7 +33,11 @@ private func client(_ configure: (inout HTTPClientOptions) -> Void = { _ in }) -
         #expect(u.scheme == "https" && u.host == "contoso.ciamlogin.com" && u.port == 8443)
         #expect(u.path == "/contoso.onmicrosoft.com/" && u.query == "x=1")
         #expect(try HTTPURL("http://[::1]:80/a").isLoopback)
-        #expect(try HTTPURL("http://127.1.2.3/").isLoopback)
+        // only the canonical spellings count: the cleartext rule and the proxy bypass agree on exactly three names
+        #expect(try !HTTPURL("http://127.1.2.3/").isLoopback)
+        #expect(try !HTTPURL("http://127.0.0.08/").isLoopback)
+        #expect(try !HTTPURL("http://[0:0:0:0:0:0:0:1]/").isLoopback)
+        #expect(try HTTPURL("http://127.0.0.1:8080/").isLoopback)
         #expect(try HTTPURL("http://localhost").isLoopback)
         #expect(try !HTTPURL("http://127.0.0.1.evil.com/").isLoopback)
         #expect(try !HTTPURL("http://10.0.0.1/").isLoopback)

@@ -162,6 +162,11 @@ class FlowInvalidError(FlowError):
     code = "flow_invalid"
 
 
+class CancelledError(FlowError):
+    """The flow was cancelled (from another thread) while this call waited on it."""
+    code = "cancelled"
+
+
 class NoAccountError(NativeAuthError, LookupError):
     code = "no_account"
 
@@ -182,6 +187,32 @@ class ServerError(NativeAuthError):
     code = "server"
 
 
+class ThrottledError(ServerError):
+    """The server asked to wait longer than the client's ``retry_after_max_s``; ``retry_after_s`` says how long."""
+    code = "throttled"
+
+    @property
+    def retry_after_s(self) -> Optional[int]:
+        return self.details.get("retry_after_s")
+
+
+class DeclinedScopesError(ServerError):
+    """The server granted fewer scopes than asked (the token for ``granted`` is cached)."""
+    code = "declined_scopes"
+
+    @property
+    def declined(self) -> list:
+        return list(self.details.get("declined", []))
+
+    @property
+    def granted(self) -> list:
+        return list(self.details.get("granted", []))
+
+
+class PasswordResetFailedError(ServerError):
+    code = "password_reset_failed"
+
+
 class LibraryMemoryError(NativeAuthError, MemoryError):
     code = "out_of_memory"
 
@@ -197,6 +228,7 @@ __all__ = [
     "InvalidContactError", "ContactBlockedError", "AuthMethodBlockedError", "InteractionRequiredError", "BrowserRequiredError",
     "RefreshTokenExpiredError", "PasswordChangeRequiredError", "FlowError", "FlowExpiredError", "FlowInvalidError",
     "NoAccountError", "NetworkError", "RequestTimeoutError", "TLSError", "ServerError", "LibraryMemoryError", "InternalError",
+    "ThrottledError", "DeclinedScopesError", "PasswordResetFailedError", "CancelledError",
 ]
 
 _BY_CODE = {cls.code: cls for cls in [
@@ -205,7 +237,8 @@ _BY_CODE = {cls.code: cls for cls in [
     UserAlreadyExistsError, AttributesInvalidError, UserHasNoPasswordError, InvalidContactError, ContactBlockedError,
     AuthMethodBlockedError, InteractionRequiredError, BrowserRequiredError, RefreshTokenExpiredError,
     PasswordChangeRequiredError, FlowExpiredError, FlowInvalidError, NoAccountError, NetworkError,
-    RequestTimeoutError, TLSError, ServerError, LibraryMemoryError, InternalError,
+    RequestTimeoutError, TLSError, ServerError, LibraryMemoryError, InternalError, ThrottledError,
+    DeclinedScopesError, PasswordResetFailedError, CancelledError,
 ]}
 
 

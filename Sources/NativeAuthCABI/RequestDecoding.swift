@@ -26,7 +26,8 @@ enum Decode {
     static func resetPassword(_ f: Fields) throws(NativeAuthError) -> ResetPasswordRequest {
         try ResetPasswordRequest(
             username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
-            correlationID: correlationID(f))
+            correlationID: correlationID(f)
+        )
     }
 
     /// A `na_flow_submit` request: the flow, and the action (`nil` for `cancel`). Arguments are checked before the

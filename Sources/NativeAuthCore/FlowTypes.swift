@@ -146,7 +146,12 @@ struct FlowContext: Sendable {
 
     /// This context for one call of a flow.
     func with(correlationID: String, isCancelled: @escaping @Sendable () -> Bool = { false }) -> FlowContext {
-        var c = FlowContext(server: server.with(correlationID: correlationID), tokens: tokens, clock: clock, logger: logger)
+        var c = FlowContext(
+            server: server.with(correlationID: correlationID),
+            tokens: tokens,
+            clock: clock,
+            logger: logger
+        )
         c.isCancelled = isCancelled
         return c
     }
@@ -170,7 +175,9 @@ struct FlowContext: Sendable {
     /// `flow_invalid` for an action the state cannot take.
     func wrongStep(_ action: FlowAction, expected: FlowAction.Kind) -> NativeAuthError {
         var e = NativeAuthError(
-            .flowInvalid, "\(action.kind.rawValue) is not possible now: the flow is waiting for \(expected.rawValue).")
+            .flowInvalid,
+            "\(action.kind.rawValue) is not possible now: the flow is waiting for \(expected.rawValue)."
+        )
         e.expected = expected
         return e
     }
@@ -190,7 +197,10 @@ struct FlowContext: Sendable {
         case .registrationRequired(let ct):
             let (next, methods) = try server.registerIntrospect(ct)
             let flow = StrongAuthFlow(
-                state: .registrationSelect(next, methods: methods), scopes: scopes, claims: claims)
+                state: .registrationSelect(next, methods: methods),
+                scopes: scopes,
+                claims: claims
+            )
             return Transition(next: .strongAuth(flow), status: .registrationRequired(methods))
         }
     }

@@ -110,8 +110,10 @@ public final class NativeAuthClient: Sendable {
         }
         guard let status = transition.status else { throw NativeAuthError(.internal, "a flow step gave no status") }
         return FlowResult(
-            flowType: transition.next?.type ?? flow.type, flow: transition.next == nil || !kept ? nil : id,
-            status: status)
+            flowType: transition.next?.type ?? flow.type,
+            flow: transition.next == nil || !kept ? nil : id,
+            status: status
+        )
     }
 
     /// Cancels a flow (`cancel`): forgotten at once; a call waiting on it (polling, or later a browser or device
@@ -121,10 +123,16 @@ public final class NativeAuthClient: Sendable {
     }
 
     /// Stores the flow a start step left, if any.
-    private func begin(_ transition: Transition, type: FlowType, correlationID: String) throws(NativeAuthError)
+    private func begin(
+        _ transition: Transition,
+        type: FlowType,
+        correlationID: String
+    ) throws(NativeAuthError)
         -> FlowResult
     {
-        guard let status = transition.status else { throw transition.failure ?? NativeAuthError(.internal, "no status") }
+        guard let status = transition.status else {
+            throw transition.failure ?? NativeAuthError(.internal, "no status")
+        }
         guard let next = transition.next else { return FlowResult(flowType: type, flow: nil, status: status) }
         let id = try flows.create(next, correlationID: correlationID, now: clock.now())
         return FlowResult(flowType: next.type, flow: id, status: status)

@@ -103,10 +103,14 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.timeout, .network, "connect or request timeout elapsed"),
             (.tls, .network, "TLS handshake or certificate verification failed"),
             (.server, .server, "unexpected server answer (5xx, oversized or undecodable response, an unknown error)"),
-            (.throttled, .server,
-             "429 or 503 with a Retry-After longer than `retry_after_max_s`; `retry_after_s` says how long to wait"),
-            (.declinedScopes, .server,
-             "the server granted fewer scopes than asked: `declined` and `granted` list them (the token is cached)"),
+            (
+                .throttled, .server,
+                "429 or 503 with a Retry-After longer than `retry_after_max_s`; `retry_after_s` says how long to wait"
+            ),
+            (
+                .declinedScopes, .server,
+                "the server granted fewer scopes than asked: `declined` and `granted` list them (the token is cached)"
+            ),
             (.passwordResetFailed, .server, "the server reports the password reset failed; start again"),
             (.internal, .internal, "a bug; please report it"),
             (.invalidUsername, .auth, "empty, or refused by the server (AADSTS90100)"),

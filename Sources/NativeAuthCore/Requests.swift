@@ -55,7 +55,10 @@ public enum Validate {
         let groups = id.split(separator: "-", omittingEmptySubsequences: false)
         guard groups.map(\.utf8.count) == [8, 4, 4, 4, 12], groups.allSatisfy({ $0.utf8.allSatisfy(hex.contains) })
         else {
-            throw .invalidArgument("correlation_id: must be a UUID (8-4-4-4-12 hexadecimal digits)", field: "correlation_id")
+            throw .invalidArgument(
+                "correlation_id: must be a UUID (8-4-4-4-12 hexadecimal digits)",
+                field: "correlation_id"
+            )
         }
         return id.lowercased()
     }
@@ -104,7 +107,11 @@ public struct SignInRequest: Sendable {
     public var correlationID: String?
 
     public init(
-        username: String?, password: String?, scopes: [String]?, claims: ClaimsRequest?, correlationID: String? = nil
+        username: String?,
+        password: String?,
+        scopes: [String]?,
+        claims: ClaimsRequest?,
+        correlationID: String? = nil
     ) throws(NativeAuthError) {
         self.username = try Validate.username(username)
         self.password = try Validate.password(password, required: false)
@@ -121,7 +128,12 @@ public struct SignUpRequest: Sendable {
     public var attributes: [String: String]?
     public var correlationID: String?
 
-    public init(username: String?, password: String?, attributes: [String: String]?, correlationID: String? = nil)
+    public init(
+        username: String?,
+        password: String?,
+        attributes: [String: String]?,
+        correlationID: String? = nil
+    )
         throws(NativeAuthError)
     {
         self.username = try Validate.username(username)
@@ -152,7 +164,12 @@ public struct TokenRequest: Sendable {
     /// The `client-request-id` of this call's requests, when the app chose it.
     public var correlationID: String?
 
-    public init(scopes: [String]?, forceRefresh: Bool, claims: ClaimsRequest?, correlationID: String? = nil)
+    public init(
+        scopes: [String]?,
+        forceRefresh: Bool,
+        claims: ClaimsRequest?,
+        correlationID: String? = nil
+    )
         throws(NativeAuthError)
     {
         let list = try Validate.scopes(scopes)

@@ -51,7 +51,11 @@ struct ResetPasswordFlow: Sendable {
     /// `password_reset_failed`; a password-policy error during polling leaves the flow waiting for another password
     /// (MSAL iOS's ResetPasswordResponseValidator maps it to a password error with a new password-required state);
     /// a cancel from another thread ends the wait with `cancelled`.
-    private func submit(_ ct: ContinuationToken, _ password: Secret, _ ctx: FlowContext) throws(NativeAuthError)
+    private func submit(
+        _ ct: ContinuationToken,
+        _ password: Secret,
+        _ ctx: FlowContext
+    ) throws(NativeAuthError)
         -> Transition
     {
         let (pollToken, interval) = try ctx.server.resetSubmit(ct, newPassword: password)

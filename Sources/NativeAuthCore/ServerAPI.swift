@@ -354,8 +354,10 @@ struct ServerAPI: Sendable {
         let authority = configuration.authority
         guard
             let response = try? send(
-                HTTPRequest(url: authority.endpoint(Endpoint.discovery.rawValue)), name: Endpoint.discovery.rawValue,
-                resendable: true),
+                HTTPRequest(url: authority.endpoint(Endpoint.discovery.rawValue)),
+                name: Endpoint.discovery.rawValue,
+                resendable: true
+            ),
             response.status == 200, let doc = try? JSONValue.parse(response.body), case .object = doc,
             let endpoint = doc["token_endpoint"]?.stringValue
         else { return nil }
@@ -465,12 +467,15 @@ struct ServerAPI: Sendable {
             clientInfo = (uid, utid)
         }
         return TokenResponse(
-            accessToken: Secret(at), expiresIn: expiresIn,
+            accessToken: Secret(at),
+            expiresIn: expiresIn,
             extExpiresIn: Self.seconds(body["ext_expires_in"]).flatMap { $0 > 0 ? $0 : nil },
             refreshIn: Self.seconds(body["refresh_in"]).flatMap { $0 > 0 ? $0 : nil },
             grantedScopes: body["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) },
             refreshToken: body["refresh_token"]?.stringValue.flatMap { $0.isEmpty ? nil : RefreshToken(Secret($0)) },
-            idToken: body["id_token"]?.stringValue, clientInfo: clientInfo)
+            idToken: body["id_token"]?.stringValue,
+            clientInfo: clientInfo
+        )
     }
 
     /// A number of seconds sent as a JSON number or a numeric string, clamped to `maxLifetime` (a year); nil when
@@ -544,7 +549,11 @@ struct ServerAPI: Sendable {
             }
         }
         var request = HTTPRequest(
-            method: "POST", url: url, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: body)
+            method: "POST",
+            url: url,
+            headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            body: body
+        )
         body.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } }
         defer { request.wipeBody() }
         return decode(try send(request, name: name, resendable: false), name: name)
@@ -570,7 +579,10 @@ struct ServerAPI: Sendable {
                 response = try transport.send(request)
             } catch {
                 logger.log(
-                    .warning, "\(request.method) \(name) failed: \(error.kind.rawValue)", correlationID: correlationID)
+                    .warning,
+                    "\(request.method) \(name) failed: \(error.kind.rawValue)",
+                    correlationID: correlationID
+                )
                 let nothingSent = error.kind == .connect || error.kind == .connectTimeout
                 if attempt == 1 && (nothingSent || (resendable && (error.kind == .network || error.kind == .timeout))) {
                     clock.sleep(0.5)
@@ -582,20 +594,32 @@ struct ServerAPI: Sendable {
             }
             let ms = Int((clock.now() - started) * 1000)
             logger.log(
-                .verbose, "\(request.method) \(name) -> \(response.status) (\(ms) ms)", correlationID: correlationID)
+                .verbose,
+                "\(request.method) \(name) -> \(response.status) (\(ms) ms)",
+                correlationID: correlationID
+            )
             if response.status == 429 || response.status == 503,
                 let header = response.header("retry-after"),
                 let wait = RetryAfter.seconds(header, now: clock.now())
             {
                 guard attempt == 1, wait <= configuration.retryAfterMaxSeconds else {
                     var e = NativeAuthError(
-                        .throttled, "The server asked to wait \(Int(wait.rounded(.up))) s before trying again.")
+                        .throttled,
+                        "The server asked to wait \(Int(wait.rounded(.up))) s before trying again."
+                    )
                     e.server = ServerErrorDetails(
-                        correlationID: correlationID, httpStatus: response.status, retryAfter: header)
+                        correlationID: correlationID,
+                        httpStatus: response.status,
+                        retryAfter: header
+                    )
                     e.retryAfterSeconds = Int(wait.rounded(.up))
                     throw e
                 }
-                logger.log(.info, "\(name): waiting \(Int(wait.rounded(.up))) s (Retry-After)", correlationID: correlationID)
+                logger.log(
+                    .info,
+                    "\(name): waiting \(Int(wait.rounded(.up))) s (Retry-After)",
+                    correlationID: correlationID
+                )
                 clock.sleep(wait)
                 continue
             }

@@ -31,10 +31,14 @@ extension NativeAuthError {
                 .server,
                 status == 429
                     ? "The server is throttling requests; try again later."
-                    : "The server failed (HTTP \(status)) and did not recover after a retry.")
+                    : "The server failed (HTTP \(status)) and did not recover after a retry."
+            )
         }
         if error.isEmpty {
-            return make(.server, "The server answered with something that is not an OAuth error (HTTP \(d.httpStatus ?? 0)).")
+            return make(
+                .server,
+                "The server answered with something that is not an OAuth error (HTTP \(d.httpStatus ?? 0))."
+            )
         }
         if context == .refresh {
             if error == "expired_refresh_token" || codes.contains(700082) {
@@ -51,7 +55,8 @@ extension NativeAuthError {
                     .interactionRequired,
                     sub == "bad_token"
                         ? "The refresh token was refused; the user must sign in again."
-                        : "The server needs the user to sign in again for these scopes.")
+                        : "The server needs the user to sign in again for these scopes."
+                )
             }
         }
         if error == "expired_token" || codes.contains(552003) {
@@ -64,7 +69,8 @@ extension NativeAuthError {
             return make(
                 .invalidClient,
                 "The server refused this client_id for native authentication "
-                    + "(check the app registration: public client, native authentication enabled).")
+                    + "(check the app registration: public client, native authentication enabled)."
+            )
         }
         if error == "invalid_request" && codes.contains(90100) {
             // MSAL tells username from client_id by the description's wording; this library reads fields only. Its

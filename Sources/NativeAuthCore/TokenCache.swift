@@ -53,7 +53,11 @@ public final class AccessToken: Sendable {
     public let rendered: RenderedToken?
 
     public init(
-        value: Secret, scopes: [String], expiresOn: Double, refreshOn: Double?, cachedAt: Double,
+        value: Secret,
+        scopes: [String],
+        expiresOn: Double,
+        refreshOn: Double?,
+        cachedAt: Double,
         extExpiresOn: Double? = nil
     ) {
         self.value = value

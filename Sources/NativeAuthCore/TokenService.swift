@@ -21,14 +21,22 @@ final class TokenService: Sendable {
     /// A token response as a cached token (rendered) and the account it names, when it names one: from
     /// `client_info` (`<uid>.<utid>`), else — as MSAL Python does for a response without client_info — from the ID
     /// token (`oid`, else `sub`, with `tid`).
-    private func accept(_ r: TokenResponse, requestedScopes: [String]) throws(NativeAuthError) -> (Account?, AccessToken) {
+    private func accept(
+        _ r: TokenResponse,
+        requestedScopes: [String]
+    ) throws(NativeAuthError) -> (Account?, AccessToken) {
         let now = clock.now()
         let granted = r.grantedScopes ?? requestScopes(requestedScopes)
         let token = cache.rendering(
             AccessToken(
-                value: r.accessToken, scopes: granted, expiresOn: now + Double(r.expiresIn),
-                refreshOn: r.refreshIn.map { now + Double($0) }, cachedAt: now,
-                extExpiresOn: r.extExpiresIn.map { now + Double($0) }))
+                value: r.accessToken,
+                scopes: granted,
+                expiresOn: now + Double(r.expiresIn),
+                refreshOn: r.refreshIn.map { now + Double($0) },
+                cachedAt: now,
+                extExpiresOn: r.extExpiresIn.map { now + Double($0) }
+            )
+        )
         var claims: JSONValue = .object([:])
         if let idToken = r.idToken {
             guard let jwt = try? JWT(decoding: idToken) else { throw .unexpected("id_token is not a JWT") }
@@ -45,10 +53,16 @@ final class TokenService: Sendable {
             return (nil, token)
         }
         let username =
-            claims["preferred_username"]?.stringValue ?? claims["email"]?.stringValue ?? claims["sub"]?.stringValue ?? ""
+            claims["preferred_username"]?.stringValue ?? claims["email"]?.stringValue ?? claims["sub"]?.stringValue
+            ?? ""
         let account = Account(
-            homeAccountID: homeAccountID, username: username, tenantID: tenantID ?? "",
-            environment: server.configuration.authority.parsed.host, idToken: r.idToken, claims: claims)
+            homeAccountID: homeAccountID,
+            username: username,
+            tenantID: tenantID ?? "",
+            environment: server.configuration.authority.parsed.host,
+            idToken: r.idToken,
+            claims: claims
+        )
         return (account, token)
     }
 
@@ -56,10 +70,14 @@ final class TokenService: Sendable {
     /// server granted; if it granted fewer than asked (OIDC scopes aside), the caller gets `declined_scopes` with
     /// both lists instead of a token that lacks them.
     private func checkDeclined(_ token: AccessToken, requested: [String]) throws(NativeAuthError) {
-        let declined = requested.filter { !oidcScopeSet.contains($0.lowercased()) && !token.key.set.contains($0.lowercased()) }
+        let declined = requested.filter {
+            !oidcScopeSet.contains($0.lowercased()) && !token.key.set.contains($0.lowercased())
+        }
         guard !declined.isEmpty else { return }
         var e = NativeAuthError(
-            .declinedScopes, "The server granted fewer scopes than requested; the token for the granted ones is cached.")
+            .declinedScopes,
+            "The server granted fewer scopes than requested; the token for the granted ones is cached."
+        )
         e.declined = declined
         e.granted = token.scopes.filter { !oidcScopeSet.contains($0.lowercased()) }
         throw e
@@ -143,7 +161,8 @@ final class TokenService: Sendable {
                 },
                 refresh: { () throws(NativeAuthError) -> AccessToken in
                     try refresh(scopes: scopes, claims: request.claims, correlationID: correlationID)
-                })
+                }
+            )
             try checkDeclined(token, requested: scopes)
             return TokenResult(token: token, fromCache: fromCache)
         } catch {
@@ -154,7 +173,10 @@ final class TokenService: Sendable {
             if Self.serverUnavailable(error), !request.forceRefresh, request.claims == nil,
                 let extended = cache.extendedLookup(key, at: clock.now())
             {
-                logger.log(.warning, "the server is unavailable (\(error.code)); serving a token in its extended lifetime")
+                logger.log(
+                    .warning,
+                    "the server is unavailable (\(error.code)); serving a token in its extended lifetime"
+                )
                 return TokenResult(token: extended, fromCache: true)
             }
             throw error
@@ -178,8 +200,10 @@ final class TokenService: Sendable {
         // A discovery document that names another origin is refused (thrown); an absent or broken one is not fatal.
         guard let endpoint = try server.discovery()?.tokenEndpoint else {
             logger.log(
-                .warning, "OIDC discovery unavailable; using the authority's token endpoint",
-                correlationID: server.correlationID)
+                .warning,
+                "OIDC discovery unavailable; using the authority's token endpoint",
+                correlationID: server.correlationID
+            )
             return server.configuration.authority.endpoint(Endpoint.token.rawValue)
         }
         tokenEndpoint.withLock { $0 = endpoint }
@@ -200,7 +224,11 @@ final class TokenService: Sendable {
     }
 
     /// One refresh-token grant; the rotated refresh token replaces the old one under the cache lock.
-    private func refresh(scopes: [String], claims: ClaimsRequest?, correlationID: String) throws(NativeAuthError)
+    private func refresh(
+        scopes: [String],
+        claims: ClaimsRequest?,
+        correlationID: String
+    ) throws(NativeAuthError)
         -> AccessToken
     {
         let current = cache.read { d in d.current.map { ($0.account.homeAccountID, $0.refreshToken) } }
@@ -209,7 +237,11 @@ final class TokenService: Sendable {
         }
         let server = server.with(correlationID: correlationID)
         let endpoint = try refreshEndpoint(server)
-        logger.log(.info, "refreshing an access token for \(ScopeKey(scopes).set.count) scope(s)", correlationID: correlationID)
+        logger.log(
+            .info,
+            "refreshing an access token for \(ScopeKey(scopes).set.count) scope(s)",
+            correlationID: correlationID
+        )
         let response: TokenResponse
         do {
             response = try server.refresh(endpoint: endpoint, refreshToken: rt, scopes: scopes, claims: claims)

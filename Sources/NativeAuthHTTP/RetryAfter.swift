@@ -24,7 +24,10 @@ public enum RetryAfter {
     /// and asctime ("Sun Nov  6 08:49:37 1994") forms, as seconds since the epoch.
     static func httpDate(_ text: String) -> Double? {
         let parts = text.split(whereSeparator: { $0 == " " || $0 == "-" || $0 == "," }).map { $0.lowercased() }
-        var day: Int?, month: Int?, year: Int?, clock: [Int]?
+        var day: Int?
+        var month: Int?
+        var year: Int?
+        var clock: [Int]?
         for p in parts {
             if p.contains(":") {
                 let c = p.split(separator: ":").compactMap { Int($0) }

@@ -176,12 +176,14 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
         t.on(
             "/oauth2/v2.0/initiate",
             { _, _ in json(["error": "temporarily_unavailable"], status: 503, headers: [("Retry-After", "3")]) },
-            { _, _ in json(["continuation_token": "CT1"]) })
+            { _, _ in json(["continuation_token": "CT1"]) }
+        )
         #expect(try c.signIn(["username": "u@x.com"])["status"] == "password_required")
         #expect(clock.slept.withLock { $0.last } == 3)
         t.on(
             "/oauth2/v2.0/initiate",
-            { _, _ in json(["error": "temporarily_unavailable"], status: 429, headers: [("Retry-After", "120")]) })
+            { _, _ in json(["error": "temporarily_unavailable"], status: 429, headers: [("Retry-After", "120")]) }
+        )
         do {
             _ = try c.signIn(["username": "u@x.com"])
             Issue.record("expected throttled")

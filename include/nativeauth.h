@@ -19,7 +19,8 @@
  *       "server":{"error":…,"suberror":…,"error_codes":[…],"correlation_id":…,"trace_id":…,"http_status":…}
  *   and, for argument errors, "field" names the offending member ("cache.path", "scopes[2]").
  *   Any call may answer invalid_argument, invalid_handle, out_of_memory or internal; every call that talks to the
- *   server may also answer network, timeout, tls or server. The "Errors" of each call below list the others.
+ *   server may also answer network, timeout, tls, server or throttled. The "Errors" of each call below list the
+ *   others.
  *   A step that needs more input from the user is a result (a "status"), never an error.
  *   Messages and logs never contain passwords, one-time codes, continuation tokens or tokens.
  *
@@ -83,7 +84,7 @@ enum {
                              refresh_token_expired, password_change_required                                    */
     NA_ENETWORK     = -5, /* no usable answer. codes: network, timeout, tls                                        */
     NA_ESERVER      = -6, /* the server answered with an error or something unexpected. codes: server, throttled,
-                             declined_scopes, password_reset_failed                                            */
+                             declined_scopes, password_reset_failed, id_token_invalid                           */
     NA_ESTATE       = -7, /* a flow is expired, finished, busy, cancelled or at another step. codes: flow_expired,
                              flow_invalid, cancelled                                                            */
     NA_ENOMEM       = -8, /* out of memory; *out_json is a static document that na_string_free() ignores.
@@ -179,7 +180,7 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  *   "code_required" (email one-time-passcode accounts; a given password is then ignored, as MSAL does).
  *   Errors: invalid_username, invalid_password (an empty password), user_not_found, invalid_credentials (with a
  *   "flow" to retry the password), password_change_required, browser_required, invalid_client, invalid_scope,
- *   flow_expired, flow_invalid. */
+ *   declined_scopes, id_token_invalid, flow_expired, flow_invalid, cancelled (signed out during the call). */
 int na_sign_in(na_client *client, const char *request_json, char **out_json);
 
 /* Sign-up.  request {"username", "password"?, "attributes"?:{"displayName":"Ann", "city":"Oslo", …}}.
@@ -213,7 +214,7 @@ int na_reset_password(na_client *client, const char *request_json, char **out_js
  * flow as it was. Unknown or finished flows: "flow_invalid"; expired ones: "flow_expired".
  * Errors: invalid_code, invalid_password, invalid_credentials, attributes_invalid, user_already_exists,
  *   invalid_contact, contact_blocked, auth_method_blocked, password_change_required, browser_required, invalid_scope,
- *   flow_expired, flow_invalid. */
+ *   declined_scopes, id_token_invalid, password_reset_failed, flow_expired, flow_invalid, cancelled. */
 int na_flow_submit(na_client *client, const char *request_json, char **out_json);
 
 /* ---- Tokens, APIs, account, sign-out ------------------------------------------------------------------------ */
@@ -228,7 +229,7 @@ int na_flow_submit(na_client *client, const char *request_json, char **out_json)
  * scopes wait for it and share its result, and the rotated refresh token replaces the old one atomically, so a
  * refresh token is never presented twice. A new token replaces cached tokens whose scopes overlap it (MSAL's rule).
  * Errors: no_account (NA_ENOTFOUND), interaction_required and refresh_token_expired (NA_EINTERACTION: sign in again;
- * the dead refresh token is dropped), password_change_required, browser_required, invalid_scope. */
+ * the dead refresh token is dropped), password_change_required, browser_required, invalid_scope, declined_scopes. */
 int na_get_access_token(na_client *client, const char *request_json, char **out_json);
 
 /* Calls an API with a bearer token.  request {"url", "method"?:"GET", "headers"?:{"name":"value"}, "body"?: string

@@ -108,9 +108,12 @@ enum Encode {
         }
         o["headers"] = .object(h)
         let contentType = r.headers.first(where: { $0.name == "content-type" })?.value.lowercased() ?? ""
-        if contentType.contains("json"), let parsed = try? JSONValue.parse(r.body) {
+        let tooDeep = JSONDepth.exceeds(r.body)
+        if contentType.contains("json"), !tooDeep, let parsed = try? JSONValue.parse(r.body) {
             o["body"] = parsed
         } else if let text = String(validating: r.body, as: UTF8.self) {
+            // JSON nested deeper than JSONDepth.limit is passed on as text, flagged, rather than parsed.
+            if contentType.contains("json") && tooDeep { o["body_too_deep"] = true }
             o["body"] = .string(text)
         } else {
             o["body_base64"] = .string(Base64.encode(r.body))

@@ -141,6 +141,8 @@ struct FlowContext: Sendable {
     let clock: any Clock
     let logger: Logger
     var isCancelled: @Sendable () -> Bool = { false }
+    /// The sign-out epoch when this call began (see `TokenService.acceptSignIn`).
+    var epoch: UInt64 = 0
 
     var correlationID: String { server.correlationID }
 
@@ -187,7 +189,12 @@ struct FlowContext: Sendable {
     func redeem(_ answer: TokenAnswer, scopes: [String], claims: ClaimsRequest?) throws(NativeAuthError) -> Transition {
         switch answer {
         case .tokens(let response):
-            let (account, token) = try tokens.acceptSignIn(response, requestedScopes: scopes)
+            let (account, token) = try tokens.acceptSignIn(
+                response,
+                requestedScopes: scopes,
+                server: server,
+                epoch: epoch
+            )
             log(.info, "signed in")
             return .ended(.signedIn(account, token))
         case .mfaRequired(let ct):

@@ -82,6 +82,7 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         public static let passwordResetFailed = Code(rawValue: "password_reset_failed")
         public static let throttled = Code(rawValue: "throttled")
         public static let cancelled = Code(rawValue: "cancelled")
+        public static let idTokenInvalid = Code(rawValue: "id_token_invalid")
 
         /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`
         /// and the Python exception map are checked against it by the tests.
@@ -112,6 +113,10 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
                 "the server granted fewer scopes than asked: `declined` and `granted` list them (the token is cached)"
             ),
             (.passwordResetFailed, .server, "the server reports the password reset failed; start again"),
+            (
+                .idTokenInvalid, .server,
+                "the ID token failed its checks (`aud`, `iss`, `exp`/`nbf`); nothing was cached"
+            ),
             (.internal, .internal, "a bug; please report it"),
             (.invalidUsername, .auth, "empty, or refused by the server (AADSTS90100)"),
             (.userNotFound, .auth, "no such account (sign-in, reset)"),

@@ -556,7 +556,9 @@ struct ServerAPI: Sendable {
         )
         body.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } }
         defer { request.wipeBody() }
-        return decode(try send(request, name: name, resendable: false), name: name)
+        var response = try send(request, name: name, resendable: false)
+        defer { response.wipeBody() }
+        return decode(response, name: name)
     }
 
     /// Sends with the retry policy:

@@ -128,6 +128,9 @@ public struct AccountEntry: Sendable {
     /// The scopes the sign-in asked for: what `na_get_access_token` without scopes means (MSAL iOS's
     /// `getAccessToken()` without scopes returns the sign-in's token).
     public var signInScopes: [String] = []
+    /// Which sign-in this entry comes from: a refresh that began under an earlier sign-in of the same account
+    /// stores nothing into a later one.
+    public var session: UInt64 = 0
     /// By `ScopeKey.key`.
     public var accessTokens: [String: AccessToken] = [:]
 
@@ -154,6 +157,10 @@ public struct AccountEntry: Sendable {
 /// Everything the cache holds. Native auth keeps one signed-in account per client.
 public struct CacheData: Sendable {
     public var accounts: [String: AccountEntry] = [:]
+    /// Counts sign-outs: a sign-in or refresh that began before one stores nothing after it.
+    public var signOutEpoch: UInt64 = 0
+    /// Numbers sign-in sessions (see `AccountEntry.session`).
+    public var lastSession: UInt64 = 0
     public init() {}
 
     /// The signed-in account's entry (native auth keeps one).
@@ -225,6 +232,9 @@ public final class TokenCache: @unchecked Sendable {  // `data` and `index` are 
             return t
         }
     }
+
+    /// The current sign-out epoch (see `CacheData.signOutEpoch`).
+    var signOutEpoch: UInt64 { lock.withReadLock { data.signOutEpoch } }
 
     public func read<R>(_ body: (CacheData) -> R) -> R {
         lock.withReadLock { body(data) }

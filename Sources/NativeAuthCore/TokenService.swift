@@ -1,4 +1,5 @@
 internal import NativeAuthCrypto
+internal import NativeAuthHTTP
 public import NativeAuthJSON
 import Synchronization
 
@@ -9,7 +10,9 @@ final class TokenService: Sendable {
     let clock: any Clock
     let logger: Logger
     private let gate = RefreshGate()
-    private let tokenEndpoint = Mutex<String?>(nil)
+    /// OIDC discovery, fetched once per client (an unavailable document is tried again after a while).
+    private let discovered = Mutex<(metadata: OIDCMetadata?, at: Double)?>(nil)
+    static let discoveryRetryAfter = 300.0
 
     init(server: ServerAPI, cache: TokenCache, clock: any Clock, logger: Logger) {
         self.server = server
@@ -21,10 +24,16 @@ final class TokenService: Sendable {
     /// A token response as a cached token (rendered) and the account it names, when it names one: from
     /// `client_info` (`<uid>.<utid>`), else — as MSAL Python does for a response without client_info — from the ID
     /// token (`oid`, else `sub`, with `tid`).
+    /// On a refresh (`strict` false) an ID token that fails its checks names no account — the cached one is kept —
+    /// instead of failing the call: the access token itself is fine.
     private func accept(
         _ r: TokenResponse,
-        requestedScopes: [String]
-    ) throws(NativeAuthError) -> (Account?, AccessToken) {
+        requestedScopes: [String],
+        server: ServerAPI,
+        strict: Bool = true
+    )
+        throws(NativeAuthError) -> (Account?, AccessToken)
+    {
         let now = clock.now()
         let granted = r.grantedScopes ?? requestScopes(requestedScopes)
         let token = cache.rendering(
@@ -41,6 +50,17 @@ final class TokenService: Sendable {
         if let idToken = r.idToken {
             guard let jwt = try? JWT(decoding: idToken) else { throw .unexpected("id_token is not a JWT") }
             claims = jwt.claims
+            do {
+                try validateIDToken(claims, server: server)
+            } catch {
+                guard !strict else { throw error }
+                logger.log(
+                    .warning,
+                    "a refreshed ID token failed its checks; the account is unchanged",
+                    correlationID: server.correlationID
+                )
+                return (nil, token)
+            }
         }
         let homeAccountID: String
         var tenantID = claims["tid"]?.stringValue
@@ -84,16 +104,35 @@ final class TokenService: Sendable {
     }
 
     /// Saves a sign-in's tokens: the new account replaces any previous one (one account per client).
-    func acceptSignIn(_ r: TokenResponse, requestedScopes: [String]) throws(NativeAuthError) -> (Account, AccessToken) {
-        let (account, token) = try accept(r, requestedScopes: requestedScopes)
+    /// `epoch` is the sign-out epoch when the call began: if the user signed out since, nothing is stored and the
+    /// call answers `cancelled`.
+    func acceptSignIn(
+        _ r: TokenResponse,
+        requestedScopes: [String],
+        server: ServerAPI,
+        epoch: UInt64
+    )
+        throws(NativeAuthError) -> (Account, AccessToken)
+    {
+        let (account, token) = try accept(r, requestedScopes: requestedScopes, server: server)
         guard let account else {
             throw .unexpected("token response without client_info or an ID token that names the user")
         }
-        cache.update { d in
+        let stored = cache.update { d -> Bool in
+            guard d.signOutEpoch == epoch else { return false }
             var entry = AccountEntry(account: account, refreshToken: r.refreshToken)
             entry.signInScopes = requestedScopes
+            d.lastSession += 1
+            entry.session = d.lastSession
             entry.store(token)
             d.accounts = [account.homeAccountID: entry]
+            return true
+        }
+        guard stored else {
+            throw NativeAuthError(
+                .cancelled,
+                "The user signed out while this sign-in was in progress; nothing was kept."
+            )
         }
         try checkDeclined(token, requested: requestedScopes)
         return (account, token)
@@ -106,14 +145,17 @@ final class TokenService: Sendable {
     func removeAll() -> Bool {
         cache.update { d -> Bool in
             let had = !d.accounts.isEmpty
-            d = CacheData()
+            d.accounts = [:]
+            d.signOutEpoch += 1
             return had
         }
     }
 
-    /// The scopes a request means: its own, or — without any — the sign-in's.
+    /// The scopes a request means: its own, or — without any, or with OIDC scopes only — the sign-in's (MSAL iOS's
+    /// native-auth `getAccessToken()` needs no scopes and answers the sign-in's token). A request for `openid` alone
+    /// is never matched against a token cached later for some API.
     private func resolve(_ request: TokenRequest) throws(NativeAuthError) -> (scopes: [String], key: ScopeKey) {
-        if let scopes = request.scopes, let key = request.key { return (scopes, key) }
+        if let scopes = request.scopes, let key = request.key, !key.set.isEmpty { return (scopes, key) }
         guard let signIn = cache.read({ $0.current?.signInScopes }) else {
             throw NativeAuthError(.noAccount, "No user is signed in.")
         }
@@ -151,10 +193,19 @@ final class TokenService: Sendable {
         let fingerprint = rt.secret.withUnsafeBytes { Base64.urlEncode(SHA256.hash($0)) }
         let gateKey = [accountID, fingerprint, key.key, request.claims?.json ?? ""].joined(separator: "|")
         let canShare = !request.forceRefresh && fallback == nil && request.claims == nil
-        let correlationID = request.correlationID ?? ((try? SecureRandom.uuid()) ?? "")
+        let correlationID: String
+        if let chosen = request.correlationID {
+            correlationID = chosen
+        } else {
+            do { correlationID = try SecureRandom.uuid() } catch {
+                throw NativeAuthError(.internal, "The system random generator failed.")
+            }
+        }
         do {
+            let deadline = SystemClock().now() + Double(server.configuration.requestTimeoutMs) / 1000 * 2
             let (token, fromCache) = try gate.run(
                 key: gateKey,
+                deadline: deadline,
                 check: { () -> AccessToken? in
                     guard canShare, case .hit(let t, _) = cache.lookup(key, at: clock.now()) else { return nil }
                     return t
@@ -192,22 +243,69 @@ final class TokenService: Sendable {
         }
     }
 
-    /// The token endpoint: OIDC discovery's, fetched once per client and required to be on the authority's origin;
-    /// when discovery is unavailable, the authority's own `/oauth2/v2.0/token` (where MSAL Android and msal-browser's
-    /// custom-auth client always send it, without discovery).
-    private func refreshEndpoint(_ server: ServerAPI) throws(NativeAuthError) -> String {
-        if let cached = tokenEndpoint.withLock({ $0 }) { return cached }
-        // A discovery document that names another origin is refused (thrown); an absent or broken one is not fatal.
-        guard let endpoint = try server.discovery()?.tokenEndpoint else {
-            logger.log(
-                .warning,
-                "OIDC discovery unavailable; using the authority's token endpoint",
-                correlationID: server.correlationID
-            )
-            return server.configuration.authority.endpoint(Endpoint.token.rawValue)
+    /// OIDC discovery, once per client; nil while it is unavailable (asked again after `discoveryRetryAfter`). A
+    /// document whose token endpoint is on another origin than the authority's is an error, never used.
+    private func metadata(_ server: ServerAPI) throws(NativeAuthError) -> OIDCMetadata? {
+        let now = clock.now()
+        if let cached = discovered.withLock({ $0 }),
+            cached.metadata != nil || now - cached.at < Self.discoveryRetryAfter
+        {
+            return cached.metadata
         }
-        tokenEndpoint.withLock { $0 = endpoint }
-        return endpoint
+        let metadata = try server.discovery()
+        if metadata == nil {
+            logger.log(.warning, "OIDC discovery is unavailable", correlationID: server.correlationID)
+        }
+        discovered.withLock { $0 = (metadata, now) }
+        return metadata
+    }
+
+    /// The token endpoint: OIDC discovery's (on the authority's origin); when discovery is unavailable, the
+    /// authority's own `/oauth2/v2.0/token` (where MSAL Android and msal-browser's custom-auth client always send
+    /// it, without discovery).
+    private func refreshEndpoint(_ server: ServerAPI) throws(NativeAuthError) -> String {
+        try metadata(server)?.tokenEndpoint ?? server.configuration.authority.endpoint(Endpoint.token.rawValue)
+    }
+
+    /// The checks an ID token from a token response passes before its account is cached: `aud` is this client,
+    /// `iss` has the host and tenant of the discovery document's issuer (without discovery: the authority's host or
+    /// `<tid>.ciamlogin.com`, and the authority's tenant or `tid`), `exp` is not past and `nbf` not ahead, with 5
+    /// minutes of clock skew. The signature is not checked here: the token came over TLS straight from the token
+    /// endpoint of the configured authority (the browser flows, where it passes through a browser, check it).
+    private func validateIDToken(_ claims: JSONValue, server: ServerAPI) throws(NativeAuthError) {
+        func invalid(_ why: String) -> NativeAuthError { NativeAuthError(.idTokenInvalid, "The ID token \(why).") }
+        let clientID = server.configuration.clientID
+        let audiences =
+            claims["aud"]?.stringValue.map { [$0] } ?? claims["aud"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        guard audiences.contains(clientID) else { throw invalid("is not for this client (aud)") }
+        let now = clock.now()
+        let skew = 300.0
+        guard let exp = claims["exp"]?.doubleValue, exp.isFinite else { throw invalid("has no expiry (exp)") }
+        guard exp > now - skew else { throw invalid("has expired (exp)") }
+        if let nbf = claims["nbf"]?.doubleValue, nbf.isFinite, nbf > now + skew {
+            throw invalid("is not valid yet (nbf)")
+        }
+        guard let iss = claims["iss"]?.stringValue, let issuer = try? HTTPURL(iss) else {
+            throw invalid("has no issuer (iss)")
+        }
+        let tid = claims["tid"]?.stringValue?.lowercased()
+        let tenant = issuer.path.split(separator: "/").first.map { $0.lowercased() }
+        let authority = server.configuration.authority
+        if let expected = try metadata(server)?.issuer {
+            let resolved =
+                tid.map { t in
+                    expected.split(separator: "{tenantid}", omittingEmptySubsequences: false).joined(separator: t)
+                } ?? expected
+            guard let e = try? HTTPURL(resolved), e.host == issuer.host,
+                e.path.split(separator: "/").first.map({ $0.lowercased() }) == tenant
+            else { throw invalid("was issued by another issuer (iss)") }
+        } else {
+            let authorityTenant = authority.parsed.path.split(separator: "/").first.map { $0.lowercased() }
+            let hosts = [authority.parsed.host] + (tid.map { ["\($0).ciamlogin.com"] } ?? [])
+            guard hosts.contains(issuer.host), let tenant, tenant == authorityTenant || tenant == tid else {
+                throw invalid("was issued by another issuer (iss)")
+            }
+        }
     }
 
     /// Whether a refresh failure means the refresh token itself is dead, so it must not be presented again. MSAL
@@ -231,8 +329,8 @@ final class TokenService: Sendable {
     ) throws(NativeAuthError)
         -> AccessToken
     {
-        let current = cache.read { d in d.current.map { ($0.account.homeAccountID, $0.refreshToken) } }
-        guard let (accountID, cached) = current, let rt = cached else {
+        let current = cache.read { d in d.current.map { ($0.account.homeAccountID, $0.refreshToken, $0.session) } }
+        guard let (accountID, cached, session) = current, let rt = cached else {
             throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
         }
         let server = server.with(correlationID: correlationID)
@@ -248,15 +346,17 @@ final class TokenService: Sendable {
         } catch {
             if Self.refreshTokenIsDead(error) {
                 cache.update { d in
-                    if d.accounts[accountID]?.refreshToken == rt { d.accounts[accountID]?.refreshToken = nil }
+                    if d.accounts[accountID]?.session == session, d.accounts[accountID]?.refreshToken == rt {
+                        d.accounts[accountID]?.refreshToken = nil
+                    }
                 }
             }
             throw error
         }
-        let (account, token) = try accept(response, requestedScopes: scopes)
+        let (account, token) = try accept(response, requestedScopes: scopes, server: server, strict: false)
         cache.update { d in
-            // Signed out, or another user signed in, while this refresh was on the wire: keep nothing of it.
-            guard var entry = d.accounts[accountID] else { return }
+            // Signed out, or signed in again, while this refresh was on the wire: keep nothing of it.
+            guard var entry = d.accounts[accountID], entry.session == session else { return }
             if let newRT = response.refreshToken, entry.refreshToken == rt { entry.refreshToken = newRT }
             if let account, account.homeAccountID == accountID, account.idToken != nil { entry.account = account }
             entry.store(token)

@@ -48,6 +48,13 @@ public struct HTTPResponse: Sendable {
         self.body = body
     }
 
+    /// Overwrites the body with zeros (a token response holds tokens).
+    public mutating func wipeBody() {
+        body.withUnsafeMutableBytes { raw in
+            for i in raw.indices { raw[i] = 0 }
+        }
+    }
+
     /// The first value of header `name` (case-insensitive).
     public func header(_ name: String) -> String? {
         let n = name.lowercased()

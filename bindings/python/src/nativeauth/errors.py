@@ -213,6 +213,11 @@ class PasswordResetFailedError(ServerError):
     code = "password_reset_failed"
 
 
+class IdTokenInvalidError(ServerError):
+    """The ID token failed its checks (audience, issuer, lifetime); nothing was cached."""
+    code = "id_token_invalid"
+
+
 class LibraryMemoryError(NativeAuthError, MemoryError):
     code = "out_of_memory"
 
@@ -228,7 +233,7 @@ __all__ = [
     "InvalidContactError", "ContactBlockedError", "AuthMethodBlockedError", "InteractionRequiredError", "BrowserRequiredError",
     "RefreshTokenExpiredError", "PasswordChangeRequiredError", "FlowError", "FlowExpiredError", "FlowInvalidError",
     "NoAccountError", "NetworkError", "RequestTimeoutError", "TLSError", "ServerError", "LibraryMemoryError", "InternalError",
-    "ThrottledError", "DeclinedScopesError", "PasswordResetFailedError", "CancelledError",
+    "ThrottledError", "DeclinedScopesError", "PasswordResetFailedError", "CancelledError", "IdTokenInvalidError",
 ]
 
 _BY_CODE = {cls.code: cls for cls in [
@@ -238,7 +243,7 @@ _BY_CODE = {cls.code: cls for cls in [
     AuthMethodBlockedError, InteractionRequiredError, BrowserRequiredError, RefreshTokenExpiredError,
     PasswordChangeRequiredError, FlowExpiredError, FlowInvalidError, NoAccountError, NetworkError,
     RequestTimeoutError, TLSError, ServerError, LibraryMemoryError, InternalError, ThrottledError,
-    DeclinedScopesError, PasswordResetFailedError, CancelledError,
+    DeclinedScopesError, PasswordResetFailedError, CancelledError, IdTokenInvalidError,
 ]}
 
 

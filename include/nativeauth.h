@@ -39,7 +39,15 @@
  *   host process; each is answered with an error document.
  *
  * Security.  TLS peer and host verification are always on (TLS 1.2 or newer). Only https is allowed, plus plain
- *   http to loopback hosts (localhost, 127.0.0.0/8, [::1]) for local emulators. Redirects are never followed.
+ *   http to exactly localhost, 127.0.0.1 and [::1] (local emulators), which never go through a proxy; other hosts
+ *   follow the environment's proxy settings (http_proxy, NO_PROXY, …) untouched. Redirects are never followed.
+ *   A request carrying a password, a code, a continuation token or a refresh token is never sent twice where the
+ *   server may have seen it (no resend after a timeout or a connection broken mid-answer); see SECURITY.md.
+ *
+ * Correlation.  All requests of one flow carry one client-request-id (a UUID); an independent call uses a fresh
+ *   one. na_sign_in, na_sign_up, na_reset_password, na_get_access_token and na_call_api accept
+ *   "correlation_id": "<UUID>" to choose it. Errors from a server answer carry it as server.correlation_id, and the
+ *   log callback receives it.
  * ---------------------------------------------------------------------------------------------------------------
  */
 #ifndef NATIVEAUTH_H
@@ -122,6 +130,9 @@ typedef struct na_client na_client;
  *     "redirect_uri": "http://localhost",       optional; used by the browser flows
  *     "connect_timeout_ms": 10000,              optional, 1..600000, default 10000
  *     "request_timeout_ms": 30000,              optional, 1..600000, default 30000 (whole request)
+ *     "retry_after_max_s": 10,                  optional, 0..300, default 10: a 429/503 with a Retry-After (seconds
+ *                                               or HTTP-date) up to this long is waited out and retried once; a
+ *                                               longer one answers "throttled" with "retry_after_s"
  *     "cache": {"type": "memory"},              optional, default memory. {"type":"file","path":"/abs/path"} is
  *                                               recognised but answered "not_supported" in this version.
  *     "log_level": "off",                       optional: off (default), error, warning, info, verbose
@@ -169,11 +180,18 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  *   "registration_required"  {"flow","methods":[{"id","channel","login_hint","challenge_type"}]}
  *                                                                          → register_method
  *   "sign_up_completed"      {"flow"}                                      → sign_in
+ *                            (no "flow" when the server completed the sign-up without allowing an automatic
+ *                            sign-in — MSAL iOS reads it the same way: the app then calls na_sign_in)
  *   "password_reset_completed" {"flow"}                                    → sign_in
  *
  * Errors with a "flow" member leave the flow usable (retry: invalid_code, invalid_password, invalid_credentials,
  * attributes_invalid, invalid_contact, contact_blocked, network, timeout, server). Client-side checks (an empty
- * username, password or code) answer without a network call.
+ * username, password or code) answer without a network call. A step the server finished part of keeps that part:
+ * when the token request after a successful strong-auth registration fails, the flow waits for "sign_in", which
+ * repeats only the token request. The ID token of a sign-in is checked ("aud" is the client id, "iss" has the host
+ * and tenant of the OIDC discovery issuer, "exp"/"nbf" with 5 minutes of skew; "id_token_invalid" otherwise) —
+ * not its signature: it came over verified TLS straight from the token endpoint. OIDC discovery is fetched once
+ * per client, at the first sign-in.
  *
  * Sign-in.  request {"username", "password"?, "scopes"?:[…], "claims"?:{…}}. Sends `scope` = scopes + openid
  *   profile offline_access. Without a password the answer is "password_required" (password accounts) or
@@ -193,7 +211,11 @@ int na_sign_in(na_client *client, const char *request_json, char **out_json);
 int na_sign_up(na_client *client, const char *request_json, char **out_json);
 
 /* Password reset.  request {"username"}. Answers "code_required", then "password_required" (the new password), then
- *   — after the library polls the server's completion endpoint — "password_reset_completed".
+ *   — after the library polls the server's completion endpoint — "password_reset_completed". Polling follows the
+ *   server's poll_interval (0 or absent: 2 s; at most 10 s) while it answers in_progress or not_started, for at
+ *   most 300 s; "failed" ends the flow with password_reset_failed; a password-policy error during polling
+ *   (invalid_password) leaves the flow waiting for another password; a cancel from another thread ends the wait
+ *   with "cancelled".
  *   Errors: invalid_username, user_not_found, user_has_no_password, browser_required, invalid_client,
  *   flow_expired, flow_invalid (the code and the new password are checked by na_flow_submit). */
 int na_reset_password(na_client *client, const char *request_json, char **out_json);
@@ -208,8 +230,12 @@ int na_reset_password(na_client *client, const char *request_json, char **out_js
  *   "register_method"    {"contact", "method_id"?} registration: the email address to register; answers
  *                                                 "code_required", or "signed_in" when the contact needs no
  *                                                 verification (it is the sign-in address)
- *   "sign_in"            {"scopes"?, "claims"?}   after "sign_up_completed" or "password_reset_completed"
- *   "cancel"             {}                       forgets the flow; answers {"v":1,"status":"cancelled"}
+ *   "sign_in"            {"scopes"?, "claims"?}   after "sign_up_completed" or "password_reset_completed" (or to
+ *                                                 retry the token request after a registration, see above)
+ *   "cancel"             {}                       forgets the flow; answers {"v":1,"status":"cancelled"}. It may be
+ *                                                 sent from another thread while a call waits on the flow (reset
+ *                                                 polling): that call answers NA_ESTATE "cancelled", and nothing it
+ *                                                 finishes afterwards revives the flow
  * An action the flow is not waiting for answers NA_ESTATE "flow_invalid" with "expected":<action> and leaves the
  * flow as it was. Unknown or finished flows: "flow_invalid"; expired ones: "flow_expired".
  * Errors: invalid_code, invalid_password, invalid_credentials, attributes_invalid, user_already_exists,
@@ -219,12 +245,26 @@ int na_flow_submit(na_client *client, const char *request_json, char **out_json)
 
 /* ---- Tokens, APIs, account, sign-out ------------------------------------------------------------------------ */
 
-/* An access token for scopes.  request {"scopes":[…] (required), "force_refresh"?:false, "claims"?:{…}}
+/* An access token for scopes.  request {"scopes"?:[…], "force_refresh"?:false, "claims"?:{…}, "correlation_id"?}
  * result {"v":1,"access_token","token_type":"Bearer","scopes":[…],"expires_on":<unix s>,"from_cache":bool}
- * A cached token whose scopes include the request and that is not within 5 minutes of expiry (half its lifetime
- * for tokens shorter than 10 minutes) is served without a network call; past the server's "refresh_in" the library
- * refreshes early and still serves the cached token if that refresh fails. Otherwise one refresh-token request
- * (to the token_endpoint of OIDC discovery, fetched once per client and required to be on the authority's origin).
+ * Without "scopes" (or with an empty list, or OIDC scopes only — openid, profile, offline_access, email) the answer
+ * is the token for the sign-in's own scopes, as MSAL iOS's native-auth getAccessToken() without scopes; a request for
+ * OIDC scopes only is never matched against a token cached later for some API.
+ * A cached token whose scopes include the request is served without a network call while more than 5 minutes of
+ * its lifetime remain — MSAL's fixed expiry buffer (MSAL's common core MSIDAccessToken: s_expirationBuffer = 300;
+ * MSAL Python: expires_on - now < 5*60 means expired), so a token issued for 5 minutes or less is never served from
+ * the cache. Lifetimes ("expires_in", "ext_expires_in", "refresh_in") may come as numbers or numeric strings and are
+ * clamped to a year; a missing, zero, negative or non-numeric "expires_in" is refused ("server"). Past the server's
+ * "refresh_in" the library refreshes early and still serves the cached token if that refresh fails; while the server
+ * is unavailable (no connection, timeout, 5xx, throttled) a token past its expiry is served until its
+ * "ext_expires_in". Otherwise one refresh-token request goes to the token_endpoint of OIDC discovery (fetched once
+ * per client and required to be on the authority's origin), or — when discovery is unavailable — to the authority's
+ * own /oauth2/v2.0/token. When the server grants fewer scopes than asked, the token is cached under what it granted
+ * and the answer is "declined_scopes" with "declined" and "granted" lists (MSAL iOS's declined-scopes error).
+ * The refresh token is dropped only when the server says it is dead: invalid_grant with suberror bad_token (as MSAL
+ * iOS and Android), expired_refresh_token, or AADSTS 700082, 70008, 700084, 50173. Consent or MFA demanded for one
+ * scope set (interaction_required) leaves the user signed in for the others; network errors, 5xx and 429 never
+ * touch it.
  * Concurrent calls share one refresh: only one refresh runs per client at a time, callers asking for the same
  * scopes wait for it and share its result, and the rotated refresh token replaces the old one atomically, so a
  * refresh token is never presented twice. A new token replaces cached tokens whose scopes overlap it (MSAL's rule).
@@ -237,7 +277,11 @@ int na_get_access_token(na_client *client, const char *request_json, char **out_
  * result {"v":1,"status":200,"headers":{"content-type":…},"body": parsed JSON | text} ("body_base64" for binary).
  * The token comes from na_get_access_token's logic. On 401 with WWW-Authenticate error="invalid_token" the library
  * refreshes once and retries once. An HTTP error status from the API is a result (NA_OK), not a library error.
- * Tokens are only sent over https, or http to loopback hosts; the request may not set Authorization itself.
+ * Tokens are only sent over https, or http to localhost, 127.0.0.1 or [::1]. The request may not set Authorization,
+ * nor the headers that frame or route it (Content-Length, Transfer-Encoding, Host, Connection, Keep-Alive, Upgrade,
+ * TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header values may not contain CR, LF or NUL; TRACE
+ * and CONNECT are refused ("invalid_argument" with "field"). A JSON body nested deeper than 64 levels comes back as
+ * text with "body_too_deep": true. "scopes" and "correlation_id" as for na_get_access_token.
  * Errors: as na_get_access_token. */
 int na_call_api(na_client *client, const char *request_json, char **out_json);
 

@@ -20,6 +20,10 @@ enum ClientFactory {
         options.totalTimeoutMs = config.requestTimeoutMs
         options.caBundlePath = config.caBundle
         var apiOptions = options
+        // Identity answers are small (a token response is a few kilobytes); 1 MiB is generous and bounds what a
+        // hostile server can make the library hold. API answers may be larger: 4 MiB.
+        options.maxResponseBytes = 1 << 20
+        apiOptions.maxResponseBytes = 4 << 20
         let version = NativeAuthVersion.string.description
         options.defaultHeaders = [
             ("Accept", "application/json"),

@@ -635,7 +635,11 @@ struct ServerAPI: Sendable {
 
     private func decode(_ response: HTTPResponse, name: String) -> Answer {
         let correlation = correlationID.isEmpty ? response.header("client-request-id") : correlationID
-        let body = (try? JSONValue.parse(response.body)) ?? .null
+        // The identity server answers JSON: a body it labels as something else (an HTML error page of a proxy, a
+        // captive portal) is not read as an answer, whatever it contains.
+        let contentType = response.header("content-type")?.lowercased()
+        let labelledJSON = contentType.map { $0.contains("json") } ?? true
+        let body = labelledJSON ? ((try? JSONValue.parse(response.body)) ?? .null) : .null
         if response.status == 200 {
             guard case .object = body else {
                 let details = ServerErrorDetails(correlationID: correlation, httpStatus: 200)

@@ -89,6 +89,21 @@ extension Emulator {
     // MARK: - Test controls (/_emulator/…)
 
     func controls(_ req: EmulatorRequest, _ path: [Substring], _ ctx: RequestContext) throws -> EmulatorResponse {
+        // Every control needs the token of the ready document; without it, nothing happens.
+        guard let presented = req.headers["x-emulator-token"], constantTimeStringEquals(presented, controlToken) else {
+            var r = EmulatorResponse.json(
+                [
+                    "error": "unauthorized",
+                    "error_description": .string(
+                        "The emulator's controls need the X-Emulator-Token header with the ready document's "
+                            + "control_token."
+                    ),
+                ],
+                status: 401
+            )
+            r.headers.append(("WWW-Authenticate", "X-Emulator-Token"))
+            return r
+        }
         let body = req.body.isEmpty ? JSONValue.object([:]) : ((try? JSONValue.parse(req.body)) ?? .null)
         func bad(_ why: String) -> EmulatorResponse {
             .json(["error": "invalid_request", "error_description": .string(why)], status: 400)

@@ -12,6 +12,9 @@ public final class Emulator: Sendable {
     let jwk: JSONValue
     let clock = EmulatorClock()
     let store: Mutex<Store>
+    /// The secret every `/_emulator/*` request must carry in `X-Emulator-Token` (32 random bytes, base64url). It is
+    /// in the ready document only, so that only whoever started the emulator can drive its controls.
+    public let controlToken: String
     private let base = Mutex<String>("http://127.0.0.1")
 
     public init(config: EmulatorConfig = .demo) throws {
@@ -24,6 +27,7 @@ public final class Emulator: Sendable {
             "e": .string(Base64.urlEncode(e)),
         ]
         store = Mutex(Store(config: config))
+        controlToken = Base64.urlEncode(try SecureRandom.bytes(32))
     }
 
     /// The externally visible base URL ("http://127.0.0.1:PORT" or "https://…"). Set by the server once bound.
@@ -215,7 +219,8 @@ public final class Emulator: Sendable {
 
     /// The next injected fault for `path`, if any (consumes one use).
     func takeFault(for path: String) -> Fault? {
-        store.withLock { s in
+        if path.hasPrefix("/_emulator") { return nil }  // the controls always work
+        return store.withLock { s in
             guard let i = s.faults.firstIndex(where: { path.hasSuffix($0.pathSuffix) && $0.remaining > 0 }) else {
                 return nil
             }
@@ -263,6 +268,7 @@ public final class Emulator: Sendable {
             ),
             "users": .array(users),
             "controls": .string("\(baseURL)/_emulator"),
+            "control_token": .string(controlToken),
             "pid": .int(Int64(ProcessInfo.processInfo.processIdentifier)),
         ]
         if let caFile { doc["ca_file"] = .string(caFile) }

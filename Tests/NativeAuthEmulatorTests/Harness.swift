@@ -10,6 +10,8 @@ final class Harness: Sendable {
     let http: CurlHTTPClient
     let base: String
     let authority: String
+    /// The ready document's `control_token`: every `/_emulator/*` call sends it as `X-Emulator-Token`.
+    let controlToken: String
     let clientID = "00001111-aaaa-2222-bbbb-3333cccc4444"
 
     static func start(config: EmulatorConfig = .demo, tls: Bool = false) async throws -> Harness {
@@ -26,6 +28,7 @@ final class Harness: Sendable {
         http = CurlHTTPClient(options: o)
         base = server.baseURL
         authority = server.baseURL + "/contoso.onmicrosoft.com"
+        controlToken = server.readyDocument["control_token"]?.stringValue ?? ""
     }
 
     func stop() async { await server.stop() }
@@ -70,12 +73,17 @@ final class Harness: Sendable {
         try await send(HTTPRequest(url: url.hasPrefix("http") ? url : base + url, headers: headers))
     }
 
-    func control(_ method: String, _ path: String, _ body: JSONValue? = nil) async throws -> Reply {
+    func control(
+        _ method: String,
+        _ path: String,
+        _ body: JSONValue? = nil,
+        token: String? = nil
+    ) async throws -> Reply {
         try await send(
             HTTPRequest(
                 method: method,
                 url: base + "/_emulator/" + path,
-                headers: [("Content-Type", "application/json")],
+                headers: [("Content-Type", "application/json"), ("X-Emulator-Token", token ?? controlToken)],
                 body: body?.serializedBytes() ?? []
             )
         )

@@ -138,6 +138,7 @@ public final class Emulator: Sendable {
                 "AADSTS900144: The request body must be application/x-www-form-urlencoded."
             )
         }
+        countPresentedSecrets(rest, form)
         switch rest {
         case "oauth2/v2.0/initiate": return try signInInitiate(form, ctx)
         case "oauth2/v2.0/challenge": return try signInChallenge(form, ctx)
@@ -160,6 +161,32 @@ public final class Emulator: Sendable {
                 ["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."],
                 status: 404
             )
+        }
+    }
+
+    // MARK: - Secrets presented
+
+    /// Counts the passwords and refresh tokens the service receives (whatever it answers), and refresh-token values
+    /// received more than once: how a test proves a client never presents a secret twice, e.g. after a timeout.
+    private func countPresentedSecrets(_ endpoint: String, _ form: [String: String]) {
+        func present(_ field: String) -> Bool { !(form[field] ?? "").isEmpty }
+        let grant = form["grant_type"] ?? ""
+        let password: Bool
+        switch endpoint {
+        case "oauth2/v2.0/token": password = grant == "password" && present("password")
+        case "signup/v1.0/start": password = present("password")
+        case "signup/v1.0/continue": password = grant == "password" && present("password")
+        case "resetpassword/v1.0/submit": password = present("new_password")
+        default: password = false
+        }
+        let refreshToken = endpoint == "oauth2/v2.0/token" && grant == "refresh_token" ? form["refresh_token"] : nil
+        guard password || !(refreshToken ?? "").isEmpty else { return }
+        store.withLock { s in
+            if password { s.count("password_presentations") }
+            if let rt = refreshToken, !rt.isEmpty {
+                s.count("refresh_token_presentations")
+                if !s.presentedRefreshTokens.insert(rt).inserted { s.count("refresh_token_presented_twice") }
+            }
         }
     }
 

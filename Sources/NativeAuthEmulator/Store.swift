@@ -132,8 +132,8 @@ struct LogEntry {
             "seq": .int(Int64(seq)), "time": .double(time), "method": .string(method), "path": .string(path),
             "status": .int(Int64(status)),
             "fields": .object(fields.mapValues { .string($0) }), "headers": .object(headers.mapValues { .string($0) }),
+            "client_request_id": clientRequestID.map { .string($0) } ?? .null,
         ]
-        if let clientRequestID { o["client_request_id"] = .string(clientRequestID) }
         if let fault { o["fault"] = .string(fault) }
         return .object(o)
     }
@@ -156,6 +156,8 @@ struct Store {
     var sessions: [String: String] = [:]  // browser session cookie → user
     var deviceCodes: [String: DeviceCodeRecord] = [:]
     var apiItems: [String: [JSONValue]] = [:]
+    /// Every refresh-token value the token endpoint has received (for `refresh_token_presented_twice`).
+    var presentedRefreshTokens: Set<String> = []
 
     init(config: EmulatorConfig) {
         self.config = config
@@ -163,6 +165,12 @@ struct Store {
     }
 
     mutating func count(_ name: String, _ n: Int = 1) { counters[name, default: 0] += n }
+
+    /// Counters `GET /_emulator/counters` always shows, 0 until something happens.
+    static let listedCounters = [
+        "connections", "requests", "tokens_issued", "refresh_grants", "refresh_token_reuse_detected",
+        "password_presentations", "refresh_token_presentations", "refresh_token_presented_twice",
+    ]
 
     func client(_ id: String) -> ClientApp? { config.clients.first { $0.clientID == id } }
 

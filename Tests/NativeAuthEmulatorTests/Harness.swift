@@ -45,8 +45,8 @@ final class Harness: Sendable {
     /// POSTs a form to `authority + suffix`; `client_id` is added unless given.
     /// Sends a request on a Dispatch thread: the in-process server runs on Swift concurrency's cooperative pool,
     /// which a blocking libcurl call must never occupy.
-    func send(_ request: HTTPRequest) async throws -> Reply {
-        let http = self.http
+    func send(_ request: HTTPRequest, client: CurlHTTPClient? = nil) async throws -> Reply {
+        let http = client ?? self.http
         let r: HTTPResponse = try await withCheckedThrowingContinuation { cont in
             // A thread of its own: libdispatch's global queues share their (CPU-count) worker limit with the
             // cooperative pool on Linux, so blocking there can starve the server.

@@ -154,6 +154,8 @@ extension Emulator {
             } catch {
                 return bad(error.description)
             }
+        case (_, ["token_answers"]), (_, ["token_errors"]):
+            return tokenRuleControl(String(path[0]), req.method, body)
         case ("GET", ["faults"]):
             return .json(["faults": .array(store.withLock { $0.faults.map(\.json) })])
         case ("DELETE", ["faults"]):

@@ -156,6 +156,9 @@ struct Store {
     var sessions: [String: String] = [:]  // browser session cookie → user
     var deviceCodes: [String: DeviceCodeRecord] = [:]
     var apiItems: [String: [JSONValue]] = [:]
+    var tokenAnswers: [TokenAnswerRule] = []
+    var tokenErrors: [TokenErrorRule] = []
+    var ruleSeq = 0
     /// Every refresh-token value the token endpoint has received (for `refresh_token_presented_twice`).
     var presentedRefreshTokens: Set<String> = []
 

@@ -137,18 +137,8 @@ extension Emulator {
             reset()
             return .json(["ok": true])
         case ("POST", ["faults"]):
-            guard let f = try? JSONFields(body), let p = try? f.string("path") else { return bad("path is required") }
-            do {
-                let fault = Fault(
-                    pathSuffix: p,
-                    remaining: Int(try f.optionalInt("count", in: 1...1000) ?? 1),
-                    status: try f.optionalInt("status", in: 100...599).map(Int.init),
-                    retryAfter: try f.optionalInt("retry_after", in: 0...3600).map(Int.init),
-                    delayMs: Int(try f.optionalInt("delay_ms", in: 0...120_000) ?? 0),
-                    body: f.value("body"),
-                    truncate: try f.optionalBool("truncate") ?? false,
-                    drop: try f.optionalBool("drop") ?? false
-                )
+            do throws(JSONFieldError) {
+                let fault = try Fault(body)
                 store.withLock { $0.faults.append(fault) }
                 return .json(["ok": true, "fault": fault.json])
             } catch {

@@ -54,7 +54,11 @@ public final class Emulator: Sendable {
     // MARK: - Dispatch
 
     /// Handles one request. Never throws, never traps on input.
-    public func handle(_ req: EmulatorRequest) -> EmulatorResponse {
+    public func handle(_ req: EmulatorRequest) -> EmulatorResponse { handle(req, fault: nil) }
+
+    /// Handles one request under an injected fault: a stage-"before" fault with an answer of its own replaces the
+    /// service; a stage-"after" one answers over it. The request log says what the fault did.
+    func handle(_ req: EmulatorRequest, fault: Fault?) -> EmulatorResponse {
         let ctx = RequestContext(
             correlationID: req.headers["client-request-id"] ?? Ids.uuid(),
             traceID: Ids.uuid(),
@@ -62,20 +66,37 @@ public final class Emulator: Sendable {
             baseURL: baseURL
         )
         var response: EmulatorResponse
+        var handledStatus: Int? = nil
+        if let fault, fault.stage == .before, fault.replacesAnswer {
+            response = faultAnswer(fault, ctx, handled: nil)
+        } else {
+            response = serve(req, ctx)
+            if let fault, fault.stage == .after, fault.replacesAnswer || fault.drop {
+                handledStatus = response.status
+                if fault.replacesAnswer { response = faultAnswer(fault, ctx, handled: response) }
+            }
+        }
+        if let fault { response = reshape(response, fault) }
+        response.headers.append(("client-request-id", ctx.correlationID))
+        response.headers.append(("x-ms-request-id", ctx.traceID))
+        if !req.path.hasPrefix("/_emulator") {
+            let delivered = fault?.drop == true ? 0 : response.status
+            record(req, status: delivered, ctx, fault: fault?.kind, handledStatus: handledStatus)
+        }
+        return response
+    }
+
+    private func serve(_ req: EmulatorRequest, _ ctx: RequestContext) -> EmulatorResponse {
         do {
-            response = try route(req, ctx)
+            return try route(req, ctx)
         } catch let e as ServiceError {
-            response = errorResponse(e, ctx)
+            return errorResponse(e, ctx)
         } catch {
-            response = errorResponse(
+            return errorResponse(
                 ServiceError("server_error", [50000], "AADSTS50000: There was an error issuing a token.", status: 500),
                 ctx
             )
         }
-        response.headers.append(("client-request-id", ctx.correlationID))
-        response.headers.append(("x-ms-request-id", ctx.traceID))
-        if !req.path.hasPrefix("/_emulator") { record(req, response, ctx) }
-        return response
     }
 
     func errorResponse(_ e: ServiceError, _ ctx: RequestContext) -> EmulatorResponse {
@@ -198,7 +219,13 @@ public final class Emulator: Sendable {
         "client_secret", "client_assertion", "id_token_hint", "assertion", "attributes",
     ]
 
-    private func record(_ req: EmulatorRequest, _ resp: EmulatorResponse, _ ctx: RequestContext, fault: String? = nil) {
+    private func record(
+        _ req: EmulatorRequest,
+        status: Int,
+        _ ctx: RequestContext,
+        fault: String? = nil,
+        handledStatus: Int? = nil
+    ) {
         var fields: [String: String] = [:]
         if req.method == "POST", req.headers["content-type"]?.hasPrefix("application/x-www-form-urlencoded") ?? true,
             let form = Form.decode(String(decoding: req.body, as: UTF8.self))
@@ -222,11 +249,12 @@ public final class Emulator: Sendable {
                     time: ctx.now,
                     method: req.method,
                     path: req.path,
-                    status: resp.status,
+                    status: status,
                     clientRequestID: req.headers["client-request-id"],
                     fields: fields,
                     headers: headers,
-                    fault: fault
+                    fault: fault,
+                    handledStatus: handledStatus
                 )
             )
             if s.log.count > 10_000 { s.log.removeFirst(s.log.count - 10_000) }
@@ -241,7 +269,7 @@ public final class Emulator: Sendable {
             now: clock.now(),
             baseURL: baseURL
         )
-        record(req, EmulatorResponse(status: status), ctx, fault: kind)
+        record(req, status: status, ctx, fault: kind)
     }
 
     /// The next injected fault for `path`, if any (consumes one use).

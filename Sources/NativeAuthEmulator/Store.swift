@@ -94,28 +94,6 @@ struct DeviceCodeRecord {
     var redeemed = false
 }
 
-struct Fault {
-    var pathSuffix: String
-    var remaining: Int
-    var status: Int?
-    var retryAfter: Int?
-    var delayMs: Int
-    var body: JSONValue?
-    var truncate: Bool
-    var drop: Bool
-
-    var json: JSONValue {
-        var o: [String: JSONValue] = [
-            "path": .string(pathSuffix), "remaining": .int(Int64(remaining)),
-            "delay_ms": .int(Int64(delayMs)), "truncate": .bool(truncate), "drop": .bool(drop),
-        ]
-        if let status { o["status"] = .int(Int64(status)) }
-        if let retryAfter { o["retry_after"] = .int(Int64(retryAfter)) }
-        if let body { o["body"] = body }
-        return .object(o)
-    }
-}
-
 struct LogEntry {
     var seq: Int
     var time: Double
@@ -126,6 +104,8 @@ struct LogEntry {
     var fields: [String: String]
     var headers: [String: String]
     var fault: String?
+    /// With a stage-"after" fault: the status the service answered before the fault spoiled it.
+    var handledStatus: Int? = nil
 
     var json: JSONValue {
         var o: [String: JSONValue] = [
@@ -135,6 +115,7 @@ struct LogEntry {
             "client_request_id": clientRequestID.map { .string($0) } ?? .null,
         ]
         if let fault { o["fault"] = .string(fault) }
+        if let handledStatus { o["handled_status"] = .int(Int64(handledStatus)) }
         return .object(o)
     }
 }

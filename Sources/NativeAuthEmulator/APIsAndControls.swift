@@ -209,7 +209,8 @@ extension Emulator {
         case ("POST", ["settings"]):
             guard let f = try? JSONFields(body) else { return bad("a JSON object is required") }
             do {
-                try store.withLock { s throws in
+                try store.withLock { st throws in
+                    var s = st  // all or nothing: a refused member changes no setting
                     let l = s.config.lifetimes
                     s.config.lifetimes.accessToken = Int(
                         try f.optionalInt("access_token_lifetime", in: 1...86_400) ?? Int64(l.accessToken)
@@ -231,6 +232,33 @@ extension Emulator {
                     s.config.resetPollInterval = Int(
                         try f.optionalInt("reset_poll_interval", in: 0...60) ?? Int64(s.config.resetPollInterval)
                     )
+                    if let r = try f.optionalString("reset_poll_result") {
+                        guard r == "succeeded" || r == "failed" else {
+                            throw JSONFieldError(
+                                path: "reset_poll_result",
+                                problem: .invalid("must be succeeded or failed")
+                            )
+                        }
+                        s.config.resetPollResult = r
+                    }
+                    if f.raw("reset_poll_policy_error")?.isNull == true { s.config.resetPollPolicyError = nil }
+                    if let sub = try f.optionalString("reset_poll_policy_error") {
+                        guard passwordPolicySuberrors[sub] != nil else {
+                            throw JSONFieldError(
+                                path: "reset_poll_policy_error",
+                                problem: .invalid(
+                                    "must be null or one of "
+                                        + passwordPolicySuberrors.keys.sorted().joined(separator: ", ")
+                                )
+                            )
+                        }
+                        s.config.resetPollPolicyError = sub
+                    }
+                    s.config.resetCompletionWithoutToken =
+                        try f.optionalBool("reset_completion_without_token") ?? s.config.resetCompletionWithoutToken
+                    s.config.signUpCompletionWithoutToken =
+                        try f.optionalBool("sign_up_completion_without_token") ?? s.config.signUpCompletionWithoutToken
+                    st.config = s.config
                 }
                 return .json(["ok": true])
             } catch let e as JSONFieldError {

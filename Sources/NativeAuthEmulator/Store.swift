@@ -35,6 +35,10 @@ struct Flow {
     var registrationTarget: String? = nil
     /// Skip MFA checks when redeemed (just registered a method).
     var mfaSatisfied = false
+    /// The continuation token `/resetpassword/v1.0/submit` was called with (see `reopenForSubmit`).
+    var submittedWith: String? = nil
+    /// Every token this flow is stored under; using one retires them all.
+    var aliases: [String] = []
 }
 
 struct OutboxMessage {
@@ -160,12 +164,19 @@ struct Store {
 
     /// Stores `flow` under a fresh continuation token (after removing `old`) and returns the token.
     mutating func advance(_ flow: Flow, from old: String?, now: Double) -> String {
-        if let old { flows.removeValue(forKey: old) }
+        if let old { forget(old) }
         var f = flow
+        f.aliases = []
         f.expires = now + Double(config.lifetimes.continuationToken)
         let token = Ids.token("CT.")
         flows[token] = f
         return token
+    }
+
+    /// Retires a continuation token, and every other token its flow is stored under.
+    mutating func forget(_ token: String) {
+        guard let f = flows.removeValue(forKey: token) else { return }
+        for alias in f.aliases { flows.removeValue(forKey: alias) }
     }
 
     /// Sends a one-time code (into the outbox) and returns it.

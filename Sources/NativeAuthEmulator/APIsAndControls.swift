@@ -177,10 +177,18 @@ extension Emulator {
                     if let a = try f.optionalObject("attributes") {
                         for (k, v) in a.members { u.attributes[k] = v.stringValue }
                     }
+                    if let b = try f.optionalBool("requires_browser") { u.requiresBrowser = b }
+                    if f.raw("redirect_reason") != nil { u.redirectReason = try f.optionalString("redirect_reason") }
                     s.users[email] = u
                     return u
                 }
-                return .json(["ok": true, "user": ["email": .string(updated.email), "kind": .string(updated.kind)]])
+                return .json([
+                    "ok": true,
+                    "user": [
+                        "email": .string(updated.email), "kind": .string(updated.kind),
+                        "requires_browser": .bool(updated.requiresBrowser),
+                    ],
+                ])
             } catch let e as JSONFieldError {
                 return bad(e.description)
             }

@@ -160,6 +160,7 @@ public final class Emulator: Sendable {
             )
         }
         countPresentedSecrets(rest, form)
+        if let reason = browserRequired(rest, form) { return redirect(reason) }
         switch rest {
         case "oauth2/v2.0/initiate": return try signInInitiate(form, ctx)
         case "oauth2/v2.0/challenge": return try signInChallenge(form, ctx)
@@ -300,6 +301,7 @@ public final class Emulator: Sendable {
             ]
             if let p = u.password { o["password"] = .string(p) }
             if let m = u.mfaEmail { o["mfa_email"] = .string(m) }
+            if u.requiresBrowser { o["requires_browser"] = true }
             users.append(.object(o))
         }
         let publicClient = c.clients.first { $0.isPublic && $0.nativeAuthEnabled }

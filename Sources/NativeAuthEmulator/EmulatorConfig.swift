@@ -31,6 +31,10 @@ public struct UserRecord: Sendable, Equatable {
     public var mfaRequired: Bool
     /// Passwords used before (for `password_recently_used`).
     public var previousPasswords: [String] = []
+    /// Native auth answers `redirect` at every endpoint for this user; the browser page still signs them in.
+    public var requiresBrowser = false
+    /// The `redirect_reason` then (a default when nil).
+    public var redirectReason: String? = nil
 
     public var kind: String {
         if mfaRequired && mfaEmail == nil { return "password+registration_required" }
@@ -372,7 +376,7 @@ public struct EmulatorConfig: Sendable, Equatable {
         let mfaEmail = try o.optionalString("mfa_email")
         let registration = try o.optionalBool("requires_registration") ?? false
         let mfaRequired = try o.optionalBool("mfa_required") ?? (mfaEmail != nil || registration)
-        return UserRecord(
+        var user = UserRecord(
             email: email.lowercased(),
             password: try o.optionalString("password"),
             displayName: try o.optionalString("display_name") ?? email,
@@ -383,5 +387,8 @@ public struct EmulatorConfig: Sendable, Equatable {
             mfaEmail: mfaEmail,
             mfaRequired: mfaRequired
         )
+        user.requiresBrowser = try o.optionalBool("requires_browser") ?? false
+        user.redirectReason = try o.optionalString("redirect_reason")
+        return user
     }
 }

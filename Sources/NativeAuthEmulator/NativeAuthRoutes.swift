@@ -77,6 +77,31 @@ extension Emulator {
         return Set(raw.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init))
     }
 
+    static let nativeEndpoints: Set<String> = [
+        "oauth2/v2.0/initiate", "oauth2/v2.0/challenge", "oauth2/v2.0/introspect", "oauth2/v2.0/token",
+        "signup/v1.0/start", "signup/v1.0/challenge", "signup/v1.0/continue", "resetpassword/v1.0/start",
+        "resetpassword/v1.0/challenge", "resetpassword/v1.0/continue", "resetpassword/v1.0/submit",
+        "resetpassword/v1.0/poll_completion", "register/v1.0/introspect", "register/v1.0/challenge",
+        "register/v1.0/continue",
+    ]
+    static let nativeGrants: Set<String> = ["password", "oob", "mfa_oob", "continuation_token"]
+
+    /// The `redirect_reason` when a native-auth request concerns a user who must use the browser (`requires_browser`):
+    /// by `username` at the start endpoints, by the flow behind `continuation_token` afterwards. Standard grants at
+    /// /token (refresh token, authorization code, device code) are not native auth and go on.
+    func browserRequired(_ endpoint: String, _ form: [String: String]) -> String? {
+        guard Self.nativeEndpoints.contains(endpoint) else { return nil }
+        if endpoint == "oauth2/v2.0/token", !Self.nativeGrants.contains(form["grant_type"] ?? "") { return nil }
+        return store.withLock { s -> String? in
+            guard (try? nativeClient(form, s)) != nil else { return nil }  // client errors come first
+            var email = form["username"]?.lowercased()
+            if let ct = form["continuation_token"], let f = s.flows[ct] { email = f.username }
+            guard let email, let user = s.users[email], user.requiresBrowser else { return nil }
+            s.count("browser_required")
+            return user.redirectReason ?? "This account must sign in through the browser."
+        }
+    }
+
     func redirect(_ reason: String) -> EmulatorResponse {
         .json(["challenge_type": "redirect", "redirect_reason": .string(reason)])
     }

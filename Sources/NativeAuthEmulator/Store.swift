@@ -154,12 +154,6 @@ struct Store {
 
     mutating func count(_ name: String, _ n: Int = 1) { counters[name, default: 0] += n }
 
-    /// Counters `GET /_emulator/counters` always shows, 0 until something happens.
-    static let listedCounters = [
-        "connections", "requests", "tokens_issued", "refresh_grants", "refresh_token_reuse_detected",
-        "password_presentations", "refresh_token_presentations", "refresh_token_presented_twice",
-    ]
-
     func client(_ id: String) -> ClientApp? { config.clients.first { $0.clientID == id } }
 
     /// Stores `flow` under a fresh continuation token (after removing `old`) and returns the token.

@@ -51,7 +51,7 @@ func refreshRequest(_ h: Harness, _ rt: String) -> HTTPRequest {
                 _ = try await h.send(refreshRequest(h, rt), client: freshClient(h))
             }
             let c = try await h.control("GET", "counters")
-            #expect(c["refresh_grants"] == 0 && c["refresh_token_presentations"] == 0)
+            #expect(c["refresh_grants"] == nil && c["refresh_token_presentations"] == nil)
             #expect(try await h.send(refreshRequest(h, rt)).status == 200)  // rt is still good
         }
     }

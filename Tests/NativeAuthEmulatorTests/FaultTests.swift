@@ -70,7 +70,7 @@ func refreshRequest(_ h: Harness, _ rt: String) -> HTTPRequest {
             } catch let e as HTTPError {
                 #expect(e.kind == .timeout)
             }
-            #expect(try await h.control("GET", "counters")["refresh_grants"] == 1)  // handled before the delay
+            #expect(try await h.waitForCounter("refresh_grants", 1))  // handled before the delay
         }
     }
 

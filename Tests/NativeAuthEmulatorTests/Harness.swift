@@ -89,6 +89,16 @@ final class Harness: Sendable {
         )
     }
 
+    /// Polls the counters until `name` reaches `value` (a condition, not a fixed sleep); false after 10 s.
+    func waitForCounter(_ name: String, _ value: Int64) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if try await control("GET", "counters")[name]?.intValue == value { return true }
+            await Task.yield()
+        }
+        return false
+    }
+
     /// The newest code sent to `email`.
     func lastCode(_ email: String) async throws -> String {
         let r = try await control("GET", "outbox?to=" + email)

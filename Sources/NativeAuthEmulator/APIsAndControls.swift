@@ -89,6 +89,21 @@ extension Emulator {
     // MARK: - Test controls (/_emulator/…)
 
     func controls(_ req: EmulatorRequest, _ path: [Substring], _ ctx: RequestContext) throws -> EmulatorResponse {
+        // Every control needs the token of the ready document; without it, nothing happens.
+        guard let presented = req.headers["x-emulator-token"], constantTimeStringEquals(presented, controlToken) else {
+            var r = EmulatorResponse.json(
+                [
+                    "error": "unauthorized",
+                    "error_description": .string(
+                        "The emulator's controls need the X-Emulator-Token header with the ready document's "
+                            + "control_token."
+                    ),
+                ],
+                status: 401
+            )
+            r.headers.append(("WWW-Authenticate", "X-Emulator-Token"))
+            return r
+        }
         let body = req.body.isEmpty ? JSONValue.object([:]) : ((try? JSONValue.parse(req.body)) ?? .null)
         func bad(_ why: String) -> EmulatorResponse {
             .json(["error": "invalid_request", "error_description": .string(why)], status: 400)
@@ -115,29 +130,21 @@ extension Emulator {
             store.withLock { $0.log.removeAll() }
             return .json(["ok": true])
         case ("GET", ["counters"]):
-            let counters = store.withLock { s in s.counters }
+            let counters = store.withLock { s in s.counters }  // a counter appears when it first counts
             return .json(.object(counters.mapValues { .int(Int64($0)) }))
         case ("POST", ["reset"]):
             reset()
             return .json(["ok": true])
         case ("POST", ["faults"]):
-            guard let f = try? JSONFields(body), let p = try? f.string("path") else { return bad("path is required") }
-            do {
-                let fault = Fault(
-                    pathSuffix: p,
-                    remaining: Int(try f.optionalInt("count", in: 1...1000) ?? 1),
-                    status: try f.optionalInt("status", in: 100...599).map(Int.init),
-                    retryAfter: try f.optionalInt("retry_after", in: 0...3600).map(Int.init),
-                    delayMs: Int(try f.optionalInt("delay_ms", in: 0...120_000) ?? 0),
-                    body: f.value("body"),
-                    truncate: try f.optionalBool("truncate") ?? false,
-                    drop: try f.optionalBool("drop") ?? false
-                )
+            do throws(JSONFieldError) {
+                let fault = try Fault(body)
                 store.withLock { $0.faults.append(fault) }
                 return .json(["ok": true, "fault": fault.json])
             } catch {
                 return bad(error.description)
             }
+        case (_, ["token_answers"]), (_, ["token_errors"]):
+            return tokenRuleControl(String(path[0]), req.method, body)
         case ("GET", ["faults"]):
             return .json(["faults": .array(store.withLock { $0.faults.map(\.json) })])
         case ("DELETE", ["faults"]):
@@ -169,10 +176,18 @@ extension Emulator {
                     if let a = try f.optionalObject("attributes") {
                         for (k, v) in a.members { u.attributes[k] = v.stringValue }
                     }
+                    if let b = try f.optionalBool("requires_browser") { u.requiresBrowser = b }
+                    if f.raw("redirect_reason") != nil { u.redirectReason = try f.optionalString("redirect_reason") }
                     s.users[email] = u
                     return u
                 }
-                return .json(["ok": true, "user": ["email": .string(updated.email), "kind": .string(updated.kind)]])
+                return .json([
+                    "ok": true,
+                    "user": [
+                        "email": .string(updated.email), "kind": .string(updated.kind),
+                        "requires_browser": .bool(updated.requiresBrowser),
+                    ],
+                ])
             } catch let e as JSONFieldError {
                 return bad(e.description)
             }
@@ -201,7 +216,8 @@ extension Emulator {
         case ("POST", ["settings"]):
             guard let f = try? JSONFields(body) else { return bad("a JSON object is required") }
             do {
-                try store.withLock { s throws in
+                try store.withLock { st throws in
+                    var s = st  // all or nothing: a refused member changes no setting
                     let l = s.config.lifetimes
                     s.config.lifetimes.accessToken = Int(
                         try f.optionalInt("access_token_lifetime", in: 1...86_400) ?? Int64(l.accessToken)
@@ -223,6 +239,33 @@ extension Emulator {
                     s.config.resetPollInterval = Int(
                         try f.optionalInt("reset_poll_interval", in: 0...60) ?? Int64(s.config.resetPollInterval)
                     )
+                    if let r = try f.optionalString("reset_poll_result") {
+                        guard r == "succeeded" || r == "failed" else {
+                            throw JSONFieldError(
+                                path: "reset_poll_result",
+                                problem: .invalid("must be succeeded or failed")
+                            )
+                        }
+                        s.config.resetPollResult = r
+                    }
+                    if f.raw("reset_poll_policy_error")?.isNull == true { s.config.resetPollPolicyError = nil }
+                    if let sub = try f.optionalString("reset_poll_policy_error") {
+                        guard passwordPolicySuberrors[sub] != nil else {
+                            throw JSONFieldError(
+                                path: "reset_poll_policy_error",
+                                problem: .invalid(
+                                    "must be null or one of "
+                                        + passwordPolicySuberrors.keys.sorted().joined(separator: ", ")
+                                )
+                            )
+                        }
+                        s.config.resetPollPolicyError = sub
+                    }
+                    s.config.resetCompletionWithoutToken =
+                        try f.optionalBool("reset_completion_without_token") ?? s.config.resetCompletionWithoutToken
+                    s.config.signUpCompletionWithoutToken =
+                        try f.optionalBool("sign_up_completion_without_token") ?? s.config.signUpCompletionWithoutToken
+                    st.config = s.config
                 }
                 return .json(["ok": true])
             } catch let e as JSONFieldError {

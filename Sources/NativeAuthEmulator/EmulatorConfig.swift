@@ -31,6 +31,10 @@ public struct UserRecord: Sendable, Equatable {
     public var mfaRequired: Bool
     /// Passwords used before (for `password_recently_used`).
     public var previousPasswords: [String] = []
+    /// Native auth answers `redirect` at every endpoint for this user; the browser page still signs them in.
+    public var requiresBrowser = false
+    /// The `redirect_reason` then (a default when nil).
+    public var redirectReason: String? = nil
 
     public var kind: String {
         if mfaRequired && mfaEmail == nil { return "password+registration_required" }
@@ -83,6 +87,16 @@ public struct PasswordPolicy: Sendable, Equatable {
     public var banned: [String] = ["password", "password1", "password123", "12345678", "qwerty123", "letmein123"]
 }
 
+/// The password-policy suberrors (`invalid_grant`, AADSTS399246) and their descriptions.
+let passwordPolicySuberrors: [String: String] = [
+    "password_too_short": "The new password is too short.",
+    "password_too_long": "The new password is too long.",
+    "password_banned": "The new password is banned.",
+    "password_is_invalid": "The new password contains invalid characters.",
+    "password_too_weak": "New password is too weak.",
+    "password_recently_used": "The new password was used recently.",
+]
+
 /// Everything the emulated tenant is made of. `EmulatorConfig.demo` is the built-in demo tenant.
 public struct EmulatorConfig: Sendable, Equatable {
     public var tenantSubdomain = "contoso"
@@ -102,6 +116,15 @@ public struct EmulatorConfig: Sendable, Equatable {
     public var resetPollInterval = 1
     /// How many `poll_completion` calls answer `in_progress` before `succeeded`.
     public var resetInProgressPolls = 1
+    /// What `poll_completion` answers after the `in_progress` polls: "succeeded" or "failed".
+    public var resetPollResult = "succeeded"
+    /// A password suberror (`password_banned`, …) `poll_completion` answers instead, as when the service evaluates
+    /// the password policy asynchronously.
+    public var resetPollPolicyError: String? = nil
+    /// `poll_completion` succeeds without a continuation token (no automatic sign-in).
+    public var resetCompletionWithoutToken = false
+    /// A completed `/signup/v1.0/continue` answers 200 without a continuation token (no automatic sign-in).
+    public var signUpCompletionWithoutToken = false
     public var deviceCodeInterval = 1
     /// Contacts that JIT registration refuses (`access_denied` + `provider_blocked_by_rep`).
     public var blockedContacts: [String] = ["blocked@fabrikam.com"]
@@ -245,6 +268,8 @@ public struct EmulatorConfig: Sendable, Equatable {
             guard c.signUpMethod == "email_password" || c.signUpMethod == "email_otp" else {
                 throw JSONFieldError(path: "sign_up.method", problem: .invalid("must be email_password or email_otp"))
             }
+            c.signUpCompletionWithoutToken =
+                try s.optionalBool("completion_without_token") ?? c.signUpCompletionWithoutToken
             if let attrs = try s.optionalArray("attributes") {
                 c.signUpAttributes = []
                 for (i, v) in attrs.enumerated() {
@@ -312,6 +337,22 @@ public struct EmulatorConfig: Sendable, Equatable {
             c.resetInProgressPolls = Int(
                 try r.optionalInt("in_progress_polls", in: 0...10) ?? Int64(c.resetInProgressPolls)
             )
+            c.resetPollResult = try r.optionalString("poll_result") ?? c.resetPollResult
+            guard c.resetPollResult == "succeeded" || c.resetPollResult == "failed" else {
+                throw JSONFieldError(
+                    path: "reset_password.poll_result",
+                    problem: .invalid("must be succeeded or failed")
+                )
+            }
+            c.resetPollPolicyError = try r.optionalString("poll_policy_error")
+            if let sub = c.resetPollPolicyError, passwordPolicySuberrors[sub] == nil {
+                throw JSONFieldError(
+                    path: "reset_password.poll_policy_error",
+                    problem: .invalid("must be one of \(passwordPolicySuberrors.keys.sorted().joined(separator: ", "))")
+                )
+            }
+            c.resetCompletionWithoutToken =
+                try r.optionalBool("completion_without_token") ?? c.resetCompletionWithoutToken
         }
         c.deviceCodeInterval = Int(try f.optionalInt("device_code_interval", in: 1...60) ?? Int64(c.deviceCodeInterval))
         c.blockedContacts = try f.optionalStringArray("blocked_contacts") ?? c.blockedContacts
@@ -335,7 +376,7 @@ public struct EmulatorConfig: Sendable, Equatable {
         let mfaEmail = try o.optionalString("mfa_email")
         let registration = try o.optionalBool("requires_registration") ?? false
         let mfaRequired = try o.optionalBool("mfa_required") ?? (mfaEmail != nil || registration)
-        return UserRecord(
+        var user = UserRecord(
             email: email.lowercased(),
             password: try o.optionalString("password"),
             displayName: try o.optionalString("display_name") ?? email,
@@ -346,5 +387,8 @@ public struct EmulatorConfig: Sendable, Equatable {
             mfaEmail: mfaEmail,
             mfaRequired: mfaRequired
         )
+        user.requiresBrowser = try o.optionalBool("requires_browser") ?? false
+        user.redirectReason = try o.optionalString("redirect_reason")
+        return user
     }
 }

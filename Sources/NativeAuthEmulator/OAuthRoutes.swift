@@ -176,6 +176,16 @@ extension Emulator {
 
     func token(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         guard let grant = form["grant_type"], !grant.isEmpty else { throw .missingParameter("grant_type") }
+        // An injected error answers before anything is processed: no refresh token is consumed or rotated.
+        if let injected = injectedTokenError(form, grant: grant, ctx) { throw injected }
+        return tamperTokenAnswer(try tokenGrant(form, grant: grant, ctx), grant: grant, form, ctx)
+    }
+
+    private func tokenGrant(
+        _ form: [String: String],
+        grant: String,
+        _ ctx: RequestContext
+    ) throws(ServiceError) -> EmulatorResponse {
         if let native = try nativeToken(form, grant: grant, ctx) { return native }
         switch grant {
         case "refresh_token": return try refreshGrant(form, ctx)

@@ -35,6 +35,10 @@ struct Flow {
     var registrationTarget: String? = nil
     /// Skip MFA checks when redeemed (just registered a method).
     var mfaSatisfied = false
+    /// The continuation token `/resetpassword/v1.0/submit` was called with (see `reopenForSubmit`).
+    var submittedWith: String? = nil
+    /// Every token this flow is stored under; using one retires them all.
+    var aliases: [String] = []
 }
 
 struct OutboxMessage {
@@ -94,28 +98,6 @@ struct DeviceCodeRecord {
     var redeemed = false
 }
 
-struct Fault {
-    var pathSuffix: String
-    var remaining: Int
-    var status: Int?
-    var retryAfter: Int?
-    var delayMs: Int
-    var body: JSONValue?
-    var truncate: Bool
-    var drop: Bool
-
-    var json: JSONValue {
-        var o: [String: JSONValue] = [
-            "path": .string(pathSuffix), "remaining": .int(Int64(remaining)),
-            "delay_ms": .int(Int64(delayMs)), "truncate": .bool(truncate), "drop": .bool(drop),
-        ]
-        if let status { o["status"] = .int(Int64(status)) }
-        if let retryAfter { o["retry_after"] = .int(Int64(retryAfter)) }
-        if let body { o["body"] = body }
-        return .object(o)
-    }
-}
-
 struct LogEntry {
     var seq: Int
     var time: Double
@@ -126,15 +108,18 @@ struct LogEntry {
     var fields: [String: String]
     var headers: [String: String]
     var fault: String?
+    /// With a stage-"after" fault: the status the service answered before the fault spoiled it.
+    var handledStatus: Int? = nil
 
     var json: JSONValue {
         var o: [String: JSONValue] = [
             "seq": .int(Int64(seq)), "time": .double(time), "method": .string(method), "path": .string(path),
             "status": .int(Int64(status)),
             "fields": .object(fields.mapValues { .string($0) }), "headers": .object(headers.mapValues { .string($0) }),
+            "client_request_id": clientRequestID.map { .string($0) } ?? .null,
         ]
-        if let clientRequestID { o["client_request_id"] = .string(clientRequestID) }
         if let fault { o["fault"] = .string(fault) }
+        if let handledStatus { o["handled_status"] = .int(Int64(handledStatus)) }
         return .object(o)
     }
 }
@@ -156,6 +141,11 @@ struct Store {
     var sessions: [String: String] = [:]  // browser session cookie → user
     var deviceCodes: [String: DeviceCodeRecord] = [:]
     var apiItems: [String: [JSONValue]] = [:]
+    var tokenAnswers: [TokenAnswerRule] = []
+    var tokenErrors: [TokenErrorRule] = []
+    var ruleSeq = 0
+    /// Every refresh-token value the token endpoint has received (for `refresh_token_presented_twice`).
+    var presentedRefreshTokens: Set<String> = []
 
     init(config: EmulatorConfig) {
         self.config = config
@@ -168,12 +158,19 @@ struct Store {
 
     /// Stores `flow` under a fresh continuation token (after removing `old`) and returns the token.
     mutating func advance(_ flow: Flow, from old: String?, now: Double) -> String {
-        if let old { flows.removeValue(forKey: old) }
+        if let old { forget(old) }
         var f = flow
+        f.aliases = []
         f.expires = now + Double(config.lifetimes.continuationToken)
         let token = Ids.token("CT.")
         flows[token] = f
         return token
+    }
+
+    /// Retires a continuation token, and every other token its flow is stored under.
+    mutating func forget(_ token: String) {
+        guard let f = flows.removeValue(forKey: token) else { return }
+        for alias in f.aliases { flows.removeValue(forKey: alias) }
     }
 
     /// Sends a one-time code (into the outbox) and returns it.

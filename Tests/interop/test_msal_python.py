@@ -80,16 +80,19 @@ def test_device_flow(app, tls_emulator):
     assert flow.get("user_code"), flow
     controls = tls_emulator["controls"]
     ca = tls_emulator["ca_file"]
+    token = {"X-Emulator-Token": tls_emulator["control_token"]}  # every control call carries it
     result = {}
     worker = threading.Thread(target=lambda: result.update(app.acquire_token_by_device_flow(flow)))
     worker.start()
     # Wait until MSAL has polled and been told authorization_pending, then approve as the user would.
     for _ in range(500):
-        log = requests.get(controls + "/requests?path=/oauth2/v2.0/token", verify=ca).json()["requests"]
+        log = requests.get(controls + "/requests?path=/oauth2/v2.0/token", headers=token, verify=ca)
+        log = log.json()["requests"]
         if any(r["status"] == 400 for r in log):
             break
         threading.Event().wait(0.02)
-    ok = requests.post(controls + "/device/approve", json={"user_code": flow["user_code"], "email": ann["email"]}, verify=ca)
+    ok = requests.post(controls + "/device/approve", json={"user_code": flow["user_code"], "email": ann["email"]},
+                       headers=token, verify=ca)
     assert ok.json()["ok"] is True
     worker.join(timeout=60)
     assert "access_token" in result, result

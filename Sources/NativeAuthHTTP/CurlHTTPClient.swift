@@ -216,9 +216,10 @@ public final class CurlHTTPClient: Sendable {
         _ = ccurl_setopt_ptr(h, CURLOPT_READDATA, nil)
 
         guard rc == CURLE_OK else {
-            var connectTime: curl_off_t = 0
-            _ = ccurl_getinfo_off(h, CURLINFO_CONNECT_TIME_T, &connectTime)
-            throw Self.mapError(rc, overflow: sink.overflow, host: url.host, connected: connectTime > 0)
+            // Whether any byte of the request went out (on a reused connection there is no connect time to go by).
+            var requestBytes = 0
+            _ = ccurl_getinfo_long(h, CURLINFO_REQUEST_SIZE, &requestBytes)
+            throw Self.mapError(rc, overflow: sink.overflow, host: url.host, sent: requestBytes > 0)
         }
         var status = 0
         var code = 0
@@ -226,12 +227,12 @@ public final class CurlHTTPClient: Sendable {
         return HTTPResponse(status: status, headers: sink.headers, body: sink.body)
     }
 
-    private static func mapError(_ rc: CURLcode, overflow: Bool, host: String, connected: Bool) -> HTTPError {
+    private static func mapError(_ rc: CURLcode, overflow: Bool, host: String, sent: Bool) -> HTTPError {
         let what = curl_easy_strerror(rc).map { String(cString: $0) } ?? "libcurl error"
         switch rc {
         case CURLE_WRITE_ERROR where overflow, CURLE_FILESIZE_EXCEEDED:
             return HTTPError(.responseTooLarge, "the response from \(host) exceeds the size limit")
-        case CURLE_OPERATION_TIMEDOUT where !connected:
+        case CURLE_OPERATION_TIMEDOUT where !sent:
             return HTTPError(.connectTimeout, "connecting to \(host) timed out")
         case CURLE_OPERATION_TIMEDOUT:
             return HTTPError(.timeout, "request to \(host) timed out")

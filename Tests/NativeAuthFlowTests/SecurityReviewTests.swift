@@ -49,7 +49,8 @@ import Testing
             result.set(c.call(na_sign_in, ["username": .string(annEmail), "password": .string(annPassword)]))
         }
         t.start()
-        while try emu.requests("/oauth2/v2.0/token").isEmpty { usleep(10_000) }  // the token request is on the wire
+        // the call is under way (its token request, delayed, is on the wire or about to be)
+        while try emu.requests("/oauth2/v2.0/challenge").isEmpty { usleep(10_000) }
         #expect(c.call(na_sign_out, [:]).rc == NA_OK)
         while result.get() == nil { usleep(10_000) }
         #expect(result.get()?.1.errorCode == "cancelled", "\(String(describing: result.get()?.1))")

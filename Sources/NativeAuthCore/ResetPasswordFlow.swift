@@ -58,7 +58,11 @@ struct ResetPasswordFlow: Sendable {
     /// it to a password error with a new password-required state); any other failure of a poll keeps the accepted
     /// password and resumes polling on the next `submit_password`; a cancel from another thread ends the wait with
     /// `cancelled`.
-    private func poll(_ pollToken: ContinuationToken, interval: Int64?, _ ctx: FlowContext) throws(NativeAuthError)
+    private func poll(
+        _ pollToken: ContinuationToken,
+        interval: Int64?,
+        _ ctx: FlowContext
+    ) throws(NativeAuthError)
         -> Transition
     {
         let wait = Double((interval ?? 0) <= 0 ? 2 : min(interval ?? 2, 10))

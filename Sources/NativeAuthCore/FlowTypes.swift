@@ -233,7 +233,7 @@ func keepsFlow(_ e: NativeAuthError) -> Bool {
     if e.expected != nil { return true }
     switch e.code {
     case .invalidCode, .invalidPassword, .invalidCredentials, .attributesInvalid, .invalidContact, .contactBlocked,
-        .authMethodBlocked, .invalidScope, .network, .timeout, .tls, .server, .invalidArgument:
+        .authMethodBlocked, .invalidScope, .network, .timeout, .tls, .server, .throttled, .invalidArgument:
         return true
     default:
         return false

@@ -234,7 +234,8 @@ extension Emulator {
                     s.config.refreshTokenReuseDetection =
                         try f.optionalBool("refresh_token_reuse_detection") ?? s.config.refreshTokenReuseDetection
                     s.config.resetInProgressPolls = Int(
-                        try f.optionalInt("reset_in_progress_polls", in: 0...10) ?? Int64(s.config.resetInProgressPolls)
+                        try f.optionalInt("reset_in_progress_polls", in: 0...1000)
+                            ?? Int64(s.config.resetInProgressPolls)
                     )
                     s.config.resetPollInterval = Int(
                         try f.optionalInt("reset_poll_interval", in: 0...60) ?? Int64(s.config.resetPollInterval)
@@ -267,6 +268,9 @@ extension Emulator {
                         try f.optionalBool("sign_up_completion_without_token") ?? s.config.signUpCompletionWithoutToken
                     st.config = s.config
                 }
+                // The base URL the emulator names itself by (issuer, discovery endpoints, API URLs), e.g. a test's
+                // TCP forwarder in front of it.
+                if let u = try f.optionalString("public_base_url") { baseURL = u }
                 return .json(["ok": true])
             } catch let e as JSONFieldError {
                 return bad(e.description)

@@ -197,3 +197,20 @@ private func client(_ configure: (inout HTTPClientOptions) -> Void = { _ in }) -
         #expect(server.requests.count == 16)
     }
 }
+
+@Suite struct ForwarderTests {
+    /// The tests' TCP forwarder refuses connections when told, and relays again on the same port.
+    @Test func refusesAndResumes() throws {
+        let server = try TestHTTPServer { _ in .json(#"{"ok":true}"#) }
+        let forwarder = try TCPForwarder(to: UInt16(server.port))
+        let client = CurlHTTPClient()
+        let url = "http://127.0.0.1:\(forwarder.port)/x"
+        for _ in 0..<30 {
+            #expect(try client.send(HTTPRequest(url: url)).status == 200)
+            forwarder.refuse()
+            #expect(throws: HTTPError.self) { try client.send(HTTPRequest(url: url)) }
+            try forwarder.resume()
+            #expect(try client.send(HTTPRequest(url: url)).status == 200)
+        }
+    }
+}

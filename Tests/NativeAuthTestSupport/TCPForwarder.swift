@@ -63,17 +63,24 @@ public final class TCPForwarder: @unchecked Sendable {  // state behind `lock`
             relayed = []
             return (fd, open)
         }
-        if fd >= 0 {
-            shutdown(fd, Int32(SHUT_RDWR))
-            close(fd)
-        }
+        // Shut down only: the accepting thread closes the socket once its accept() returns, so the descriptor
+        // number cannot be reused (by the next listener) while that thread may still use it.
+        if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
         for s in open { shutdown(s, Int32(SHUT_RDWR)) }
     }
 
     /// Connections are relayed again, on the same port.
     public func resume() throws {
         var p: UInt16 = 0
-        let fd = try Self.listen(port: port, bound: &p)
+        var fd: Int32 = -1
+        for attempt in 0..<500 {  // the previous listener is closed by its accepting thread, a moment later
+            if let bound = try? Self.listen(port: port, bound: &p) {
+                fd = bound
+                break
+            }
+            if attempt == 499 { throw POSIXError(.EADDRINUSE) }
+            usleep(2000)
+        }
         let g = lock.withLock { () -> Int in
             listener = fd
             return generation
@@ -85,7 +92,13 @@ public final class TCPForwarder: @unchecked Sendable {  // state behind `lock`
         let t = Thread { [weak self] in
             while true {
                 let client = accept(fd, nil, nil)
-                guard let self, client >= 0 else { return }
+                if client < 0 && (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN || errno == EMFILE) {
+                    continue  // a client that gave up before being accepted, or a passing shortage
+                }
+                guard let self, client >= 0 else {  // shut down by refuse()
+                    close(fd)
+                    return
+                }
                 guard let upstream = Self.connect(to: self.target) else {
                     close(client)
                     continue
@@ -98,9 +111,10 @@ public final class TCPForwarder: @unchecked Sendable {  // state behind `lock`
                 guard live else {
                     close(client)
                     close(upstream)
+                    close(fd)
                     return
                 }
-                Thread { Self.pump(client, upstream) }.start()
+                Thread { self.pump(client, upstream) }.start()
             }
         }
         t.start()
@@ -125,8 +139,9 @@ public final class TCPForwarder: @unchecked Sendable {  // state behind `lock`
         return fd
     }
 
-    /// Relays bytes both ways until either side closes.
-    private static func pump(_ a: Int32, _ b: Int32) {
+    /// Relays bytes both ways until either side closes. The descriptors leave `relayed` before they are closed, so
+    /// `refuse()` never shuts down a descriptor number that has since been reused for something else.
+    private func pump(_ a: Int32, _ b: Int32) {
         var fds = [pollfd(fd: a, events: Int16(POLLIN), revents: 0), pollfd(fd: b, events: Int16(POLLIN), revents: 0)]
         var buffer = [UInt8](repeating: 0, count: 65536)
         loop: while poll(&fds, 2, -1) > 0 {
@@ -141,6 +156,7 @@ public final class TCPForwarder: @unchecked Sendable {  // state behind `lock`
                 }
             }
         }
+        lock.withLock { relayed.removeAll { $0 == a || $0 == b } }
         close(a)
         close(b)
     }

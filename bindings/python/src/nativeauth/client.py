@@ -37,13 +37,14 @@ class Client:
                  tenant_subdomain: Optional[str] = None, challenge_types: Optional[Sequence[str]] = None,
                  capabilities: Optional[Sequence[str]] = None, redirect_uri: Optional[str] = None,
                  connect_timeout_ms: Optional[int] = None, request_timeout_ms: Optional[int] = None,
-                 ca_bundle: Optional[str] = None, log_level: str = "off", log_handler: Optional[LogHandler] = None):
+                 retry_after_max_s: Optional[int] = None, ca_bundle: Optional[str] = None, log_level: str = "off",
+                 log_handler: Optional[LogHandler] = None):
         if client_id is None or not isinstance(client_id, str):
             raise errors.InvalidArgumentError("client_id must be a str", status=-1)
         config: dict = {"v": 1, "client_id": client_id}
         for key, value in (("authority", authority), ("tenant_subdomain", tenant_subdomain), ("redirect_uri", redirect_uri),
                            ("connect_timeout_ms", connect_timeout_ms), ("request_timeout_ms", request_timeout_ms),
-                           ("ca_bundle", ca_bundle)):
+                           ("retry_after_max_s", retry_after_max_s), ("ca_bundle", ca_bundle)):
             if value is not None:
                 config[key] = value
         if challenge_types is not None:
@@ -177,9 +178,13 @@ class Client:
 
     # -- tokens, APIs, account -------------------------------------------------------------------------------------
 
-    def get_access_token(self, scopes: Sequence[str], *, force_refresh: bool = False,
+    def get_access_token(self, scopes: Optional[Sequence[str]] = None, *, force_refresh: bool = False,
                          claims: Optional[Mapping[str, Any]] = None) -> AccessToken:
-        """An access token for ``scopes``: from the cache, or one refresh shared by concurrent callers."""
+        """An access token for ``scopes`` — without any, the sign-in's own scopes: from the cache, or one refresh
+        shared by concurrent callers. Raises DeclinedScopesError when the server grants fewer scopes than asked,
+        InteractionRequiredError when the user must sign in again, ThrottledError, … ."""
+        if scopes is None:
+            scopes = []
         if claims is not None:
             req: dict = {"scopes": _scopes(scopes), "force_refresh": bool(force_refresh), "claims": dict(claims)}
             return AccessToken.from_json(self._call("na_get_access_token", req))

@@ -82,14 +82,14 @@ enum {
     NA_OK           =  0, /* success; *out_json holds the result                                              */
     NA_EINVAL       = -1, /* bad argument, request document or handle, an unsupported option, or configuration the
                              server refused. codes: invalid_argument, invalid_handle, not_supported, invalid_scope,
-                             invalid_client                                                                      */
+                             invalid_client, account_required                                                    */
     NA_EAUTH        = -2, /* the user's input was refused. codes: invalid_username, user_not_found,
                              invalid_credentials, invalid_code, invalid_password, user_already_exists,
                              attributes_invalid, user_has_no_password, invalid_contact, contact_blocked,
-                             auth_method_blocked                                                                */
+                             auth_method_blocked, access_denied                                                  */
     NA_ENOTFOUND    = -3, /* nothing to act on. codes: no_account                                                 */
     NA_EINTERACTION = -4, /* the user must act. codes: browser_required, interaction_required,
-                             refresh_token_expired, password_change_required                                    */
+                             refresh_token_expired, password_change_required, browser_unavailable               */
     NA_ENETWORK     = -5, /* no usable answer. codes: network, timeout, tls                                        */
     NA_ESERVER      = -6, /* the server answered with an error or something unexpected. codes: server, throttled,
                              declined_scopes, password_reset_failed, id_token_invalid                           */
@@ -98,7 +98,9 @@ enum {
     NA_ENOMEM       = -8, /* out of memory; *out_json is a static document that na_string_free() ignores.
                              codes: out_of_memory                                                               */
     NA_EINTERNAL    = -9, /* a bug in the library; please report it with the document. codes: internal           */
-    NA__LAST        = -10 /* never returned; marks the end of the list and moves as codes are appended         */
+    NA_ESTORAGE     = -10, /* the persistent token cache cannot be used or written. codes: cache_unreadable,
+                             cache_write_failed, cache_insecure, cache_key_invalid                              */
+    NA__LAST        = -11 /* never returned; marks the end of the list and moves as codes are appended         */
 };
 
 /* A short English description of a status code, e.g. "invalid argument" (static storage; never NULL:
@@ -245,8 +247,11 @@ int na_flow_submit(na_client *client, const char *request_json, char **out_json)
 
 /* ---- Tokens, APIs, account, sign-out ------------------------------------------------------------------------ */
 
-/* An access token for scopes.  request {"scopes"?:[…], "force_refresh"?:false, "claims"?:{…}, "correlation_id"?}
- * result {"v":1,"access_token","token_type":"Bearer","scopes":[…],"expires_on":<unix s>,"from_cache":bool}
+/* An access token for scopes.  request {"scopes"?:[…], "force_refresh"?:false, "claims"?:{…}, "correlation_id"?,
+ * "account"?} result {"v":1,"access_token","token_type":"Bearer","scopes":[…],"expires_on":<unix s>,"from_cache":bool}
+ * "account" names the account (its "home_account_id", or its username in any case); without it the only signed-in
+ * account is meant: none answers "no_account", several answer "account_required" with "accounts" listing them. The
+ * cache holds any number of accounts; each is renewed the same way, whichever flow signed it in.
  * Without "scopes" (or with an empty list, or OIDC scopes only — openid, profile, offline_access, email) the answer
  * is the token for the sign-in's own scopes, as MSAL iOS's native-auth getAccessToken() without scopes; a request for
  * OIDC scopes only is never matched against a token cached later for some API.
@@ -268,8 +273,11 @@ int na_flow_submit(na_client *client, const char *request_json, char **out_json)
  * Concurrent calls share one refresh: only one refresh runs per client at a time, callers asking for the same
  * scopes wait for it and share its result, and the rotated refresh token replaces the old one atomically, so a
  * refresh token is never presented twice. A new token replaces cached tokens whose scopes overlap it (MSAL's rule).
- * Errors: no_account (NA_ENOTFOUND), interaction_required and refresh_token_expired (NA_EINTERACTION: sign in again;
- * the dead refresh token is dropped), password_change_required, browser_required, invalid_scope, declined_scopes. */
+ * Interaction errors carry "login_hint" (the account's, for na_sign_in_interactive) and, when the server sent a
+ * claims challenge, "claims".
+ * Errors: no_account (NA_ENOTFOUND), account_required, interaction_required and refresh_token_expired
+ * (NA_EINTERACTION: sign in again; the dead refresh token is dropped), password_change_required, browser_required,
+ * invalid_scope, declined_scopes, cache_write_failed (a rotated refresh token could not be written). */
 int na_get_access_token(na_client *client, const char *request_json, char **out_json);
 
 /* Calls an API with a bearer token.  request {"url", "method"?:"GET", "headers"?:{"name":"value"}, "body"?: string
@@ -281,17 +289,27 @@ int na_get_access_token(na_client *client, const char *request_json, char **out_
  * nor the headers that frame or route it (Content-Length, Transfer-Encoding, Host, Connection, Keep-Alive, Upgrade,
  * TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header values may not contain CR, LF or NUL; TRACE
  * and CONNECT are refused ("invalid_argument" with "field"). A JSON body nested deeper than 64 levels comes back as
- * text with "body_too_deep": true. "scopes" and "correlation_id" as for na_get_access_token.
+ * text with "body_too_deep": true. "scopes", "account" and "correlation_id" as for na_get_access_token.
  * Errors: as na_get_access_token. */
 int na_call_api(na_client *client, const char *request_json, char **out_json);
 
-/* The signed-in account.  request {} or {"include_id_token":true} (NULL is read as {}).
+/* A signed-in account.  request {"account"?, "include_id_token"?:false} (NULL is read as {}).
  * result {"v":1,"account":{"username","home_account_id":"<uid>.<utid>","tenant_id","environment",
- *         "claims":{…ID token claims…},"id_token"?}}.  Error: no_account (NA_ENOTFOUND). */
+ *         "claims":{…ID token claims…},"id_token"?}}.  "account" as for na_get_access_token.
+ * Errors: no_account (NA_ENOTFOUND), account_required. */
 int na_get_account(na_client *client, const char *request_json, char **out_json);
 
-/* Signs out: forgets the account, its tokens and open flows (local, as MSAL's native sign-out; idempotent).
- * request {} (NULL is read as {}). result {"v":1,"status":"signed_out","was_signed_in":bool}. */
+/* Every signed-in account, ordered by username.  request {"include_id_token"?:false} (NULL is read as {}).
+ * result {"v":1,"accounts":[{account as na_get_account}…]} (an empty list when nobody is signed in). */
+int na_get_accounts(na_client *client, const char *request_json, char **out_json);
+
+/* Signs out: forgets an account's tokens, locally as MSAL's native sign-out.  request {"account"?, "all"?:false}
+ * (NULL is read as {}). Without "account" the only account is signed out; with "all" every account. With "all", or
+ * when no account is left, open flows are cancelled too. Signing out when nobody is signed in is not an error.
+ * A call in flight for the account (a sign-in or refresh) stores nothing afterwards.
+ * result {"v":1,"status":"signed_out","was_signed_in":bool,"accounts":["<home_account_id>"…]} (those removed).
+ * Errors: no_account (an "account" that is not signed in), account_required (several accounts, no "account", no
+ * "all"), cache_write_failed (signed out in memory, but the file still holds the account). */
 int na_sign_out(na_client *client, const char *request_json, char **out_json);
 
 /* ---- Logging --------------------------------------------------------------------------------------------- */

@@ -35,7 +35,7 @@ enum ClientFactory {
         ]
         apiOptions.defaultHeaders = [("User-Agent", "nativeauth/\(version)")]
         apiOptions.addClientRequestID = false
-        return NativeAuthClient(
+        return try NativeAuthClient(
             configuration: config,
             transport: CurlHTTPClient(options: options),
             apiTransport: CurlHTTPClient(options: apiOptions),

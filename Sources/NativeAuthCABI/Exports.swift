@@ -172,13 +172,22 @@ public func na_call_api(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar
 public func na_get_account(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
     operation(handle, request, out, nullRequestIsEmpty: true) { c, f throws(NativeAuthError) in
         let include = try Decode.includeIDToken(f)
-        return .document(Encode.accountResult(try c.account(), includeIDToken: include))
+        return .document(Encode.accountResult(try c.account(Decode.accountSelection(f)), includeIDToken: include))
+    }
+}
+
+@_cdecl("na_get_accounts")
+public func na_get_accounts(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
+    operation(handle, request, out, nullRequestIsEmpty: true) { c, f throws(NativeAuthError) in
+        let include = try Decode.includeIDToken(f)
+        return .document(Encode.accounts(c.accounts(), includeIDToken: include))
     }
 }
 
 @_cdecl("na_sign_out")
 public func na_sign_out(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
-    operation(handle, request, out, nullRequestIsEmpty: true) { c, _ in
-        .document(Encode.signedOut(wasSignedIn: c.signOut()))
+    operation(handle, request, out, nullRequestIsEmpty: true) { c, f throws(NativeAuthError) in
+        let (selection, all) = try Decode.signOut(f)
+        return .document(Encode.signedOut(try c.signOut(selection, all: all)))
     }
 }

@@ -41,6 +41,8 @@ private func exportsMatchTheHeader() {
     let _: Op = NativeAuthCABI.na_call_api
     let _: Op = CNativeAuthHeader.na_get_account
     let _: Op = NativeAuthCABI.na_get_account
+    let _: Op = CNativeAuthHeader.na_get_accounts
+    let _: Op = NativeAuthCABI.na_get_accounts
     let _: Op = CNativeAuthHeader.na_sign_out
     let _: Op = NativeAuthCABI.na_sign_out
 }

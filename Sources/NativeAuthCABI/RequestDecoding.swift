@@ -14,6 +14,21 @@ enum Decode {
         )
     }
 
+    /// `account`: a `home_account_id` or a username.
+    static func account(_ f: Fields) throws(NativeAuthError) -> String? {
+        try fields { () throws(JSONFieldError) in try f.optionalString("account") }
+    }
+
+    /// `na_get_account`, `na_sign_out`: which account (`.only` without `account`).
+    static func accountSelection(_ f: Fields) throws(NativeAuthError) -> AccountSelection {
+        try Validate.account(account(f))
+    }
+
+    static func signOut(_ f: Fields) throws(NativeAuthError) -> (AccountSelection, all: Bool) {
+        let all = try fields { () throws(JSONFieldError) in try f.optionalBool("all") } ?? false
+        return (try accountSelection(f), all)
+    }
+
     static func signUp(_ f: Fields) throws(NativeAuthError) -> SignUpRequest {
         try SignUpRequest(
             username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
@@ -97,7 +112,8 @@ enum Decode {
             scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
             forceRefresh: fields { () throws(JSONFieldError) in try f.optionalBool("force_refresh") } ?? false,
             claims: claims(f),
-            correlationID: correlationID(f)
+            correlationID: correlationID(f),
+            account: account(f)
         )
     }
 
@@ -113,7 +129,8 @@ enum Decode {
             scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
             forceRefresh: fields { () throws(JSONFieldError) in try f.optionalBool("force_refresh") } ?? false,
             claims: nil,
-            correlationID: correlationID(f)
+            correlationID: correlationID(f),
+            account: account(f)
         )
         var headers: [(name: String, value: String)] = []
         if let h = try fields({ () throws(JSONFieldError) in try f.optionalObject("headers") }) {

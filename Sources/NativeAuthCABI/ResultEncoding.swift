@@ -95,8 +95,15 @@ enum Encode {
         return bytes.withUnsafeBytes { RenderedToken(copying: $0) }
     }
 
-    static func signedOut(wasSignedIn: Bool) -> JSONValue {
-        ["v": 1, "status": "signed_out", "was_signed_in": .bool(wasSignedIn)]
+    static func signedOut(_ removed: [Account]) -> JSONValue {
+        [
+            "v": 1, "status": "signed_out", "was_signed_in": .bool(!removed.isEmpty),
+            "accounts": .array(removed.map { .string($0.homeAccountID) }),
+        ]
+    }
+
+    static func accounts(_ list: [Account], includeIDToken: Bool) -> JSONValue {
+        ["v": 1, "accounts": .array(list.map { account($0, includeIDToken: includeIDToken) })]
     }
 
     /// An API's answer: the body parsed when it is JSON, else text, else base64.
@@ -134,6 +141,10 @@ enum Encode {
         if let d = e.declined { o["declined"] = .array(d.map { .string($0) }) }
         if let g = e.granted { o["granted"] = .array(g.map { .string($0) }) }
         if let r = e.retryAfterSeconds { o["retry_after_s"] = .int(Int64(r)) }
+        if let a = e.accounts { o["accounts"] = .array(a.map { account($0, includeIDToken: false) }) }
+        if let h = e.loginHint { o["login_hint"] = .string(h) }
+        if let c = e.claims { o["claims"] = .string(c) }
+        if let u = e.authorizationURL { o["authorization_url"] = .string(u) }
         return ["v": 1, "error": .object(o)]
     }
 

@@ -155,6 +155,7 @@ struct FlowContext: Sendable {
             logger: logger
         )
         c.isCancelled = isCancelled
+        c.epoch = tokens.cache.signOutEpoch
         return c
     }
 

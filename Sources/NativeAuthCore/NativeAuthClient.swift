@@ -33,7 +33,7 @@ public final class NativeAuthClient: Sendable {
         store: any TokenStore = MemoryTokenStore(),
         logger: Logger? = nil,
         renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil
-    ) {
+    ) throws(NativeAuthError) {
         self.configuration = configuration
         let logger = logger ?? Logger(level: configuration.logLevel)
         self.logger = logger
@@ -42,7 +42,7 @@ public final class NativeAuthClient: Sendable {
         let server = ServerAPI(configuration: configuration, transport: transport, clock: clock, logger: logger)
         tokens = TokenService(
             server: server,
-            cache: TokenCache(store: store, renderer: renderer),
+            cache: try TokenCache(store: store, renderer: renderer),
             clock: clock,
             logger: logger
         )
@@ -151,19 +151,27 @@ public final class NativeAuthClient: Sendable {
     /// The client's clock (seconds since the epoch).
     public func now() -> Double { clock.now() }
 
-    /// The signed-in account.
-    public func account() throws(NativeAuthError) -> Account {
-        guard let account = tokens.account() else { throw NativeAuthError(.noAccount, "No user is signed in.") }
-        return account
+    /// The selected account (`.only`: the only one; several → `account_required`).
+    public func account(_ selection: AccountSelection = .only) throws(NativeAuthError) -> Account {
+        try tokens.account(selection)
     }
 
-    /// Forgets the account, its tokens and any open flows (local, as MSAL's native sign-out). Returns whether an
-    /// account was signed in.
-    public func signOut() -> Bool {
-        let had = tokens.removeAll()
-        flows.cancelAll()
-        logger.log(.info, had ? "signed out" : "sign-out: no account was signed in")
-        return had
+    /// Every signed-in account.
+    public func accounts() -> [Account] { tokens.accounts() }
+
+    /// Forgets the selected account's tokens (every account's with `all`), locally as MSAL's native sign-out; with
+    /// `all`, or when no account is left, open flows are cancelled too. Answers the accounts removed.
+    public func signOut(_ selection: AccountSelection = .only, all: Bool = false) throws(NativeAuthError) -> [Account] {
+        var removed: [Account] = []
+        var failure: NativeAuthError? = nil
+        do { removed = try tokens.signOut(selection, all: all) } catch {
+            guard error.code.category == .server || error.code.category == .internal else { throw error }
+            failure = error  // the store could not write it: signed out in memory all the same
+        }
+        if all || tokens.accounts().isEmpty { flows.cancelAll() }
+        logger.log(.info, removed.isEmpty ? "sign-out: no account was signed in" : "signed out")
+        if let failure { throw failure }
+        return removed
     }
 
     /// `na_call_api`: gets the token (cache first), sends it as `Authorization: Bearer`, and on a 401 `invalid_token`

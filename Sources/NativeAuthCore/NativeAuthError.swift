@@ -33,7 +33,7 @@ public struct ServerErrorDetails: Sendable, Equatable {
 public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The coarse class of an error code; the C ABI maps each to one `NA_E*` status.
     public enum Category: String, Sendable, CaseIterable {
-        case invalidArgument, auth, notFound, interaction, network, server, state, outOfMemory, `internal`
+        case invalidArgument, auth, notFound, interaction, network, server, state, outOfMemory, `internal`, storage
     }
 
     /// Stable, documented error codes. Only ever added to; `Code.table` lists every one.
@@ -83,6 +83,15 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         public static let throttled = Code(rawValue: "throttled")
         public static let cancelled = Code(rawValue: "cancelled")
         public static let idTokenInvalid = Code(rawValue: "id_token_invalid")
+        // Added with the browser flows and accounts
+        public static let accountRequired = Code(rawValue: "account_required")
+        public static let browserUnavailable = Code(rawValue: "browser_unavailable")
+        public static let accessDenied = Code(rawValue: "access_denied")
+        // Added with the persistent cache
+        public static let cacheUnreadable = Code(rawValue: "cache_unreadable")
+        public static let cacheWriteFailed = Code(rawValue: "cache_write_failed")
+        public static let cacheInsecure = Code(rawValue: "cache_insecure")
+        public static let cacheKeyInvalid = Code(rawValue: "cache_key_invalid")
 
         /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`
         /// and the Python exception map are checked against it by the tests.
@@ -128,6 +137,7 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             ),
             (.userAlreadyExists, .auth, "sign-up for an existing account"),
             (.attributesInvalid, .auth, "`attributes` lists the names; the flow stays usable"),
+            (.accessDenied, .auth, "the user (or the server) refused the browser sign-in or the device code"),
             (.userHasNoPassword, .auth, "reset for a one-time-passcode account (AADSTS500222)"),
             (.invalidContact, .auth, "registration: the contact is not valid (AADSTS901001)"),
             (.contactBlocked, .auth, "registration: the contact is blocked (`provider_blocked_by_rep`)"),
@@ -136,10 +146,31 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.interactionRequired, .interaction, "the refresh token was refused (revoked, consent, …): sign in again"),
             (.refreshTokenExpired, .interaction, "the refresh token expired (AADSTS700082)"),
             (.passwordChangeRequired, .interaction, "AADSTS50142"),
+            (
+                .browserUnavailable, .interaction,
+                "no browser could be opened; `authorization_url` is the address to show the user"
+            ),
             (.flowExpired, .state, "the flow's continuation token expired"),
             (.flowInvalid, .state, "unknown, finished, busy flow, or an action it is not waiting for (`expected`)"),
             (.cancelled, .state, "the flow was cancelled (from another thread) while this call waited on it"),
-            (.noAccount, .notFound, "no signed-in account"),
+            (
+                .cacheUnreadable, .storage,
+                "the cache file cannot be read (permissions, a directory in its place); the client starts empty"
+            ),
+            (
+                .cacheWriteFailed, .storage,
+                "the cache file could not be written (permissions, disk full, read-only); the change is kept in memory"
+            ),
+            (
+                .cacheInsecure, .storage,
+                "the cache file or its directory is writable by others or owned by another user; it is not used"
+            ),
+            (.cacheKeyInvalid, .storage, "the cache file is encrypted with another key, or was altered"),
+            (.noAccount, .notFound, "no signed-in account (or none matches `account`)"),
+            (
+                .accountRequired, .invalidArgument,
+                "several accounts are signed in and the call named none: `accounts` lists them"
+            ),
         ]
 
         private static let categories: [Code: Category] = Dictionary(
@@ -174,6 +205,14 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
     public var granted: [String]?
     /// `throttled`: how long the server asked to wait, in seconds.
     public var retryAfterSeconds: Int?
+    /// `account_required`: the signed-in accounts.
+    public var accounts: [Account]?
+    /// `interaction_required`, `browser_required` and the other interaction errors: the `login_hint` to pass to
+    /// the interactive sign-in, and the server's claims challenge when it sent one.
+    public var loginHint: String?
+    public var claims: String?
+    /// `browser_unavailable`: the authorization URL the app should show.
+    public var authorizationURL: String?
 
     public init(
         _ code: Code,

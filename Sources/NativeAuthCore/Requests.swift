@@ -11,6 +11,17 @@ public struct ClaimsRequest: Sendable, Equatable {
 
 /// Checks shared by the requests. Errors name the request member in `field`.
 public enum Validate {
+    /// An `account` member: a `home_account_id` or a username (absent: the only account).
+    public static func account(_ a: String?, field: String = "account") throws(NativeAuthError) -> AccountSelection {
+        guard let a else { return .only }
+        guard !a.isEmpty, a.utf8.count <= 512,
+            !a.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f })
+        else {
+            throw .invalidArgument("account: must be a home_account_id or a username", field: field)
+        }
+        return .named(a)
+    }
+
     public static func username(_ u: String?) throws(NativeAuthError) -> String {
         guard let u, !u.isEmpty else {
             throw NativeAuthError(.invalidUsername, "The username is empty.", field: "username")
@@ -163,15 +174,19 @@ public struct TokenRequest: Sendable {
     public var claims: ClaimsRequest?
     /// The `client-request-id` of this call's requests, when the app chose it.
     public var correlationID: String?
+    /// The account (a `home_account_id` or a username); `.only` when the request names none.
+    public var account: AccountSelection
 
     public init(
         scopes: [String]?,
         forceRefresh: Bool,
         claims: ClaimsRequest?,
-        correlationID: String? = nil
+        correlationID: String? = nil,
+        account: String? = nil
     )
         throws(NativeAuthError)
     {
+        self.account = try Validate.account(account)
         let list = try Validate.scopes(scopes)
         self.scopes = list.isEmpty ? nil : list
         self.key = list.isEmpty ? nil : ScopeKey(list)

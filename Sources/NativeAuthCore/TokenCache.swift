@@ -154,81 +154,202 @@ public struct AccountEntry: Sendable {
     }
 }
 
-/// Everything the cache holds. Native auth keeps one signed-in account per client.
+/// Everything the cache holds: any number of accounts (a sign-in adds or replaces that user's account), and the
+/// bookkeeping that keeps a sign-out from being undone by a call in flight.
 public struct CacheData: Sendable {
+    /// By `Account.homeAccountID`.
     public var accounts: [String: AccountEntry] = [:]
-    /// Counts sign-outs: a sign-in or refresh that began before one stores nothing after it.
+    /// Counts sign-outs; `signedOutAt` and `allSignedOutAt` say when each account, and everyone, last signed out.
+    /// A sign-in or refresh that began before a sign-out of its account stores nothing after it.
     public var signOutEpoch: UInt64 = 0
+    public var signedOutAt: [String: UInt64] = [:]
+    public var allSignedOutAt: UInt64 = 0
     /// Numbers sign-in sessions (see `AccountEntry.session`).
     public var lastSession: UInt64 = 0
     public init() {}
 
-    /// The signed-in account's entry (native auth keeps one).
-    var current: AccountEntry? { accounts.first?.value }
+    /// Whether `account` signed out (alone, or with everyone) after `epoch`.
+    func signedOut(_ account: String, since epoch: UInt64) -> Bool {
+        allSignedOutAt > epoch || (signedOutAt[account] ?? 0) > epoch
+    }
 }
 
-/// Where the cache is persisted: the seam for persistent stores. `save` is called under the cache's write lock.
+/// Which account a call is about: the one it names (a `home_account_id`, or a username in any case), or — when it
+/// names none — the only one.
+public enum AccountSelection: Sendable, Equatable {
+    case only
+    case named(String)
+}
+
+/// What a store's read-modify-write left: the accounts as they now are, and — when they could not be written — why.
+public struct StoreOutcome: Sendable {
+    public var accounts: [String: AccountEntry]
+    public var writeError: NativeAuthError?
+    public init(accounts: [String: AccountEntry], writeError: NativeAuthError? = nil) {
+        self.accounts = accounts
+        self.writeError = writeError
+    }
+}
+
+/// Where the cache is persisted: the seam for persistent stores (the in-memory store keeps nothing itself).
 public protocol TokenStore: Sendable {
-    func load() -> CacheData
-    func save(_ data: CacheData)
+    /// The stored accounts, when the client starts and whenever `changeCounter` moved. Throws when the store must
+    /// not be used (a wrong encryption key, an insecure file); a corrupt store is set aside and reads as empty.
+    func load() throws(NativeAuthError) -> [String: AccountEntry]
+    /// Applies `change` exactly once as one read-modify-write. `current` is the client's own view; a persistent
+    /// store instead locks, re-reads what other processes wrote, applies the change to that and writes it
+    /// atomically — so two processes never lose each other's entries. When it cannot read or write, it applies the
+    /// change to `current` and answers why in `writeError`: the client then keeps the change in memory.
+    func modify(current: [String: AccountEntry], _ change: (inout [String: AccountEntry]) -> Void) -> StoreOutcome
+    /// Moves whenever the stored accounts may have changed outside this client (another process wrote them). Read
+    /// on every cached-token call: an atomic load, never a system call.
+    var changeCounter: UInt64 { get }
 }
 
 /// The in-memory store (the default; nothing touches disk).
 public struct MemoryTokenStore: TokenStore {
     public init() {}
-    public func load() -> CacheData { CacheData() }
-    public func save(_ data: CacheData) {}
+    public func load() throws(NativeAuthError) -> [String: AccountEntry] { [:] }
+    public func modify(
+        current: [String: AccountEntry],
+        _ change: (inout [String: AccountEntry]) -> Void
+    )
+        -> StoreOutcome
+    {
+        var accounts = current
+        change(&accounts)
+        return StoreOutcome(accounts: accounts)
+    }
+    public var changeCounter: UInt64 { 0 }
 }
 
 /// The token cache. Reads take a shared lock (threads serving cached tokens never wait for each other); updates take
-/// the exclusive lock and are saved through the store.
-public final class TokenCache: @unchecked Sendable {  // `data` and `index` are guarded by `lock`
+/// the exclusive lock and go through the store.
+public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `seenChanges` are guarded by `lock`
     private let store: any TokenStore
     private let lock = ReadWriteLock()
     private var data: CacheData
-    /// The current account's access tokens by scope key: the hot path's one hash lookup.
-    private var index: [String: AccessToken] = [:]
+    /// Each account's access tokens by scope key: the hot path's hash lookups.
+    private var index: [String: [String: AccessToken]] = [:]
+    /// The store's `changeCounter` the in-memory view reflects.
+    private var seenChanges: UInt64 = 0
     /// Renders a token's cached-answer document once, when it is stored.
     let renderer: (@Sendable (AccessToken) -> RenderedToken?)?
     /// Counts updates: an answer found at generation g is still the cache's answer while the generation is g (and
     /// the token is still within its lifetime).
     private let generationCounter = Atomic<UInt64>(0)
 
-    public var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
+    /// Changes whenever the cache changes, here or (through the store) in another process.
+    public var generation: UInt64 { generationCounter.load(ordering: .acquiring) &+ store.changeCounter }
 
+    /// Loads the stored accounts; a store that cannot be read (a wrong key, an insecure file) is an error.
     public init(
         store: any TokenStore = MemoryTokenStore(),
         renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil
-    ) {
+    ) throws(NativeAuthError) {
         self.store = store
         self.renderer = renderer
-        data = store.load()
-        index = data.current?.accessTokens ?? [:]
+        data = CacheData()
+        seenChanges = store.changeCounter
+        data.accounts = try store.load()
+        reindex()
+    }
+
+    /// Sessions are this process's own bookkeeping, which a store does not keep: `stored` with the sessions of
+    /// `mine` for the accounts that are still the same sign-in (the same refresh token).
+    private static func keepingSessions(
+        _ stored: [String: AccountEntry],
+        from mine: [String: AccountEntry]
+    ) -> [String: AccountEntry] {
+        var merged = stored
+        for (id, entry) in stored where entry.session == 0 {
+            if let own = mine[id], own.refreshToken == entry.refreshToken { merged[id]?.session = own.session }
+        }
+        return merged
+    }
+
+    private func reindex() {
+        index = data.accounts.mapValues(\.accessTokens)
+    }
+
+    /// Reloads the in-memory view if the store changed outside this client (called before reads).
+    private func refreshFromStore() {
+        let counter = store.changeCounter
+        guard counter != lock.withReadLock({ seenChanges }) else { return }
+        lock.withWriteLock {
+            guard counter != seenChanges, let accounts = try? store.load() else { return }
+            seenChanges = counter
+            data.accounts = Self.keepingSessions(accounts, from: data.accounts)
+            reindex()
+            generationCounter.add(1, ordering: .releasing)
+        }
     }
 
     enum Lookup {
         case noAccount
-        /// A usable token, and the cache generation it was found at.
-        case hit(AccessToken, generation: UInt64)
-        case miss
+        case accountRequired([Account])
+        /// A usable token of `account`, and the cache generation it was found at.
+        case hit(AccessToken, account: String, generation: UInt64)
+        case miss(account: String)
     }
 
-    /// A usable cached token for `key`: the exact scope set by one hash lookup, else MSAL's superset match.
-    func lookup(_ key: ScopeKey, at now: Double) -> Lookup {
-        lock.withReadLock {
-            let g = generationCounter.load(ordering: .relaxed)  // stable: updates take the write lock
-            if let exact = index[key.key], exact.isUsable(at: now) { return .hit(exact, generation: g) }
-            guard let entry = data.current else { return .noAccount }
-            guard let token = entry.accessToken(for: key, at: now) else { return .miss }
-            return .hit(token, generation: g)
+    /// Which account a selection names: its id, or why there is none.
+    enum Resolution {
+        case account(String)
+        case none(Lookup)
+    }
+
+    /// The account a selection names, under the lock.
+    private func resolve(_ selection: AccountSelection) -> Resolution {
+        switch selection {
+        case .only:
+            guard let first = data.accounts.first else { return .none(.noAccount) }
+            guard data.accounts.count == 1 else {
+                return .none(.accountRequired(data.accounts.values.map(\.account).sorted { $0.username < $1.username }))
+            }
+            return .account(first.key)
+        case .named(let name):
+            return Self.find(name, in: data.accounts).map { .account($0) } ?? .none(.noAccount)
         }
+    }
+
+    /// The account `name` names: a `home_account_id`, else a username in any case.
+    static func find(_ name: String, in accounts: [String: AccountEntry]) -> String? {
+        if accounts[name] != nil { return name }
+        let lower = name.lowercased()
+        return accounts.first(where: { $0.value.account.username.lowercased() == lower })?.key
+    }
+
+    /// A usable cached token for `key` of the selected account: the exact scope set by one hash lookup, else MSAL's
+    /// superset match.
+    func lookup(_ key: ScopeKey, account selection: AccountSelection, at now: Double) -> Lookup {
+        refreshFromStore()
+        return lock.withReadLock {
+            let g = generationCounter.load(ordering: .relaxed) &+ seenChanges  // stable under the lock
+            let id: String
+            switch resolve(selection) {
+            case .account(let found): id = found
+            case .none(let why): return why
+            }
+            if let exact = index[id]?[key.key], exact.isUsable(at: now) {
+                return .hit(exact, account: id, generation: g)
+            }
+            guard let token = data.accounts[id]?.accessToken(for: key, at: now) else { return .miss(account: id) }
+            return .hit(token, account: id, generation: g)
+        }
+    }
+
+    /// The selected account's id, or why there is none.
+    func account(_ selection: AccountSelection) -> Resolution {
+        refreshFromStore()
+        return lock.withReadLock { resolve(selection) }
     }
 
     /// A token for `key` past its expiry but within its extended lifetime (`ext_expires_in`), for when the server is
     /// unavailable.
-    func extendedLookup(_ key: ScopeKey, at now: Double) -> AccessToken? {
+    func extendedLookup(_ key: ScopeKey, account: String, at now: Double) -> AccessToken? {
         lock.withReadLock {
-            guard let t = index[key.key], let ext = t.extExpiresOn, now < ext else { return nil }
+            guard let t = index[account]?[key.key], let ext = t.extExpiresOn, now < ext else { return nil }
             return t
         }
     }
@@ -237,16 +358,33 @@ public final class TokenCache: @unchecked Sendable {  // `data` and `index` are 
     var signOutEpoch: UInt64 { lock.withReadLock { data.signOutEpoch } }
 
     public func read<R>(_ body: (CacheData) -> R) -> R {
-        lock.withReadLock { body(data) }
+        refreshFromStore()
+        return lock.withReadLock { body(data) }
     }
 
-    public func update<R>(_ body: (inout CacheData) -> R) -> R {
-        lock.withWriteLock {
-            let r = body(&data)
-            index = data.current?.accessTokens ?? [:]
+    /// Changes the cache: `body` runs once, on the store's current view (for a persistent store, re-read under its
+    /// lock). Its change is kept in memory even when the store could not write it: that failure is then thrown, after
+    /// the change took effect here (the caller's result is lost with it, so `body` should return what it needs only
+    /// when the caller also handles the failure).
+    @discardableResult
+    public func update<R>(_ body: (inout CacheData) -> R) throws(NativeAuthError) -> R {
+        try lock.withWriteLock { () throws(NativeAuthError) -> R in
+            var d = data
+            var result: R? = nil
+            let mine = data.accounts
+            let outcome = store.modify(current: data.accounts) { accounts in
+                d.accounts = Self.keepingSessions(accounts, from: mine)
+                result = body(&d)
+                accounts = d.accounts
+            }
+            d.accounts = outcome.accounts
+            data = d
+            seenChanges = store.changeCounter
+            reindex()
             generationCounter.add(1, ordering: .releasing)
-            store.save(data)
-            return r
+            if let failure = outcome.writeError { throw failure }
+            guard let result else { throw NativeAuthError(.internal, "a cache update produced no result") }
+            return result
         }
     }
 

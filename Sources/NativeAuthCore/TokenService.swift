@@ -103,9 +103,9 @@ final class TokenService: Sendable {
         throw e
     }
 
-    /// Saves a sign-in's tokens: the new account replaces any previous one (one account per client).
-    /// `epoch` is the sign-out epoch when the call began: if the user signed out since, nothing is stored and the
-    /// call answers `cancelled`.
+    /// Saves a sign-in's tokens: the user's account is added, or replaces that user's previous entry; other
+    /// accounts are untouched. `epoch` is the sign-out epoch when the call began: if this user (or everyone) signed
+    /// out since, nothing is stored and the call answers `cancelled`.
     func acceptSignIn(
         _ r: TokenResponse,
         requestedScopes: [String],
@@ -118,14 +118,14 @@ final class TokenService: Sendable {
         guard let account else {
             throw .unexpected("token response without client_info or an ID token that names the user")
         }
-        let stored = cache.update { d -> Bool in
-            guard d.signOutEpoch == epoch else { return false }
+        let stored = try cache.update { d -> Bool in
+            guard !d.signedOut(account.homeAccountID, since: epoch) else { return false }
             var entry = AccountEntry(account: account, refreshToken: r.refreshToken)
             entry.signInScopes = requestedScopes
             d.lastSession += 1
             entry.session = d.lastSession
             entry.store(token)
-            d.accounts = [account.homeAccountID: entry]
+            d.accounts[account.homeAccountID] = entry
             return true
         }
         guard stored else {
@@ -138,26 +138,93 @@ final class TokenService: Sendable {
         return (account, token)
     }
 
-    /// The signed-in account.
-    func account() -> Account? { cache.read { $0.current?.account } }
-
-    /// Forgets every account and token. Returns whether an account was signed in.
-    func removeAll() -> Bool {
-        cache.update { d -> Bool in
-            let had = !d.accounts.isEmpty
-            d.accounts = [:]
-            d.signOutEpoch += 1
-            return had
+    /// The error for a selection that names no account.
+    static func noSuchAccount(_ why: TokenCache.Lookup) -> NativeAuthError {
+        if case .accountRequired(let accounts) = why {
+            var e = NativeAuthError(
+                .accountRequired,
+                "Several accounts are signed in; name one with \"account\" (a home_account_id or a username)."
+            )
+            e.accounts = accounts
+            return e
         }
+        return NativeAuthError(.noAccount, "No such account is signed in.")
+    }
+
+    /// The id of the account a selection names.
+    func accountID(_ selection: AccountSelection) throws(NativeAuthError) -> String {
+        switch cache.account(selection) {
+        case .account(let id): return id
+        case .none(let why): throw Self.noSuchAccount(why)
+        }
+    }
+
+    /// The account a selection names.
+    func account(_ selection: AccountSelection) throws(NativeAuthError) -> Account {
+        let id = try accountID(selection)
+        guard let account = cache.read({ $0.accounts[id]?.account }) else {
+            throw NativeAuthError(.noAccount, "No such account is signed in.")
+        }
+        return account
+    }
+
+    /// Every signed-in account, by username.
+    func accounts() -> [Account] {
+        cache.read { $0.accounts.values.map(\.account) }.sorted {
+            ($0.username, $0.homeAccountID) < ($1.username, $1.homeAccountID)
+        }
+    }
+
+    /// Forgets the selected account's entries, or — with `all` — every account's. A call in flight for a removed
+    /// account stores nothing afterwards. Answers the accounts removed (none when no account was signed in and the
+    /// call named none).
+    func signOut(_ selection: AccountSelection, all: Bool) throws(NativeAuthError) -> [Account] {
+        if !all, case .named = selection { _ = try accountID(selection) }
+        var removed: [Account] = []
+        try cache.update { d in
+            d.signOutEpoch += 1
+            if all {
+                removed = d.accounts.values.map(\.account)
+                d.accounts = [:]
+                d.allSignedOutAt = d.signOutEpoch
+                return
+            }
+            let id: String
+            switch selection {
+            case .named(let name):
+                guard let found = TokenCache.find(name, in: d.accounts) else { return }
+                id = found
+            case .only:
+                guard let only = d.accounts.first?.key else {
+                    // Nobody is signed in: a sign-in under way when the user asked to sign out keeps nothing.
+                    d.allSignedOutAt = d.signOutEpoch
+                    return
+                }
+                guard d.accounts.count == 1 else { return }
+                id = only
+            }
+            if let entry = d.accounts.removeValue(forKey: id) { removed.append(entry.account) }
+            d.signedOutAt[id] = d.signOutEpoch
+        }
+        if !all, case .only = selection, removed.isEmpty {
+            // Several accounts and no selector: which one is meant is the app's to say.
+            if case .none(let why) = cache.account(.only), case .accountRequired = why { throw Self.noSuchAccount(why) }
+        }
+        return removed
     }
 
     /// The scopes a request means: its own, or — without any, or with OIDC scopes only — the sign-in's (MSAL iOS's
     /// native-auth `getAccessToken()` needs no scopes and answers the sign-in's token). A request for `openid` alone
     /// is never matched against a token cached later for some API.
-    private func resolve(_ request: TokenRequest) throws(NativeAuthError) -> (scopes: [String], key: ScopeKey) {
+    private func scopes(
+        _ request: TokenRequest,
+        account id: String
+    ) throws(NativeAuthError) -> (
+        scopes: [String], key: ScopeKey
+    ) {
         if let scopes = request.scopes, let key = request.key, !key.set.isEmpty { return (scopes, key) }
-        guard let signIn = cache.read({ $0.current?.signInScopes }) else {
-            throw NativeAuthError(.noAccount, "No user is signed in.")
+        guard let signIn = cache.read({ $0.accounts[id]?.signInScopes }) else {
+            throw NativeAuthError(.noAccount, "No such account is signed in.")
         }
         return (signIn, ScopeKey(signIn))
     }
@@ -166,32 +233,48 @@ final class TokenService: Sendable {
     /// is refreshed early, and still served if that fails), else one refresh shared by concurrent callers.
     func accessToken(_ request: TokenRequest) throws(NativeAuthError) -> TokenResult {
         let now = clock.now()
-        let (scopes, key) = try resolve(request)
+        var selection = request.account
         var fallback: AccessToken? = nil
+        var accountID: String? = nil
+        var resolved: (scopes: [String], key: ScopeKey)? = nil
+        if let scopes = request.scopes, let key = request.key, !key.set.isEmpty { resolved = (scopes, key) }
+        if resolved == nil {
+            let id = try self.accountID(selection)
+            accountID = id
+            selection = .named(id)
+            resolved = try self.scopes(request, account: id)
+        }
+        guard let (scopes, key) = resolved else { throw NativeAuthError(.internal, "no scopes resolved") }
         if !request.forceRefresh, request.claims == nil {
-            switch cache.lookup(key, at: now) {
-            case .noAccount:
-                throw NativeAuthError(.noAccount, "No user is signed in.")
-            case .hit(let token, let generation):
+            let found = cache.lookup(key, account: selection, at: now)
+            switch found {
+            case .noAccount, .accountRequired:
+                throw Self.noSuchAccount(found)
+            case .hit(let token, let id, let generation):
                 guard token.wantsRefresh(at: now) else {
                     logger.log(.verbose, "access token served from cache")
                     return TokenResult(token: token, fromCache: true, cacheGeneration: generation)
                 }
+                accountID = id
                 fallback = token  // refresh_in passed: refresh early, but the token is still good if that fails
-            case .miss:
-                break
+            case .miss(let id):
+                accountID = id
             }
         }
-        let current = cache.read { d in d.current.map { ($0.account.homeAccountID, $0.refreshToken) } }
-        guard let (accountID, refreshToken) = current else {
-            throw NativeAuthError(.noAccount, "No user is signed in.")
+        let id: String
+        if let accountID { id = accountID } else { id = try self.accountID(selection) }
+        let current = cache.read { d in d.accounts[id].map { ($0.refreshToken, $0.account) } }
+        guard let (refreshToken, account) = current else {
+            throw NativeAuthError(.noAccount, "No such account is signed in.")
         }
         guard let rt = refreshToken else {
             if let fallback { return TokenResult(token: fallback, fromCache: true) }
-            throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
+            var e = NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
+            e.loginHint = Self.loginHint(account)
+            throw e
         }
         let fingerprint = rt.secret.withUnsafeBytes { Base64.urlEncode(SHA256.hash($0)) }
-        let gateKey = [accountID, fingerprint, key.key, request.claims?.json ?? ""].joined(separator: "|")
+        let gateKey = [id, fingerprint, key.key, request.claims?.json ?? ""].joined(separator: "|")
         let canShare = !request.forceRefresh && fallback == nil && request.claims == nil
         let correlationID: String
         if let chosen = request.correlationID {
@@ -207,11 +290,12 @@ final class TokenService: Sendable {
                 key: gateKey,
                 deadline: deadline,
                 check: { () -> AccessToken? in
-                    guard canShare, case .hit(let t, _) = cache.lookup(key, at: clock.now()) else { return nil }
+                    guard canShare, case .hit(let t, _, _) = cache.lookup(key, account: .named(id), at: clock.now())
+                    else { return nil }
                     return t
                 },
                 refresh: { () throws(NativeAuthError) -> AccessToken in
-                    try refresh(scopes: scopes, claims: request.claims, correlationID: correlationID)
+                    try refresh(account: id, scopes: scopes, claims: request.claims, correlationID: correlationID)
                 }
             )
             try checkDeclined(token, requested: scopes)
@@ -222,7 +306,7 @@ final class TokenService: Sendable {
                 return TokenResult(token: fallback, fromCache: true)
             }
             if Self.serverUnavailable(error), !request.forceRefresh, request.claims == nil,
-                let extended = cache.extendedLookup(key, at: clock.now())
+                let extended = cache.extendedLookup(key, account: id, at: clock.now())
             {
                 logger.log(
                     .warning,
@@ -230,8 +314,17 @@ final class TokenService: Sendable {
                 )
                 return TokenResult(token: extended, fromCache: true)
             }
-            throw error
+            var e = error
+            if e.code.category == .interaction, e.loginHint == nil { e.loginHint = Self.loginHint(account) }
+            throw e
         }
+    }
+
+    /// What an app passes as `login_hint` to sign this account in again: the ID token's `login_hint` claim when it
+    /// has one (Entra issues it for this purpose), else the username.
+    static func loginHint(_ account: Account) -> String? {
+        if let hint = account.claims["login_hint"]?.stringValue, !hint.isEmpty { return hint }
+        return account.username.isEmpty ? nil : account.username
     }
 
     /// The server could not answer (no connection, timeout, 5xx, throttling): no verdict on the token.
@@ -323,14 +416,15 @@ final class TokenService: Sendable {
 
     /// One refresh-token grant; the rotated refresh token replaces the old one under the cache lock.
     private func refresh(
+        account accountID: String,
         scopes: [String],
         claims: ClaimsRequest?,
         correlationID: String
     ) throws(NativeAuthError)
         -> AccessToken
     {
-        let current = cache.read { d in d.current.map { ($0.account.homeAccountID, $0.refreshToken, $0.session) } }
-        guard let (accountID, cached, session) = current, let rt = cached else {
+        let current = cache.read { d in d.accounts[accountID].map { ($0.refreshToken, $0.session) } }
+        guard let (cached, session) = current, let rt = cached else {
             throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
         }
         let server = server.with(correlationID: correlationID)
@@ -345,7 +439,7 @@ final class TokenService: Sendable {
             response = try server.refresh(endpoint: endpoint, refreshToken: rt, scopes: scopes, claims: claims)
         } catch {
             if Self.refreshTokenIsDead(error) {
-                cache.update { d in
+                try? cache.update { d in
                     if d.accounts[accountID]?.session == session, d.accounts[accountID]?.refreshToken == rt {
                         d.accounts[accountID]?.refreshToken = nil
                     }
@@ -354,7 +448,8 @@ final class TokenService: Sendable {
             throw error
         }
         let (account, token) = try accept(response, requestedScopes: scopes, server: server, strict: false)
-        cache.update { d in
+        // A rotated refresh token that cannot be written is reported: the next process would present the old one.
+        try cache.update { d in
             // Signed out, or signed in again, while this refresh was on the wire: keep nothing of it.
             guard var entry = d.accounts[accountID], entry.session == session else { return }
             if let newRT = response.refreshToken, entry.refreshToken == rt { entry.refreshToken = newRT }

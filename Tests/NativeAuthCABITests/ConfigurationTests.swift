@@ -128,6 +128,6 @@ private func error(_ doc: JSONValue) -> NativeAuthError? {
         #expect(NAStatus(NativeAuthError(.timeout, "")) == .network)
         #expect(NAStatus(NativeAuthError(.tls, "")) == .network)
         #expect(NAStatus(NativeAuthError(.outOfMemory, "")) == .noMemory)
-        #expect(NAStatus.allCases.map(\.rawValue) == Array((-9...0).reversed()))
+        #expect(NAStatus.allCases.map(\.rawValue) == Array((-10...0).reversed()))
     }
 }

@@ -131,7 +131,7 @@ import Testing
                 return json(tokenResponse("api://b/r", at: "B1", rt: "RT2"))
             }
         )
-        let c = NativeAuthClient(configuration: config, transport: t, clock: clock)
+        let c = try NativeAuthClient(configuration: config, transport: t, clock: clock)
         _ = try c.signIn(SignInRequest(username: "u@x.com", password: "p", scopes: ["api://a/r"], claims: nil))
         let first = Mutex<Result<TokenResult, NativeAuthError>?>(nil)
         let request = try TokenRequest(scopes: ["api://b/r"], forceRefresh: false, claims: nil)

@@ -42,7 +42,9 @@ extension NativeAuthClient {
         ["username": .string(try account().username)]
     }
 
-    func signOut(_ doc: JSONValue) throws(NativeAuthError) -> JSONValue { ["was_signed_in": .bool(signOut())] }
+    func signOut(_ doc: JSONValue) throws(NativeAuthError) -> JSONValue {
+        ["was_signed_in": .bool(!(try signOut()).isEmpty)]
+    }
 }
 
 func configuration(_ authority: String, _ clientID: String) throws -> ClientConfiguration {
@@ -59,7 +61,7 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
     )
     t.on("/oauth2/v2.0/initiate", { _, _ in json(["continuation_token": "CT1"]) })
     t.on("/oauth2/v2.0/challenge", { _, _ in json(["continuation_token": "CT2", "challenge_type": "password"]) })
-    return NativeAuthClient(configuration: config, transport: t, clock: clock)
+    return try NativeAuthClient(configuration: config, transport: t, clock: clock)
 }
 
 @Suite struct TokenLogicTests {
@@ -200,7 +202,7 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
         t.on("/oauth2/v2.0/initiate", { _, _ in json(["continuation_token": "CT1"]) })
         t.on("/oauth2/v2.0/challenge", { _, _ in json(["continuation_token": "CT2", "challenge_type": "password"]) })
         t.on("/oauth2/v2.0/token", { _, _ in json(tokenResponse("api://a/r", rt: "RT1")) })
-        let c = NativeAuthClient(configuration: config, transport: t, clock: clock)
+        let c = try NativeAuthClient(configuration: config, transport: t, clock: clock)
         _ = try c.signIn(["username": "u@x.com", "password": "p"])
         #expect(throws: NativeAuthError.self) { try c.getAccessToken(["scopes": ["api://b/r"]]) }
         #expect(!t.requests.contains { $0.url.contains("evil.example") })

@@ -218,6 +218,53 @@ class IdTokenInvalidError(ServerError):
     code = "id_token_invalid"
 
 
+class AccountRequiredError(InvalidArgumentError):
+    """Several accounts are signed in and the call named none; ``accounts`` lists them (pass one as ``account=``)."""
+    code = "account_required"
+
+    @property
+    def accounts(self) -> list:
+        return list(self.details.get("accounts", []))
+
+
+class AccessDeniedError(AuthenticationError):
+    """The user (or the server) refused the browser sign-in or the device code."""
+    code = "access_denied"
+
+
+class BrowserUnavailableError(InteractionRequiredError):
+    """No browser could be opened; show ``authorization_url`` to the user."""
+    code = "browser_unavailable"
+
+    @property
+    def authorization_url(self) -> Optional[str]:
+        return self.details.get("authorization_url")
+
+
+class CacheError(NativeAuthError, OSError):
+    """The persistent token cache cannot be used or written (NA_ESTORAGE)."""
+    code = "cache_unreadable"
+
+
+class CacheUnreadableError(CacheError):
+    code = "cache_unreadable"
+
+
+class CacheWriteFailedError(CacheError):
+    """The cache file could not be written; the change is kept in memory."""
+    code = "cache_write_failed"
+
+
+class CacheInsecureError(CacheError):
+    """The cache file or its directory is writable by others or owned by another user."""
+    code = "cache_insecure"
+
+
+class CacheKeyInvalidError(CacheError):
+    """The cache file is encrypted with another key, or was altered."""
+    code = "cache_key_invalid"
+
+
 class LibraryMemoryError(NativeAuthError, MemoryError):
     code = "out_of_memory"
 
@@ -234,6 +281,8 @@ __all__ = [
     "RefreshTokenExpiredError", "PasswordChangeRequiredError", "FlowError", "FlowExpiredError", "FlowInvalidError",
     "NoAccountError", "NetworkError", "RequestTimeoutError", "TLSError", "ServerError", "LibraryMemoryError", "InternalError",
     "ThrottledError", "DeclinedScopesError", "PasswordResetFailedError", "CancelledError", "IdTokenInvalidError",
+    "AccountRequiredError", "AccessDeniedError", "BrowserUnavailableError", "CacheError", "CacheUnreadableError",
+    "CacheWriteFailedError", "CacheInsecureError", "CacheKeyInvalidError",
 ]
 
 _BY_CODE = {cls.code: cls for cls in [
@@ -243,7 +292,9 @@ _BY_CODE = {cls.code: cls for cls in [
     AuthMethodBlockedError, InteractionRequiredError, BrowserRequiredError, RefreshTokenExpiredError,
     PasswordChangeRequiredError, FlowExpiredError, FlowInvalidError, NoAccountError, NetworkError,
     RequestTimeoutError, TLSError, ServerError, LibraryMemoryError, InternalError, ThrottledError,
-    DeclinedScopesError, PasswordResetFailedError, CancelledError, IdTokenInvalidError,
+    DeclinedScopesError, PasswordResetFailedError, CancelledError, IdTokenInvalidError, AccountRequiredError,
+    AccessDeniedError, BrowserUnavailableError, CacheUnreadableError, CacheWriteFailedError, CacheInsecureError,
+    CacheKeyInvalidError,
 ]}
 
 
@@ -254,7 +305,8 @@ def from_document(status: int, doc: Any, state: Any = None) -> NativeAuthError:
     cls = _BY_CODE.get(code)
     if cls is None:  # a code newer than this package: fall back on the status family
         cls = {-1: InvalidArgumentError, -2: AuthenticationError, -3: NoAccountError, -4: InteractionRequiredError,
-               -5: NetworkError, -6: ServerError, -7: FlowError, -8: LibraryMemoryError}.get(status, NativeAuthError)
+               -5: NetworkError, -6: ServerError, -7: FlowError, -8: LibraryMemoryError,
+               -10: CacheError}.get(status, NativeAuthError)
     details = {k: v for k, v in err.items() if k not in ("code", "message", "server")}
     return cls(err.get("message") or "unknown error", code=code, status=status,
                server=ServerDetails.from_json(err.get("server")), details=details, state=state)

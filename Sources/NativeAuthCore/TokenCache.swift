@@ -204,6 +204,14 @@ public protocol TokenStore: Sendable {
     /// Moves whenever the stored accounts may have changed outside this client (another process wrote them). Read
     /// on every cached-token call: an atomic load, never a system call.
     var changeCounter: UInt64 { get }
+    /// Looks (with a system call if need be) whether the stored accounts changed outside this client, and moves
+    /// `changeCounter` if so. Called on the paths that are about to do real work (a cache miss, an account lookup,
+    /// before a refresh), never on a cache hit.
+    func checkForChanges()
+}
+
+extension TokenStore {
+    public func checkForChanges() {}
 }
 
 /// The in-memory store (the default; nothing touches disk).
@@ -231,8 +239,8 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
     private var data: CacheData
     /// Each account's access tokens by scope key: the hot path's hash lookups.
     private var index: [String: [String: AccessToken]] = [:]
-    /// The store's `changeCounter` the in-memory view reflects.
-    private var seenChanges: UInt64 = 0
+    /// The store's `changeCounter` the in-memory view reflects (written under the write lock; read without it).
+    private let seenChanges = Atomic<UInt64>(0)
     /// Renders a token's cached-answer document once, when it is stored.
     let renderer: (@Sendable (AccessToken) -> RenderedToken?)?
     /// Counts updates: an answer found at generation g is still the cache's answer while the generation is g (and
@@ -250,9 +258,24 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
         self.store = store
         self.renderer = renderer
         data = CacheData()
-        seenChanges = store.changeCounter
-        data.accounts = try store.load()
+        seenChanges.store(store.changeCounter, ordering: .relaxed)
+        data.accounts = Self.rendered(try store.load(), renderer)
         reindex()
+    }
+
+    /// `accounts` with every token's cached-answer document rendered (tokens a store loaded have none yet).
+    private static func rendered(
+        _ accounts: [String: AccountEntry],
+        _ renderer: (@Sendable (AccessToken) -> RenderedToken?)?
+    ) -> [String: AccountEntry] {
+        guard renderer != nil else { return accounts }
+        var out = accounts
+        for (id, entry) in accounts where entry.accessTokens.values.contains(where: { $0.rendered == nil }) {
+            out[id]?.accessTokens = entry.accessTokens.mapValues {
+                $0.rendered == nil ? $0.rendering(with: renderer) : $0
+            }
+        }
+        return out
     }
 
     /// Sessions are this process's own bookkeeping, which a store does not keep: `stored` with the sessions of
@@ -272,14 +295,18 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
         index = data.accounts.mapValues(\.accessTokens)
     }
 
-    /// Reloads the in-memory view if the store changed outside this client (called before reads).
-    private func refreshFromStore() {
+    /// Reloads the in-memory view if the store changed outside this client (called before reads; `thorough` on
+    /// paths about to do real work, where the store may spend a system call to look).
+    private func refreshFromStore(thorough: Bool = false) {
+        if thorough { store.checkForChanges() }
         let counter = store.changeCounter
-        guard counter != lock.withReadLock({ seenChanges }) else { return }
+        guard counter != seenChanges.load(ordering: .acquiring) else { return }
         lock.withWriteLock {
-            guard counter != seenChanges, let accounts = try? store.load() else { return }
-            seenChanges = counter
-            data.accounts = Self.keepingSessions(accounts, from: data.accounts)
+            guard counter != seenChanges.load(ordering: .relaxed) else { return }
+            // A store that cannot be read now keeps the in-memory view (it reported why when it failed).
+            seenChanges.store(counter, ordering: .releasing)
+            guard let accounts = try? store.load() else { return }
+            data.accounts = Self.rendered(Self.keepingSessions(accounts, from: data.accounts), renderer)
             reindex()
             generationCounter.add(1, ordering: .releasing)
         }
@@ -325,7 +352,7 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
     func lookup(_ key: ScopeKey, account selection: AccountSelection, at now: Double) -> Lookup {
         refreshFromStore()
         return lock.withReadLock {
-            let g = generationCounter.load(ordering: .relaxed) &+ seenChanges  // stable under the lock
+            let g = generationCounter.load(ordering: .relaxed) &+ seenChanges.load(ordering: .relaxed)
             let id: String
             switch resolve(selection) {
             case .account(let found): id = found
@@ -341,7 +368,7 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
 
     /// The selected account's id, or why there is none.
     func account(_ selection: AccountSelection) -> Resolution {
-        refreshFromStore()
+        refreshFromStore(thorough: true)
         return lock.withReadLock { resolve(selection) }
     }
 
@@ -358,7 +385,7 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
     var signOutEpoch: UInt64 { lock.withReadLock { data.signOutEpoch } }
 
     public func read<R>(_ body: (CacheData) -> R) -> R {
-        refreshFromStore()
+        refreshFromStore(thorough: true)
         return lock.withReadLock { body(data) }
     }
 
@@ -377,9 +404,9 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
                 result = body(&d)
                 accounts = d.accounts
             }
-            d.accounts = outcome.accounts
+            d.accounts = Self.rendered(outcome.accounts, renderer)
             data = d
-            seenChanges = store.changeCounter
+            seenChanges.store(store.changeCounter, ordering: .releasing)
             reindex()
             generationCounter.add(1, ordering: .releasing)
             if let failure = outcome.writeError { throw failure }

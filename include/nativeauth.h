@@ -126,10 +126,24 @@ typedef struct na_client na_client;
  *                        -- or "tenant_subdomain": "contoso", expanded to the authority above. Exactly one of the
  *                           two. "https://contoso.ciamlogin.com" (no path) is rewritten the same way. The
  *                           authority is normalised: lowercase scheme/host, no trailing slash; a query is refused.
+ *     "authority_type": "ciam",                 optional: "ciam" (Entra External ID; the default), "aad" (Entra
+ *                                               workforce; the default for login.microsoftonline.com), or "oidc":
+ *                                               any OpenID Connect provider — the authority is its issuer (a bare
+ *                                               origin is allowed), discovery is <authority>/.well-known/openid-
+ *                                               configuration and its "issuer" must equal the authority; browser
+ *                                               and device-code sign-in only (native-auth calls answer
+ *                                               "not_supported"); no client_info; accounts are keyed by (iss, sub)
  *     "client_id": "00001111-aaaa-2222-bbbb-3333cccc4444",          required; 1-256 printable ASCII characters
  *     "challenge_types": ["password", "oob"],   optional, default both; "redirect" is always added
  *     "capabilities": ["mfa_required", "registration_required"],   optional, default none
- *     "redirect_uri": "http://localhost",       optional; used by the browser flows
+ *     "redirect_uri": "http://localhost",       optional; the browser sign-in's redirect URI. Default
+ *                                               http://localhost (Entra) or http://127.0.0.1 (oidc). A loopback
+ *                                               http URI gets a listener on 127.0.0.1 and, without a port, an
+ *                                               ephemeral port (RFC 8252); a path is kept. Any other URI (myapp://
+ *                                               auth) has no listener: the app captures the redirect itself
+ *     "post_logout_redirect_uri": "http://localhost/signed-out",   optional; sent with the end-session URL
+ *     "browser_command": "firefox --new-window", optional; opens URLs when no browser callback is set (the URL is
+ *                                               appended, or replaces %s; no shell). Then $BROWSER, then xdg-open
  *     "connect_timeout_ms": 10000,              optional, 1..600000, default 10000
  *     "request_timeout_ms": 30000,              optional, 1..600000, default 30000 (whole request)
  *     "retry_after_max_s": 10,                  optional, 0..300, default 10: a 429/503 with a Retry-After (seconds
@@ -158,7 +172,7 @@ void na_client_free(na_client *client);
  * result: {"v":1,"version":"0.1.0","config":{"authority":…,"client_id":…,"challenge_types":["oob","password",
  *          "redirect"],"capabilities":[…],"connect_timeout_ms":…,"request_timeout_ms":…,"cache":{"type":"memory"},
  *          "log_level":…,"ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default","ca_bundle":…?,
- *          "redirect_uri":…?}} */
+ *          "authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,"browser_command":…?}} */
 int na_client_info(na_client *client, const char *request_json, char **out_json);
 
 /* ---- Native authentication: sign in, sign up, reset password ---------------------------------------------- */
@@ -168,7 +182,8 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  * used by one call at a time, ends when the flow completes or fails for good, and is forgotten after 15 idle
  * minutes (the server's own continuation tokens live about 10 minutes: "flow_expired").
  *
- * States ("status"), each with "v":1 and "flow_type" ("sign_in" | "sign_up" | "reset_password"):
+ * States ("status"), each with "v":1 and "flow_type" ("sign_in" | "sign_up" | "reset_password" | "interactive" |
+ * "device_code"):
  *   "signed_in"              {"account":{"username","home_account_id","tenant_id","environment","claims":{…}},
  *                             "token":{"access_token","token_type":"Bearer","scopes":[…],"expires_on":<unix s>,
  *                                      "from_cache":false}}
@@ -185,6 +200,9 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  *                            (no "flow" when the server completed the sign-up without allowing an automatic
  *                            sign-in — MSAL iOS reads it the same way: the app then calls na_sign_in)
  *   "password_reset_completed" {"flow"}                                    → sign_in
+ *   "browser_pending"        {"flow","authorization_url","redirect_uri","expires_in"}   → wait | submit_redirect
+ *   "device_code_required"   {"flow","user_code","verification_uri","verification_uri_complete"?,"expires_in",
+ *                             "interval","message"}                       → wait
  *
  * Errors with a "flow" member leave the flow usable (retry: invalid_code, invalid_password, invalid_credentials,
  * attributes_invalid, invalid_contact, contact_blocked, network, timeout, server). Client-side checks (an empty
@@ -234,16 +252,69 @@ int na_reset_password(na_client *client, const char *request_json, char **out_js
  *                                                 verification (it is the sign-in address)
  *   "sign_in"            {"scopes"?, "claims"?}   after "sign_up_completed" or "password_reset_completed" (or to
  *                                                 retry the token request after a registration, see above)
+ *   "wait"               {"timeout_ms"?}          browser sign-in: serves the loopback listener until the redirect
+ *                                                 with this sign-in's "state" arrives → "signed_in"; device code:
+ *                                                 polls at "interval" (+5 s per slow_down) → "signed_in". When
+ *                                                 timeout_ms (default 300000 / 900000) passes first: the same
+ *                                                 pending state again, flow intact. At the sign-in's own expiry:
+ *                                                 "timeout" (browser) or "flow_expired" (device code), flow ended
+ *   "submit_redirect"    {"redirect_url"}         browser sign-in: the redirect as the app received it (its own
+ *                                                 web view or URI scheme handler); must be the flow's redirect_uri
  *   "cancel"             {}                       forgets the flow; answers {"v":1,"status":"cancelled"}. It may be
  *                                                 sent from another thread while a call waits on the flow (reset
- *                                                 polling): that call answers NA_ESTATE "cancelled", and nothing it
- *                                                 finishes afterwards revives the flow
+ *                                                 polling, "wait"): that call answers NA_ESTATE "cancelled"
+ *                                                 promptly, nothing it finishes afterwards revives the flow, and a
+ *                                                 browser sign-in's listening socket is closed
  * An action the flow is not waiting for answers NA_ESTATE "flow_invalid" with "expected":<action> and leaves the
  * flow as it was. Unknown or finished flows: "flow_invalid"; expired ones: "flow_expired".
  * Errors: invalid_code, invalid_password, invalid_credentials, attributes_invalid, user_already_exists,
  *   invalid_contact, contact_blocked, auth_method_blocked, password_change_required, browser_required, invalid_scope,
- *   declined_scopes, id_token_invalid, password_reset_failed, flow_expired, flow_invalid, cancelled. */
+ *   declined_scopes, id_token_invalid, password_reset_failed, flow_expired, flow_invalid, cancelled, access_denied,
+ *   interaction_required, timeout. */
 int na_flow_submit(na_client *client, const char *request_json, char **out_json);
+
+/* ---- Browser sign-in and device code --------------------------------------------------------------------- */
+
+/* A browser callback: opens url (valid during the call only) in a browser and returns 0, or non-zero when it
+ * cannot. It is called on the thread of the sign-in (or sign-out) call and must return without waiting for the
+ * sign-in: the library serves the redirect only after it returns. */
+typedef int (*na_browser_fn)(const char *url, void *user_data);
+
+/* Sets (or, with fn NULL, removes) the client's browser callback. Without one, URLs are opened with the
+ * configured "browser_command", else $BROWSER, else xdg-open. Returns NA_OK or NA_EINVAL (bad handle). */
+int na_client_set_browser_callback(na_client *client, na_browser_fn fn, void *user_data);
+
+/* Signs a user in through the browser (authorization code + PKCE S256, RFC 8252 loopback redirect), as MSAL's
+ * interactive sign-in.  request {"scopes"?:[…], "login_hint"?, "prompt"?: "select_account"|"login"|"consent"|
+ * "none"|"create", "domain_hint"?, "claims"?:{…}, "extra_query_parameters"?:{"name":"value"}, "response_mode"?:
+ * "query"|"form_post", "browser"?: "system"|"none", "timeout_ms"?: 300000, "correlation_id"?} (NULL: {}).
+ * The authorize URL comes from OIDC discovery: response_type=code, client_id, redirect_uri, scope (scopes + openid
+ * profile offline_access), state, nonce, code_challenge (S256), client_info=1 (Entra), and the options (the
+ * extra parameters may not replace these). The listener accepts only its redirect path with this sign-in's
+ * "state"; other requests get an error page and the wait goes on. The code is redeemed with the verifier and the
+ * ID token is checked — signature (RS256) against the discovery jwks_uri keys, "iss", "aud", "exp"/"nbf" with 5
+ * minutes of skew, "nonce" — before the account and tokens are cached (a sign-in adds or replaces that user's
+ * account). A provider that advertises RFC 9207 must send "iss" on the redirect, and a present "iss" must be its.
+ * "browser":"system" (default) opens the URL with the browser callback (else browser_command, $BROWSER,
+ * xdg-open) and waits up to timeout_ms: the answer is "signed_in" with "flow_type":"interactive".
+ * "browser":"none" opens nothing and answers "browser_pending"; continue with na_flow_submit "wait" or
+ * "submit_redirect" (an app that must be able to cancel uses this; cancel from another thread). A redirect URI
+ * that is not loopback http has no listener: "browser":"none" and submit_redirect only.
+ * The redirect's "error": access_denied → access_denied; interaction_required, login_required, consent_required →
+ * interaction_required; others → server with "server":{"error"}.
+ * Errors: browser_unavailable (NA_EINTERACTION; the error carries the URL to show), access_denied,
+ * interaction_required, id_token_invalid, timeout, cancelled, invalid_scope, declined_scopes, network, server. */
+int na_sign_in_interactive(na_client *client, const char *request_json, char **out_json);
+
+/* Signs a user in on a machine without a browser (RFC 8628 device authorization grant).  request {"scopes"?:[…],
+ * "correlation_id"?} (NULL: {}). Uses discovery's device_authorization_endpoint and answers
+ * "device_code_required" with "user_code", "verification_uri" (as the server sent it), "verification_uri_complete"?,
+ * "expires_in", "interval" and "message" (the server's, else composed from the URI and the code). Continue with
+ * na_flow_submit "wait", which polls and answers "signed_in", or "device_code_required" again at its own
+ * timeout_ms. When the token answer has no ID token, the account comes from the userinfo_endpoint.
+ * Errors: not_supported (the provider has no device endpoint), access_denied (the user refused), flow_expired (the
+ * code expired), cancelled, network, server. */
+int na_sign_in_device_code(na_client *client, const char *request_json, char **out_json);
 
 /* ---- Tokens, APIs, account, sign-out ------------------------------------------------------------------------ */
 
@@ -303,11 +374,15 @@ int na_get_account(na_client *client, const char *request_json, char **out_json)
  * result {"v":1,"accounts":[{account as na_get_account}…]} (an empty list when nobody is signed in). */
 int na_get_accounts(na_client *client, const char *request_json, char **out_json);
 
-/* Signs out: forgets an account's tokens, locally as MSAL's native sign-out.  request {"account"?, "all"?:false}
- * (NULL is read as {}). Without "account" the only account is signed out; with "all" every account. With "all", or
- * when no account is left, open flows are cancelled too. Signing out when nobody is signed in is not an error.
- * A call in flight for the account (a sign-in or refresh) stores nothing afterwards.
- * result {"v":1,"status":"signed_out","was_signed_in":bool,"accounts":["<home_account_id>"…]} (those removed).
+/* Signs out: forgets an account's tokens, locally as MSAL's native sign-out.  request {"account"?, "all"?:false,
+ * "browser"?: "none"|"system"} (NULL is read as {}). Without "account" the only account is signed out; with "all"
+ * every account. With "all", or when no account is left, open flows are cancelled too. Signing out when nobody is
+ * signed in is not an error. A call in flight for the account (a sign-in or refresh) stores nothing afterwards.
+ * When one account was signed out and the provider has an end_session_endpoint, the result carries
+ * "end_session_url" (with id_token_hint, post_logout_redirect_uri when configured, client_id, and on Entra
+ * logout_hint from the ID token's login_hint claim); "browser":"system" opens it too ("browser_opened").
+ * result {"v":1,"status":"signed_out","was_signed_in":bool,"accounts":["<home_account_id>"…],"end_session_url"?,
+ *         "browser_opened"?}.
  * Errors: no_account (an "account" that is not signed in), account_required (several accounts, no "account", no
  * "all"), cache_write_failed (signed out in memory, but the file still holds the account). */
 int na_sign_out(na_client *client, const char *request_json, char **out_json);

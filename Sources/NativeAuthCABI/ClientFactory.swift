@@ -10,7 +10,7 @@ enum ClientFactory {
     /// it).
     static func make(
         _ f: Fields,
-        environment: (String) -> String? = processEnvironment
+        environment: @escaping @Sendable (String) -> String? = processEnvironment
     ) throws(NativeAuthError)
         -> NativeAuthClient
     {
@@ -39,6 +39,7 @@ enum ClientFactory {
             configuration: config,
             transport: CurlHTTPClient(options: options),
             apiTransport: CurlHTTPClient(options: apiOptions),
+            environment: environment,
             renderer: Encode.render
         )
     }
@@ -54,9 +55,16 @@ enum ClientFactory {
         func string(_ key: String) throws(NativeAuthError) -> String? {
             try fields { () throws(JSONFieldError) in try f.optionalString(key) }
         }
+        var authorityType: AuthorityType? = nil
+        if let t = try string("authority_type") {
+            guard let parsed = AuthorityType(rawValue: t) else {
+                throw .invalidArgument("authority_type: must be ciam, aad or oidc", field: "authority_type")
+            }
+            authorityType = parsed
+        }
         let authority: Authority
         switch (try string("authority"), try string("tenant_subdomain")) {
-        case (let a?, nil): authority = try Authority(a)
+        case (let a?, nil): authority = try Authority(a, type: authorityType)
         case (nil, let s?): authority = try Authority(tenantSubdomain: s)
         case (nil, nil): throw .invalidArgument("authority: required (or tenant_subdomain)", field: "authority")
         case (_?, _?):
@@ -101,6 +109,22 @@ enum ClientFactory {
                 throw .invalidArgument("redirect_uri: must be an absolute URI without spaces", field: "redirect_uri")
             }
             redirectURI = r
+        }
+        var postLogoutRedirectURI: String? = nil
+        if let r = try string("post_logout_redirect_uri") {
+            guard r.utf8.count <= 2048, r.contains(":"), !r.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7f }) else {
+                throw .invalidArgument(
+                    "post_logout_redirect_uri: must be an absolute URI without spaces",
+                    field: "post_logout_redirect_uri"
+                )
+            }
+            postLogoutRedirectURI = r
+        }
+        let browserCommand = try string("browser_command")
+        if let b = browserCommand {
+            guard !b.isEmpty, b.utf8.count <= 4096, !b.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                throw .invalidArgument("browser_command: must be a command line", field: "browser_command")
+            }
         }
 
         let connect = try fields { () throws(JSONFieldError) in try f.optionalInt("connect_timeout_ms", in: 1...600_000)
@@ -161,6 +185,9 @@ enum ClientFactory {
             challengeTypes: types,
             capabilities: capabilities,
             redirectURI: redirectURI,
+            authorityType: authorityType,
+            postLogoutRedirectURI: postLogoutRedirectURI,
+            browserCommand: browserCommand,
             connectTimeoutMs: Int(connect ?? 10_000),
             requestTimeoutMs: Int(request ?? 30_000),
             retryAfterMaxSeconds: Double(retryAfterMax ?? 10),
@@ -175,6 +202,7 @@ enum ClientFactory {
     static func info(_ c: ClientConfiguration) -> JSONValue {
         var o: [String: JSONValue] = [
             "authority": .string(c.authority.url),
+            "authority_type": .string(c.authorityType.rawValue),
             "client_id": .string(c.clientID),
             "challenge_types": .array(c.challengeTypeNames.map { .string($0) }),
             "capabilities": .array(c.capabilities.map { .string($0.rawValue) }),
@@ -186,6 +214,8 @@ enum ClientFactory {
             "cache": ["type": "memory"],
         ]
         if let r = c.redirectURI { o["redirect_uri"] = .string(r) }
+        if let r = c.postLogoutRedirectURI { o["post_logout_redirect_uri"] = .string(r) }
+        if let b = c.browserCommand { o["browser_command"] = .string(b) }
         if let ca = c.caBundle { o["ca_bundle"] = .string(ca) }
         return ["v": 1, "version": .string(NativeAuthVersion.string.description), "config": .object(o)]
     }

@@ -108,6 +108,30 @@ struct HostLogCallback: @unchecked Sendable {
     }
 }
 
+/// The host's browser callback: opens a URL, answers 0 when it did.
+public typealias NABrowserFunction = @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Int32
+
+@_cdecl("na_client_set_browser_callback")
+public func na_client_set_browser_callback(
+    _ handle: OpaquePointer?,
+    _ fn: NABrowserFunction?,
+    _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+    let launcher: (any BrowserLauncher)? = fn.map { HostBrowserCallback(fn: $0, userData: userData) }
+    let done: Void? = handles.withClient(handle) { c in c.setBrowserLauncher(launcher) }
+    return done == nil ? NAStatus.invalidArgument.rawValue : NAStatus.ok.rawValue
+}
+
+/// The host's browser callback and its user data (called on the thread of the sign-in call).
+struct HostBrowserCallback: BrowserLauncher, @unchecked Sendable {
+    let fn: NABrowserFunction
+    let userData: UnsafeMutableRawPointer?
+
+    func open(_ url: String) -> Bool {
+        url.withCString { fn($0, userData) } == 0
+    }
+}
+
 // MARK: - Native authentication
 
 @_cdecl("na_sign_in")
@@ -128,6 +152,30 @@ public func na_sign_up(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>
 public func na_reset_password(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
     operation(handle, request, out) { c, f throws(NativeAuthError) in
         .document(Encode.flow(try c.resetPassword(Decode.resetPassword(f))))
+    }
+}
+
+// MARK: - Browser and device code
+
+@_cdecl("na_sign_in_interactive")
+public func na_sign_in_interactive(
+    _ handle: OpaquePointer?,
+    _ request: UnsafePointer<CChar>?,
+    _ out: OutString?
+) -> Int32 {
+    operation(handle, request, out, nullRequestIsEmpty: true) { c, f throws(NativeAuthError) in
+        .document(Encode.flow(try c.signInInteractive(Decode.interactive(f))))
+    }
+}
+
+@_cdecl("na_sign_in_device_code")
+public func na_sign_in_device_code(
+    _ handle: OpaquePointer?,
+    _ request: UnsafePointer<CChar>?,
+    _ out: OutString?
+) -> Int32 {
+    operation(handle, request, out, nullRequestIsEmpty: true) { c, f throws(NativeAuthError) in
+        .document(Encode.flow(try c.signInDeviceCode(Decode.deviceCode(f))))
     }
 }
 
@@ -187,7 +235,9 @@ public func na_get_accounts(_ handle: OpaquePointer?, _ request: UnsafePointer<C
 @_cdecl("na_sign_out")
 public func na_sign_out(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
     operation(handle, request, out, nullRequestIsEmpty: true) { c, f throws(NativeAuthError) in
-        let (selection, all) = try Decode.signOut(f)
-        return .document(Encode.signedOut(try c.signOut(selection, all: all)))
+        let result = try c.signOut(Decode.signOut(f))
+        // Signed out in memory, but the cache file still holds the account: the app must know.
+        if let failure = result.storeFailure { throw failure }
+        return .document(Encode.signedOut(result))
     }
 }

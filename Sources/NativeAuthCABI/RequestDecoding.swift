@@ -24,9 +24,48 @@ enum Decode {
         try Validate.account(account(f))
     }
 
-    static func signOut(_ f: Fields) throws(NativeAuthError) -> (AccountSelection, all: Bool) {
-        let all = try fields { () throws(JSONFieldError) in try f.optionalBool("all") } ?? false
-        return (try accountSelection(f), all)
+    static func signOut(_ f: Fields) throws(NativeAuthError) -> SignOutRequest {
+        try SignOutRequest(
+            account: account(f),
+            all: fields { () throws(JSONFieldError) in try f.optionalBool("all") } ?? false,
+            browser: fields { () throws(JSONFieldError) in try f.optionalString("browser") }
+        )
+    }
+
+    static func interactive(_ f: Fields) throws(NativeAuthError) -> InteractiveRequest {
+        func string(_ key: String) throws(NativeAuthError) -> String? {
+            try fields { () throws(JSONFieldError) in try f.optionalString(key) }
+        }
+        var extra: [(String, String)] = []
+        if let o = try fields({ () throws(JSONFieldError) in try f.optionalObject("extra_query_parameters") }) {
+            for (name, value) in o.members.sorted(by: { $0.key < $1.key }) {
+                guard let v = value.stringValue else {
+                    let field = "extra_query_parameters.\(name.prefix(64))"
+                    throw .invalidArgument("\(field): must be a string", field: field)
+                }
+                extra.append((name, v))
+            }
+        }
+        return try InteractiveRequest(
+            scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
+            loginHint: string("login_hint"),
+            prompt: string("prompt"),
+            domainHint: string("domain_hint"),
+            claims: claims(f),
+            extraQueryParameters: extra,
+            responseMode: string("response_mode"),
+            browser: string("browser"),
+            timeoutMs: fields { () throws(JSONFieldError) in try f.optionalInt("timeout_ms", in: 0...86_400_000) }
+                .map { Int($0) },
+            correlationID: correlationID(f)
+        )
+    }
+
+    static func deviceCode(_ f: Fields) throws(NativeAuthError) -> DeviceCodeRequest {
+        try DeviceCodeRequest(
+            scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
+            correlationID: correlationID(f)
+        )
     }
 
     static func signUp(_ f: Fields) throws(NativeAuthError) -> SignUpRequest {
@@ -90,6 +129,14 @@ enum Decode {
             return (flow, .submitAttributes(try attributes(f, required: true) ?? [:]))
         case .cancel:
             return (flow, nil)
+        case .wait:
+            let t = try fields { () throws(JSONFieldError) in try f.optionalInt("timeout_ms", in: 0...3_600_000) }
+            return (flow, .wait(timeoutMs: t.map { Int($0) }))
+        case .submitRedirect:
+            guard let url = try string("redirect_url"), !url.isEmpty else {
+                throw .invalidArgument("redirect_url: required (the redirect the app received)", field: "redirect_url")
+            }
+            return (flow, .submitRedirect(url))
         case .resendCode, .requestChallenge, .registerMethod, .signIn:
             break
         }

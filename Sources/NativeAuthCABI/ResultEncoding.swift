@@ -41,6 +41,19 @@ enum Encode {
             o["status"] = "sign_up_completed"
         case .passwordResetCompleted:
             o["status"] = "password_reset_completed"
+        case .browserPending(let p):
+            o["status"] = "browser_pending"
+            o["authorization_url"] = .string(p.authorizationURL)
+            o["redirect_uri"] = .string(p.redirectURI)
+            o["expires_in"] = .int(p.expiresIn)
+        case .deviceCodeRequired(let d):
+            o["status"] = "device_code_required"
+            o["user_code"] = .string(d.userCode)
+            o["verification_uri"] = .string(d.verificationURI)
+            if let c = d.verificationURIComplete { o["verification_uri_complete"] = .string(c) }
+            o["expires_in"] = .int(d.expiresIn)
+            o["interval"] = .int(d.interval)
+            o["message"] = .string(d.message)
         }
         return .object(o)
     }
@@ -95,11 +108,16 @@ enum Encode {
         return bytes.withUnsafeBytes { RenderedToken(copying: $0) }
     }
 
-    static func signedOut(_ removed: [Account]) -> JSONValue {
-        [
-            "v": 1, "status": "signed_out", "was_signed_in": .bool(!removed.isEmpty),
-            "accounts": .array(removed.map { .string($0.homeAccountID) }),
+    static func signedOut(_ r: NativeAuthClient.SignOutResult) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "v": 1, "status": "signed_out", "was_signed_in": .bool(!r.removed.isEmpty),
+            "accounts": .array(r.removed.map { .string($0.homeAccountID) }),
         ]
+        if let url = r.endSessionURL {
+            o["end_session_url"] = .string(url)
+            o["browser_opened"] = .bool(r.browserOpened)
+        }
+        return .object(o)
     }
 
     static func accounts(_ list: [Account], includeIDToken: Bool) -> JSONValue {

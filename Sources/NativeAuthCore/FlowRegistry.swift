@@ -28,7 +28,7 @@ final class FlowRegistry: Sendable {
         }
         let id = FlowID("f_" + Base64.urlEncode(bytes))
         entries.withLock { e in
-            e = e.filter { $0.value.busy || now - $0.value.touched < Self.ttl }
+            Self.purge(&e, now: now)
             if e.count >= Self.capacity,
                 let oldest = e.filter({ !$0.value.busy }).min(by: { $0.value.touched < $1.value.touched })?.key
             {
@@ -37,6 +37,17 @@ final class FlowRegistry: Sendable {
             e[id] = Entry(flow: flow, correlationID: correlationID, busy: false, cancelled: false, touched: now)
         }
         return id
+    }
+
+    /// Forgets idle flows past the idle `ttl` or their own lifetime (a browser sign-in's listening socket closes
+    /// with its flow).
+    private static func purge(_ e: inout [FlowID: Entry], now: Double) {
+        e = e.filter { $0.value.busy || (now - $0.value.touched < ttl && ($0.value.flow.expiresAt ?? now + 1) > now) }
+    }
+
+    /// Forgets expired flows now (called on every client call that touches flows).
+    func purgeExpired(now: Double) {
+        entries.withLock { Self.purge(&$0, now: now) }
     }
 
     /// Takes a flow for one call: its value and correlation id.
@@ -50,13 +61,14 @@ final class FlowRegistry: Sendable {
             guard var entry = e[id] else {
                 throw failure(.flowInvalid, "Unknown flow: it finished, was cancelled, or never existed.")
             }
-            guard now - entry.touched < Self.ttl else {
+            guard now - entry.touched < Self.ttl, (entry.flow.expiresAt ?? now + 1) > now else {
                 e.removeValue(forKey: id)
                 throw failure(.flowExpired, "The flow expired; start again.")
             }
             guard !entry.busy else { throw failure(.flowInvalid, "The flow is in use by another call.") }
             entry.busy = true
             e[id] = entry
+            Self.purge(&e, now: now)
             return (entry.flow, entry.correlationID)
         }
     }

@@ -1,5 +1,6 @@
 internal import NativeAuthCrypto
 internal import NativeAuthHTTP
+import Synchronization
 
 /// The library version (also in `include/nativeauth.h` as NA_VERSION_*).
 public enum NativeAuthVersion {
@@ -24,6 +25,9 @@ public final class NativeAuthClient: Sendable {
     let flows = FlowRegistry()
     let tokens: TokenService
     let context: FlowContext
+    /// The app's browser launcher (`na_client_set_browser_callback`), else the system's.
+    private let launcher = Mutex<(any BrowserLauncher)?>(nil)
+    private let systemLauncher: any BrowserLauncher
 
     public init(
         configuration: ClientConfiguration,
@@ -31,6 +35,7 @@ public final class NativeAuthClient: Sendable {
         apiTransport: (any Transport)? = nil,
         clock: any Clock = SystemClock(),
         store: any TokenStore = MemoryTokenStore(),
+        environment: @escaping @Sendable (String) -> String? = { _ in nil },
         logger: Logger? = nil,
         renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil
     ) throws(NativeAuthError) {
@@ -47,6 +52,32 @@ public final class NativeAuthClient: Sendable {
             logger: logger
         )
         context = FlowContext(server: server, tokens: tokens, clock: clock, logger: logger)
+        systemLauncher = SystemBrowserLauncher(command: configuration.browserCommand, environment: environment)
+    }
+
+    /// Replaces the browser launcher (nil: back to the system's).
+    public func setBrowserLauncher(_ l: (any BrowserLauncher)?) {
+        launcher.withLock { $0 = l }
+    }
+
+    private var currentLauncher: any BrowserLauncher { launcher.withLock { $0 } ?? systemLauncher }
+
+    /// Native auth is Entra's: other providers answer `not_supported`.
+    private func requireNativeAuth() throws(NativeAuthError) {
+        guard configuration.authorityType.isEntra else {
+            throw NativeAuthError(
+                .notSupported,
+                "Native authentication exists only on Microsoft Entra; this client's authority_type is oidc."
+            )
+        }
+    }
+
+    /// A `browser_required` error with the username the app can pass on as `login_hint`.
+    private func hinted(_ e: NativeAuthError, _ username: String?) -> NativeAuthError {
+        guard e.code == .browserRequired, e.loginHint == nil, let username else { return e }
+        var x = e
+        x.loginHint = username
+        return x
     }
 
     // MARK: - Native authentication
@@ -61,12 +92,13 @@ public final class NativeAuthClient: Sendable {
 
     /// `na_sign_in`.
     public func signIn(_ request: SignInRequest) throws(NativeAuthError) -> FlowResult {
+        try requireNativeAuth()
         let id = try correlation(request.correlationID)
         let transition: Transition
         do {
             transition = try SignInFlow.start(request, context.with(correlationID: id))
         } catch {
-            var e = error.error
+            var e = hinted(error.error, request.username)
             if let retry = error.retry { e.flow = try flows.create(retry, correlationID: id, now: clock.now()) }
             throw e
         }
@@ -75,15 +107,55 @@ public final class NativeAuthClient: Sendable {
 
     /// `na_sign_up`.
     public func signUp(_ request: SignUpRequest) throws(NativeAuthError) -> FlowResult {
+        try requireNativeAuth()
         let id = try correlation(request.correlationID)
-        return try begin(SignUpFlow.start(request, context.with(correlationID: id)), type: .signUp, correlationID: id)
+        do {
+            return try begin(
+                SignUpFlow.start(request, context.with(correlationID: id)),
+                type: .signUp,
+                correlationID: id
+            )
+        } catch {
+            throw hinted(error, request.username)
+        }
     }
 
     /// `na_reset_password`.
     public func resetPassword(_ request: ResetPasswordRequest) throws(NativeAuthError) -> FlowResult {
+        try requireNativeAuth()
         let id = try correlation(request.correlationID)
-        let transition = try ResetPasswordFlow.start(request, context.with(correlationID: id))
-        return try begin(transition, type: .resetPassword, correlationID: id)
+        do {
+            let transition = try ResetPasswordFlow.start(request, context.with(correlationID: id))
+            return try begin(transition, type: .resetPassword, correlationID: id)
+        } catch {
+            throw hinted(error, request.username)
+        }
+    }
+
+    // MARK: - Browser and device code
+
+    /// `na_sign_in_interactive`.
+    public func signInInteractive(_ request: InteractiveRequest) throws(NativeAuthError) -> FlowResult {
+        let id = try correlation(request.correlationID)
+        flows.purgeExpired(now: clock.now())
+        let transition = try InteractiveFlow.start(
+            request,
+            context.with(correlationID: id),
+            launcher: currentLauncher
+        )
+        if let failure = transition.failure { throw failure }
+        return try begin(transition, type: .interactive, correlationID: id)
+    }
+
+    /// `na_sign_in_device_code`.
+    public func signInDeviceCode(_ request: DeviceCodeRequest) throws(NativeAuthError) -> FlowResult {
+        let id = try correlation(request.correlationID)
+        flows.purgeExpired(now: clock.now())
+        return try begin(
+            DeviceCodeFlow.start(request, context.with(correlationID: id)),
+            type: .deviceCode,
+            correlationID: id
+        )
     }
 
     /// `na_flow_submit`: one action on a flow a previous result returned. Its requests carry the flow's correlation
@@ -91,6 +163,7 @@ public final class NativeAuthClient: Sendable {
     /// otherwise the flow ends. A flow cancelled while the call ran is forgotten when it returns.
     public func submit(flow id: FlowID, _ action: FlowAction) throws(NativeAuthError) -> FlowResult {
         let (flow, correlationID) = try flows.checkout(id, now: clock.now())
+        let username = flow.username
         let flows = self.flows
         let ctx = context.with(correlationID: correlationID, isCancelled: { flows.isCancelled(id) })
         let transition: Transition
@@ -99,12 +172,13 @@ public final class NativeAuthClient: Sendable {
         } catch {
             let keep = keepsFlow(error)
             let kept = flows.checkin(id, keep ? flow : nil, now: clock.now())
-            var e = error
+            var e = hinted(error, username)
             if keep && kept { e.flow = id }
             throw e
         }
         let kept = flows.checkin(id, transition.next, now: clock.now())
         if var failure = transition.failure {
+            failure = hinted(failure, username)
             if transition.next != nil && kept { failure.flow = id }
             throw failure
         }
@@ -159,19 +233,44 @@ public final class NativeAuthClient: Sendable {
     /// Every signed-in account.
     public func accounts() -> [Account] { tokens.accounts() }
 
+    /// What a sign-out did.
+    public struct SignOutResult: Sendable {
+        public var removed: [Account]
+        /// The provider's end-session page for the account signed out, when it has one (and one account was).
+        public var endSessionURL: String?
+        /// Whether the browser was asked to open it.
+        public var browserOpened: Bool
+        /// The cache file could not be written: signed out in memory only.
+        public var storeFailure: NativeAuthError?
+    }
+
     /// Forgets the selected account's tokens (every account's with `all`), locally as MSAL's native sign-out; with
-    /// `all`, or when no account is left, open flows are cancelled too. Answers the accounts removed.
-    public func signOut(_ selection: AccountSelection = .only, all: Bool = false) throws(NativeAuthError) -> [Account] {
-        var removed: [Account] = []
-        var failure: NativeAuthError? = nil
-        do { removed = try tokens.signOut(selection, all: all) } catch {
-            guard error.code.category == .server || error.code.category == .internal else { throw error }
-            failure = error  // the store could not write it: signed out in memory all the same
+    /// `all`, or when no account is left, open flows are cancelled too. The result names the provider's end-session
+    /// URL for the account (`id_token_hint`, `post_logout_redirect_uri`, `client_id`, and on Entra `logout_hint`);
+    /// with `browser` `.system` it is opened too.
+    public func signOut(_ request: SignOutRequest) throws(NativeAuthError) -> SignOutResult {
+        var result = SignOutResult(removed: [], endSessionURL: nil, browserOpened: false)
+        do { result.removed = try tokens.signOut(request.account, all: request.all) } catch {
+            guard error.category == .storage, let removed = error.accounts else { throw error }
+            result.removed = removed  // the store could not write it: signed out in memory all the same
+            result.storeFailure = error
         }
-        if all || tokens.accounts().isEmpty { flows.cancelAll() }
-        logger.log(.info, removed.isEmpty ? "sign-out: no account was signed in" : "signed out")
-        if let failure { throw failure }
-        return removed
+        if request.all || tokens.accounts().isEmpty { flows.cancelAll() }
+        logger.log(.info, result.removed.isEmpty ? "sign-out: no account was signed in" : "signed out")
+        if result.removed.count == 1, let account = result.removed.first {
+            let server = context.server.with(correlationID: (try? correlation(nil)) ?? "")
+            if let endpoint = (try? tokens.provider.metadata(server))??.endSessionEndpoint {
+                result.endSessionURL = server.endSessionURL(
+                    endpoint: endpoint,
+                    idTokenHint: account.idToken,
+                    logoutHint: account.claims["login_hint"]?.stringValue
+                )
+            }
+        }
+        if request.browser == .system, let url = result.endSessionURL {
+            result.browserOpened = currentLauncher.open(url)
+        }
+        return result
     }
 
     /// `na_call_api`: gets the token (cache first), sends it as `Authorization: Bearer`, and on a 401 `invalid_token`

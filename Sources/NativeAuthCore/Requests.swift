@@ -11,6 +11,15 @@ public struct ClaimsRequest: Sendable, Equatable {
 
 /// Checks shared by the requests. Errors name the request member in `field`.
 public enum Validate {
+    /// A short text member (a hint, a parameter): at most 2048 bytes, no control characters.
+    public static func text(_ t: String?, field: String, allowEmpty: Bool = false) throws(NativeAuthError) -> String? {
+        guard let t else { return nil }
+        guard allowEmpty || !t.isEmpty, t.utf8.count <= 2048,
+            !t.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f })
+        else { throw .invalidArgument("\(field): must be a short text without control characters", field: field) }
+        return t
+    }
+
     /// An `account` member: a `home_account_id` or a username (absent: the only account).
     public static func account(_ a: String?, field: String = "account") throws(NativeAuthError) -> AccountSelection {
         guard let a else { return .only }
@@ -282,4 +291,118 @@ public struct APIResponse: Sendable {
     /// Header names lower-cased; repeated fields kept in order.
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+}
+
+/// How a browser sign-in reaches the browser.
+public enum BrowserMode: String, Sendable, CaseIterable {
+    /// The client's launcher opens the URL and the call waits for the redirect.
+    case system
+    /// Nothing is opened: the call answers `browser_pending` and the app continues the flow.
+    case none
+}
+
+/// `na_sign_in_interactive`.
+public struct InteractiveRequest: Sendable {
+    public var scopes: [String]
+    public var loginHint: String?
+    public var prompt: Prompt?
+    public var domainHint: String?
+    public var claims: ClaimsRequest?
+    public var extraQueryParameters: [(String, String)]
+    public var responseMode: ResponseMode
+    public var browser: BrowserMode
+    /// How long the sign-in may take, in milliseconds (the authorization's lifetime).
+    public var timeoutMs: Int
+    public var correlationID: String?
+
+    public init(
+        scopes: [String]?,
+        loginHint: String? = nil,
+        prompt: String? = nil,
+        domainHint: String? = nil,
+        claims: ClaimsRequest? = nil,
+        extraQueryParameters: [(String, String)] = [],
+        responseMode: String? = nil,
+        browser: String? = nil,
+        timeoutMs: Int? = nil,
+        correlationID: String? = nil
+    ) throws(NativeAuthError) {
+        self.scopes = try Validate.scopes(scopes)
+        self.loginHint = try Validate.text(loginHint, field: "login_hint")
+        self.domainHint = try Validate.text(domainHint, field: "domain_hint")
+        if let prompt {
+            guard let p = Prompt(rawValue: prompt) else {
+                throw .invalidArgument(
+                    "prompt: must be select_account, login, consent, none or create",
+                    field: "prompt"
+                )
+            }
+            self.prompt = p
+        } else {
+            self.prompt = nil
+        }
+        self.claims = claims
+        guard extraQueryParameters.count <= 32 else {
+            throw .invalidArgument("extra_query_parameters: too many", field: "extra_query_parameters")
+        }
+        for (name, value) in extraQueryParameters {
+            let field = "extra_query_parameters.\(name)"
+            _ = try Validate.text(name, field: field)
+            _ = try Validate.text(value, field: field, allowEmpty: true)
+            guard !ServerAPI.reservedAuthorizationParameters.contains(name.lowercased()) else {
+                throw .invalidArgument("\(field): set by the library (use its own request member)", field: field)
+            }
+        }
+        self.extraQueryParameters = extraQueryParameters
+        switch responseMode {
+        case nil: self.responseMode = .query
+        case let m?:
+            guard let mode = ResponseMode(rawValue: m) else {
+                throw .invalidArgument("response_mode: must be query or form_post", field: "response_mode")
+            }
+            self.responseMode = mode
+        }
+        switch browser {
+        case nil: self.browser = .system
+        case let b?:
+            guard let mode = BrowserMode(rawValue: b) else {
+                throw .invalidArgument("browser: must be system or none", field: "browser")
+            }
+            self.browser = mode
+        }
+        if let t = timeoutMs, !(1_000...3_600_000).contains(t) {
+            throw .invalidArgument("timeout_ms: must be 1000 to 3600000", field: "timeout_ms")
+        }
+        self.timeoutMs = timeoutMs ?? 300_000
+        self.correlationID = try Validate.correlationID(correlationID)
+    }
+}
+
+/// `na_sign_in_device_code`.
+public struct DeviceCodeRequest: Sendable {
+    public var scopes: [String]
+    public var correlationID: String?
+
+    public init(scopes: [String]?, correlationID: String? = nil) throws(NativeAuthError) {
+        self.scopes = try Validate.scopes(scopes)
+        self.correlationID = try Validate.correlationID(correlationID)
+    }
+}
+
+/// `na_sign_out`.
+public struct SignOutRequest: Sendable {
+    public var account: AccountSelection
+    public var all: Bool
+    /// Also open the provider's end-session page in the browser.
+    public var browser: BrowserMode
+
+    public init(account: String?, all: Bool, browser: String?) throws(NativeAuthError) {
+        self.account = try Validate.account(account)
+        self.all = all
+        switch browser {
+        case nil, "none": self.browser = .none
+        case "system": self.browser = .system
+        default: throw .invalidArgument("browser: must be none or system", field: "browser")
+        }
+    }
 }

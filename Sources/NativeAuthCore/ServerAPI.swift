@@ -24,6 +24,7 @@ enum Endpoint: String, Sendable {
     case registerChallenge = "/register/v1.0/challenge"
     case registerContinue = "/register/v1.0/continue"
     case discovery = "/v2.0/.well-known/openid-configuration"
+    case authorize = "/oauth2/v2.0/authorize"
 }
 
 /// What `/challenge` (sign-in or sign-up) chose.
@@ -90,12 +91,20 @@ struct TokenResponse: Sendable {
 struct ServerErrorEnvelope: Sendable {
     var details: ServerErrorDetails
     var invalidAttributes: [String]
+    var claims: String? = nil
 }
 
 /// The OIDC discovery document, as far as the library uses it.
 struct OIDCMetadata: Sendable {
     var tokenEndpoint: String
     var issuer: String?
+    var authorizationEndpoint: String? = nil
+    var deviceAuthorizationEndpoint: String? = nil
+    var endSessionEndpoint: String? = nil
+    var jwksURI: String? = nil
+    var userinfoEndpoint: String? = nil
+    /// RFC 9207: the provider adds `iss` to authorization responses.
+    var sendsIssuerInResponse = false
 }
 
 /// The protocol client: builds form requests, sends them with the retry policy, decodes answers. Knows nothing of
@@ -345,27 +354,7 @@ struct ServerAPI: Sendable {
         }
     }
 
-    // MARK: - OAuth 2.0 / OpenID Connect
-
-    /// OIDC discovery (`<authority>/v2.0/.well-known/openid-configuration`); nil when it is unavailable (no
-    /// answer, an error status, not JSON, no `token_endpoint`). A token endpoint on another origin than the
-    /// authority's is an error: refresh tokens are never sent anywhere else.
-    func discovery() throws(NativeAuthError) -> OIDCMetadata? {
-        let authority = configuration.authority
-        guard
-            let response = try? send(
-                HTTPRequest(url: authority.endpoint(Endpoint.discovery.rawValue)),
-                name: Endpoint.discovery.rawValue,
-                resendable: true
-            ),
-            response.status == 200, let doc = try? JSONValue.parse(response.body), case .object = doc,
-            let endpoint = doc["token_endpoint"]?.stringValue
-        else { return nil }
-        guard let u = try? HTTPURL(endpoint), u.origin == authority.parsed.origin else {
-            throw .unexpected("the discovery document's token_endpoint is not on the authority's origin")
-        }
-        return OIDCMetadata(tokenEndpoint: endpoint, issuer: doc["issuer"]?.stringValue)
-    }
+    // MARK: - OAuth 2.0 / OpenID Connect (the browser and device-code grants are in ServerAPI+OIDC.swift)
 
     /// The refresh-token grant.
     func refresh(
@@ -378,8 +367,10 @@ struct ServerAPI: Sendable {
     {
         var fields: [FormField] = [
             .text("grant_type", "refresh_token"), .secret("refresh_token", refreshToken.secret),
-            .text("scope", requestScopes(scopes).joined(separator: " ")), .text("client_info", "1"),
+            .text("scope", requestScopes(scopes).joined(separator: " ")),
         ]
+        // client_info is Entra's (MSAL sends 1 on the standard grants); other providers may refuse unknown fields.
+        if configuration.authorityType.isEntra { fields.append(.text("client_info", "1")) }
         if let claims { fields.append(.text("claims", claims.json)) }
         if let r = configuration.redirectURI { fields.append(.text("redirect_uri", r)) }
         switch try post(url: endpoint, name: "/oauth2/v2.0/token (refresh)", fields) {
@@ -448,7 +439,7 @@ struct ServerAPI: Sendable {
     /// Validates a token response as MSAL does: an access token, type Bearer, a positive lifetime. Lifetimes come
     /// as JSON numbers or numeric strings (MSAL Python: `int(response["expires_in"])`); they are clamped to a year,
     /// and a missing, non-numeric, zero or negative `expires_in` is refused — no value can overflow a conversion.
-    private func decodeTokenResponse(_ body: JSONValue) throws(NativeAuthError) -> TokenResponse {
+    func decodeTokenResponse(_ body: JSONValue) throws(NativeAuthError) -> TokenResponse {
         guard let at = body["access_token"]?.stringValue, !at.isEmpty else {
             throw .unexpected("token response without access_token")
         }
@@ -533,7 +524,7 @@ struct ServerAPI: Sendable {
     /// POSTs `fields` (client_id first) as a form and decodes the answer. Every such request carries a secret (a
     /// continuation token, a password, a code or a refresh token), so it is never sent twice where the server may
     /// have seen it (see `send`). The body is wiped once the exchange is over.
-    private func post(url: String, name: String, _ fields: [FormField]) throws(NativeAuthError) -> Answer {
+    func post(url: String, name: String, _ fields: [FormField]) throws(NativeAuthError) -> Answer {
         var body: [UInt8] = []
         for (i, field) in ([FormField.text("client_id", configuration.clientID)] + fields).enumerated() {
             if i > 0 { body.append(UInt8(ascii: "&")) }
@@ -569,7 +560,7 @@ struct ServerAPI: Sendable {
     /// - a timeout or a connection broken after the request went out: a GET is retried once; a POST, which carries
     ///   a secret, is not — presenting a refresh token twice can revoke its whole family on servers with reuse
     ///   detection (the transport does not resend it either: its body cannot be rewound).
-    private func send(_ request: HTTPRequest, name: String, resendable: Bool) throws(NativeAuthError) -> HTTPResponse {
+    func send(_ request: HTTPRequest, name: String, resendable: Bool) throws(NativeAuthError) -> HTTPResponse {
         var request = request
         request.headers.append(("client-request-id", correlationID))
         var attempt = 0
@@ -667,10 +658,12 @@ struct ServerAPI: Sendable {
             let code = details.errorCodes.first.map { " (\($0))" } ?? ""
             logger.log(.info, "\(name) answered \(error)\(sub)\(code)", correlationID: details.correlationID)
         }
-        let envelope = ServerErrorEnvelope(
+        var envelope = ServerErrorEnvelope(
             details: details,
             invalidAttributes: body["invalid_attributes"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
         )
+        // A claims challenge (conditional access): what the interactive sign-in must ask for.
+        envelope.claims = body["claims"]?.stringValue.flatMap { $0.isEmpty || $0.utf8.count > 8192 ? nil : $0 }
         return .error(envelope, body: body)
     }
 }

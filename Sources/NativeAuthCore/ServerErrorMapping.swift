@@ -9,6 +9,8 @@ enum ErrorContext: Sendable {
     case registerChallenge
     /// The refresh-token grant.
     case refresh
+    /// The authorization-code and device-code grants and the device authorization request.
+    case codeRedemption
 }
 
 extension NativeAuthError {
@@ -20,6 +22,13 @@ extension NativeAuthError {
     /// `ApiErrorResponseUtil` (400002, `invalid_oob_value`), and MSAL's silent-flow rules for the refresh grant.
     /// Anything else is `server`, with the server's fields attached.
     static func from(_ envelope: ServerErrorEnvelope, context: ErrorContext) -> NativeAuthError {
+        var e = mapped(envelope, context: context)
+        // A claims challenge goes back to the app with the interaction it asks for.
+        if e.category == .interaction, let claims = envelope.claims { e.claims = claims }
+        return e
+    }
+
+    private static func mapped(_ envelope: ServerErrorEnvelope, context: ErrorContext) -> NativeAuthError {
         let d = envelope.details
         let error = d.error ?? ""
         let sub = d.suberror ?? ""
@@ -57,6 +66,22 @@ extension NativeAuthError {
                         ? "The refresh token was refused; the user must sign in again."
                         : "The server needs the user to sign in again for these scopes."
                 )
+            }
+        }
+        if context == .codeRedemption {
+            switch error {
+            case "access_denied", "authorization_declined":
+                return make(.accessDenied, "The sign-in was refused.")
+            case "interaction_required", "login_required", "consent_required":
+                return make(.interactionRequired, "The server needs the user to sign in interactively.")
+            case "invalid_grant":
+                return make(
+                    .server,
+                    "The authorization code was refused (expired, already used, or the PKCE verifier does not match)."
+                )
+            case "expired_token":
+                return make(.flowExpired, "The sign-in expired; start again.")
+            default: break
             }
         }
         if error == "expired_token" || codes.contains(552003) {

@@ -9,28 +9,39 @@ final class TokenService: Sendable {
     let cache: TokenCache
     let clock: any Clock
     let logger: Logger
+    let provider: OIDCProvider
     private let gate = RefreshGate()
-    /// OIDC discovery, fetched once per client (an unavailable document is tried again after a while).
-    private let discovered = Mutex<(metadata: OIDCMetadata?, at: Double)?>(nil)
-    static let discoveryRetryAfter = 300.0
 
     init(server: ServerAPI, cache: TokenCache, clock: any Clock, logger: Logger) {
         self.server = server
         self.cache = cache
         self.clock = clock
         self.logger = logger
+        self.provider = OIDCProvider(clock: clock, logger: logger)
     }
 
-    /// A token response as a cached token (rendered) and the account it names, when it names one: from
+    /// How a token response's ID token is checked, and where the account's claims come from.
+    struct IDTokenPolicy: Sendable {
+        /// A failed check fails the call (a sign-in); otherwise (a refresh) the cached account is kept.
+        var strict = true
+        /// The sign-in's nonce, for tokens of a browser sign-in.
+        var nonce: String? = nil
+        /// Check the signature against the provider's keys (tokens that passed through a browser).
+        var signature = false
+        /// Claims from the userinfo endpoint, for a response without an ID token (some device-code providers).
+        var userinfo: JSONValue? = nil
+    }
+
+    /// A token response as a cached token (rendered) and the account it names, when it names one. Entra: from
     /// `client_info` (`<uid>.<utid>`), else — as MSAL Python does for a response without client_info — from the ID
-    /// token (`oid`, else `sub`, with `tid`).
+    /// token (`oid`, else `sub`, with `tid`). Other providers: from (`iss`, `sub`), see `oidcAccountID`.
     /// On a refresh (`strict` false) an ID token that fails its checks names no account — the cached one is kept —
     /// instead of failing the call: the access token itself is fine.
-    private func accept(
+    func accept(
         _ r: TokenResponse,
         requestedScopes: [String],
         server: ServerAPI,
-        strict: Bool = true
+        policy: IDTokenPolicy = IDTokenPolicy()
     )
         throws(NativeAuthError) -> (Account?, AccessToken)
     {
@@ -46,14 +57,17 @@ final class TokenService: Sendable {
                 extExpiresOn: r.extExpiresIn.map { now + Double($0) }
             )
         )
-        var claims: JSONValue = .object([:])
+        var claims: JSONValue = policy.userinfo ?? .object([:])
+        if policy.nonce != nil, r.idToken == nil {
+            throw NativeAuthError(.idTokenInvalid, "The token response of the browser sign-in has no ID token.")
+        }
         if let idToken = r.idToken {
             guard let jwt = try? JWT(decoding: idToken) else { throw .unexpected("id_token is not a JWT") }
             claims = jwt.claims
             do {
-                try validateIDToken(claims, server: server)
+                try provider.validate(jwt, server, nonce: policy.nonce, signature: policy.signature)
             } catch {
-                guard !strict else { throw error }
+                guard !policy.strict else { throw error }
                 logger.log(
                     .warning,
                     "a refreshed ID token failed its checks; the account is unchanged",
@@ -62,9 +76,15 @@ final class TokenService: Sendable {
                 return (nil, token)
             }
         }
+        let configuration = server.configuration
         let homeAccountID: String
         var tenantID = claims["tid"]?.stringValue
-        if let (uid, utid) = r.clientInfo {
+        if !configuration.authorityType.isEntra {
+            var iss = r.idToken == nil ? nil : claims["iss"]?.stringValue
+            if iss == nil { iss = try provider.metadata(server)?.issuer ?? configuration.authority.url }
+            guard let sub = claims["sub"]?.stringValue, !sub.isEmpty, let iss else { return (nil, token) }
+            homeAccountID = Self.oidcAccountID(issuer: iss, subject: sub)
+        } else if let (uid, utid) = r.clientInfo {
             homeAccountID = "\(uid).\(utid)"
             tenantID = tenantID ?? utid
         } else if let uid = claims["oid"]?.stringValue ?? claims["sub"]?.stringValue, !uid.isEmpty {
@@ -79,11 +99,18 @@ final class TokenService: Sendable {
             homeAccountID: homeAccountID,
             username: username,
             tenantID: tenantID ?? "",
-            environment: server.configuration.authority.parsed.host,
+            environment: configuration.authority.parsed.host,
             idToken: r.idToken,
             claims: claims
         )
         return (account, token)
+    }
+
+    /// A generic OpenID Connect account's `home_account_id`: `<sub>.<h>`, where `<h>` is the first 22 characters of
+    /// the base64url SHA-256 of the issuer — stable, and distinct for each (`iss`, `sub`) pair (a `sub` is unique
+    /// only within its issuer, OIDC Core §2).
+    static func oidcAccountID(issuer: String, subject: String) -> String {
+        "\(subject).\(Base64.urlEncode(SHA256.hash(Array(issuer.utf8))).prefix(22))"
     }
 
     /// MSAL's declined-scopes rule (MSIDDefaultTokenResponseValidator): the token is cached under the scopes the
@@ -110,11 +137,12 @@ final class TokenService: Sendable {
         _ r: TokenResponse,
         requestedScopes: [String],
         server: ServerAPI,
-        epoch: UInt64
+        epoch: UInt64,
+        policy: IDTokenPolicy = IDTokenPolicy()
     )
         throws(NativeAuthError) -> (Account, AccessToken)
     {
-        let (account, token) = try accept(r, requestedScopes: requestedScopes, server: server)
+        let (account, token) = try accept(r, requestedScopes: requestedScopes, server: server, policy: policy)
         guard let account else {
             throw .unexpected("token response without client_info or an ID token that names the user")
         }
@@ -181,10 +209,32 @@ final class TokenService: Sendable {
     func signOut(_ selection: AccountSelection, all: Bool) throws(NativeAuthError) -> [Account] {
         if !all, case .named = selection { _ = try accountID(selection) }
         var removed: [Account] = []
+        do {
+            try signOutUpdate(selection, all: all, removed: &removed)
+        } catch {
+            // The change stands in memory; the error carries what was removed (see NativeAuthClient.signOut).
+            var e = error
+            e.accounts = removed
+            throw e
+        }
+        if !all, case .only = selection, removed.isEmpty {
+            // Several accounts and no selector: which one is meant is the app's to say.
+            if case .none(let why) = cache.account(.only), case .accountRequired = why { throw Self.noSuchAccount(why) }
+        }
+        return removed
+    }
+
+    private func signOutUpdate(
+        _ selection: AccountSelection,
+        all: Bool,
+        removed: inout [Account]
+    ) throws(NativeAuthError) {
+        var out: [Account] = []
+        defer { removed = out }
         try cache.update { d in
             d.signOutEpoch += 1
             if all {
-                removed = d.accounts.values.map(\.account)
+                out = d.accounts.values.map(\.account)
                 d.accounts = [:]
                 d.allSignedOutAt = d.signOutEpoch
                 return
@@ -203,14 +253,9 @@ final class TokenService: Sendable {
                 guard d.accounts.count == 1 else { return }
                 id = only
             }
-            if let entry = d.accounts.removeValue(forKey: id) { removed.append(entry.account) }
+            if let entry = d.accounts.removeValue(forKey: id) { out.append(entry.account) }
             d.signedOutAt[id] = d.signOutEpoch
         }
-        if !all, case .only = selection, removed.isEmpty {
-            // Several accounts and no selector: which one is meant is the app's to say.
-            if case .none(let why) = cache.account(.only), case .accountRequired = why { throw Self.noSuchAccount(why) }
-        }
-        return removed
     }
 
     /// The scopes a request means: its own, or — without any, or with OIDC scopes only — the sign-in's (MSAL iOS's
@@ -336,71 +381,6 @@ final class TokenService: Sendable {
         }
     }
 
-    /// OIDC discovery, once per client; nil while it is unavailable (asked again after `discoveryRetryAfter`). A
-    /// document whose token endpoint is on another origin than the authority's is an error, never used.
-    private func metadata(_ server: ServerAPI) throws(NativeAuthError) -> OIDCMetadata? {
-        let now = clock.now()
-        if let cached = discovered.withLock({ $0 }),
-            cached.metadata != nil || now - cached.at < Self.discoveryRetryAfter
-        {
-            return cached.metadata
-        }
-        let metadata = try server.discovery()
-        if metadata == nil {
-            logger.log(.warning, "OIDC discovery is unavailable", correlationID: server.correlationID)
-        }
-        discovered.withLock { $0 = (metadata, now) }
-        return metadata
-    }
-
-    /// The token endpoint: OIDC discovery's (on the authority's origin); when discovery is unavailable, the
-    /// authority's own `/oauth2/v2.0/token` (where MSAL Android and msal-browser's custom-auth client always send
-    /// it, without discovery).
-    private func refreshEndpoint(_ server: ServerAPI) throws(NativeAuthError) -> String {
-        try metadata(server)?.tokenEndpoint ?? server.configuration.authority.endpoint(Endpoint.token.rawValue)
-    }
-
-    /// The checks an ID token from a token response passes before its account is cached: `aud` is this client,
-    /// `iss` has the host and tenant of the discovery document's issuer (without discovery: the authority's host or
-    /// `<tid>.ciamlogin.com`, and the authority's tenant or `tid`), `exp` is not past and `nbf` not ahead, with 5
-    /// minutes of clock skew. The signature is not checked here: the token came over TLS straight from the token
-    /// endpoint of the configured authority (the browser flows, where it passes through a browser, check it).
-    private func validateIDToken(_ claims: JSONValue, server: ServerAPI) throws(NativeAuthError) {
-        func invalid(_ why: String) -> NativeAuthError { NativeAuthError(.idTokenInvalid, "The ID token \(why).") }
-        let clientID = server.configuration.clientID
-        let audiences =
-            claims["aud"]?.stringValue.map { [$0] } ?? claims["aud"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        guard audiences.contains(clientID) else { throw invalid("is not for this client (aud)") }
-        let now = clock.now()
-        let skew = 300.0
-        guard let exp = claims["exp"]?.doubleValue, exp.isFinite else { throw invalid("has no expiry (exp)") }
-        guard exp > now - skew else { throw invalid("has expired (exp)") }
-        if let nbf = claims["nbf"]?.doubleValue, nbf.isFinite, nbf > now + skew {
-            throw invalid("is not valid yet (nbf)")
-        }
-        guard let iss = claims["iss"]?.stringValue, let issuer = try? HTTPURL(iss) else {
-            throw invalid("has no issuer (iss)")
-        }
-        let tid = claims["tid"]?.stringValue?.lowercased()
-        let tenant = issuer.path.split(separator: "/").first.map { $0.lowercased() }
-        let authority = server.configuration.authority
-        if let expected = try metadata(server)?.issuer {
-            let resolved =
-                tid.map { t in
-                    expected.split(separator: "{tenantid}", omittingEmptySubsequences: false).joined(separator: t)
-                } ?? expected
-            guard let e = try? HTTPURL(resolved), e.host == issuer.host,
-                e.path.split(separator: "/").first.map({ $0.lowercased() }) == tenant
-            else { throw invalid("was issued by another issuer (iss)") }
-        } else {
-            let authorityTenant = authority.parsed.path.split(separator: "/").first.map { $0.lowercased() }
-            let hosts = [authority.parsed.host] + (tid.map { ["\($0).ciamlogin.com"] } ?? [])
-            guard hosts.contains(issuer.host), let tenant, tenant == authorityTenant || tenant == tid else {
-                throw invalid("was issued by another issuer (iss)")
-            }
-        }
-    }
-
     /// Whether a refresh failure means the refresh token itself is dead, so it must not be presented again. MSAL
     /// iOS (MSIDDefaultSilentTokenRequest: "MSAL removes RTs on invalid_grant + bad token combination") and MSAL
     /// Android (BaseController: INVALID_GRANT with BAD_TOKEN) drop it only then; the AADSTS codes below also say
@@ -428,7 +408,7 @@ final class TokenService: Sendable {
             throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
         }
         let server = server.with(correlationID: correlationID)
-        let endpoint = try refreshEndpoint(server)
+        let endpoint = try provider.tokenEndpoint(server)
         logger.log(
             .info,
             "refreshing an access token for \(ScopeKey(scopes).set.count) scope(s)",
@@ -438,6 +418,17 @@ final class TokenService: Sendable {
         do {
             response = try server.refresh(endpoint: endpoint, refreshToken: rt, scopes: scopes, claims: claims)
         } catch {
+            // Generic OpenID Connect providers refuse to widen a grant on refresh (RFC 6749 §6: the scope may not
+            // exceed the original grant): for the app that is one more interactive sign-in, with these scopes.
+            if !server.configuration.authorityType.isEntra, error.code == .invalidScope {
+                var e = NativeAuthError(
+                    .interactionRequired,
+                    "The provider does not extend this sign-in to these scopes; sign in interactively for them.",
+                    server: error.server
+                )
+                e.claims = error.claims
+                throw e
+            }
             if Self.refreshTokenIsDead(error) {
                 try? cache.update { d in
                     if d.accounts[accountID]?.session == session, d.accounts[accountID]?.refreshToken == rt {
@@ -447,7 +438,12 @@ final class TokenService: Sendable {
             }
             throw error
         }
-        let (account, token) = try accept(response, requestedScopes: scopes, server: server, strict: false)
+        let (account, token) = try accept(
+            response,
+            requestedScopes: scopes,
+            server: server,
+            policy: IDTokenPolicy(strict: false)
+        )
         // A rotated refresh token that cannot be written is reported: the next process would present the old one.
         try cache.update { d in
             // Signed out, or signed in again, while this refresh was on the wire: keep nothing of it.

@@ -43,7 +43,7 @@ extension NativeAuthClient {
     }
 
     func signOut(_ doc: JSONValue) throws(NativeAuthError) -> JSONValue {
-        ["was_signed_in": .bool(!(try signOut()).isEmpty)]
+        ["was_signed_in": .bool(!(try signOut(SignOutRequest(account: nil, all: false, browser: nil))).removed.isEmpty)]
     }
 }
 

@@ -98,7 +98,6 @@ int main(int argc, char **argv) {
     int sets = getenv("BENCH_SCOPE_SETS") ? atoi(getenv("BENCH_SCOPE_SETS")) : 1000;
     void *lib, *client;
     double t0, *lat, samples[32];
-    size_t i;
     int k;
     struct rusage ru;
 

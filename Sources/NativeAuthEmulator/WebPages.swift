@@ -365,6 +365,7 @@ extension Emulator {
         let q = req.method == "POST" ? (req.form ?? [:]) : req.query
         let cookie = req.cookies[cookieName(idp)]
         let iss = idp == .oidc ? oidcIssuer(ctx) : nil
+        let (idTokenHint, idTokenHintClaims) = checkIDTokenHint(q["id_token_hint"], idp: idp, ctx)
         return store.withLock { s -> EmulatorResponse in
             s.count("authorize_requests")
             s.seq += 1
@@ -461,8 +462,13 @@ extension Emulator {
             if let problem = browserScopeProblem(idp, p.scope, client, s) {
                 return redirectWithError(p, problem.error, problem.description, &s)
             }
-            let hinted = resolveHint(p.loginHint, idp: idp, s)
-            let hasHint = !(p.loginHint ?? "").isEmpty
+            // login_hint, else an id_token_hint (OpenID Connect Core §3.1.2.1): the account it names.
+            var hinted = resolveHint(p.loginHint, idp: idp, s)
+            var hasHint = !(p.loginHint ?? "").isEmpty
+            if !hasHint, idTokenHint != "absent" {
+                hasHint = true
+                hinted = idTokenHintClaims.flatMap { hintUser($0, idp: idp, s) }
+            }
             switch p.prompt {
             case "none":
                 guard !accounts.isEmpty else {
@@ -709,6 +715,13 @@ extension Emulator {
         return ("valid", jwt.claims)
     }
 
+    /// The account an ID token's claims name (Entra: `oid`; generic: the pairwise `sub`).
+    private func hintUser(_ claims: JSONValue, idp: IdP, _ s: Store) -> String? {
+        idp == .entra
+            ? s.users.values.first { $0.objectID == claims["oid"]?.stringValue }?.email
+            : s.users.values.first { oidcSubject($0) == claims["sub"]?.stringValue }?.email
+    }
+
     /// `GET|POST <end_session_endpoint>`: signs the account the hints name (`logout_hint`, else `id_token_hint`) out
     /// of every browser session, or else the whole session of the request's cookie; logs the call
     /// (`GET /_emulator/end_session_log`); redirects to an allowed `post_logout_redirect_uri` (with `state`), or
@@ -726,12 +739,8 @@ extension Emulator {
             let aud = hintClaims?["aud"]?.stringValue
             var hintUser: String? = nil
             if let c = hintClaims {
-                let known = browserClient(idp, aud, s) != nil
-                hintUser =
-                    idp == .entra
-                    ? s.users.values.first { $0.objectID == c["oid"]?.stringValue }?.email
-                    : s.users.values.first { oidcSubject($0) == c["sub"]?.stringValue }?.email
-                if !known { status = "invalid" }
+                hintUser = self.hintUser(c, idp: idp, s)
+                if browserClient(idp, aud, s) == nil { status = "invalid" }
             }
             let expired = (hintClaims?["exp"]?.doubleValue ?? .infinity) <= ctx.now
             var entry = EndSessionLogEntry(

@@ -257,6 +257,21 @@ import Testing
             #expect(b.cookies["naemu_oidc_session"] != nil && b.cookies["naemu_session"] == nil)
             let silent = try await b.get(url([("prompt", "none")]))
             #expect(silent.status == 302 && silent.authorizationResponse["iss"] == issuer(h))
+            // An id_token_hint names the account like login_hint does; a bad one matches nobody.
+            let idToken =
+                try await token(
+                    h,
+                    [
+                        "grant_type": "authorization_code", "code": silent.authorizationResponse["code"] ?? "",
+                        "redirect_uri": b.redirect, "code_verifier": b.verifier,
+                    ]
+                ).string["id_token"] ?? ""
+            #expect(
+                try await b.get(url([("prompt", "none"), ("id_token_hint", idToken)])).authorizationResponse["code"]
+                    != nil
+            )
+            let badHint = try await b.get(url([("prompt", "none"), ("id_token_hint", "x.y.z")]))
+            #expect(badHint.authorizationResponse["error"] == "login_required")
             // The Entra tenant does not share the generic provider's browser session.
             let entra = try await b.get(
                 b.authorizeURL(h.authority + "/oauth2/v2.0/authorize", clientID: h.clientID, [("prompt", "none")])

@@ -28,21 +28,39 @@ extension Emulator {
             return unauthorized("A bearer token is required.")
         }
         let token = String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces)
-        guard let jwt = try? JWT(decoding: token) else { return unauthorized("The token is malformed.") }
-        guard jwt.header["kid"]?.stringValue == kid, let pub = try? signingKey.publicKey(), jwt.verify(with: pub) else {
-            return unauthorized("The token signature is invalid.")
+        let user: String
+        let scopes: [String]
+        if token.split(separator: ".", omittingEmptySubsequences: false).count != 3 {
+            // Not a JWT: an opaque access token of the generic OIDC provider, looked up (as token introspection
+            // would). Its scopes are the permissions in lower case, for any number of APIs.
+            let found = store.withLock { s in
+                s.opaqueAccessTokens[token].map { ($0, s.expiredAccessTokens.contains($0.id)) }
+            }
+            guard let (rec, forcedExpiry) = found else { return unauthorized("The token is not valid.") }
+            guard !forcedExpiry, rec.expires > ctx.now else { return unauthorized("The token is expired.") }
+            user = rec.user
+            scopes = api.permissions.filter { rec.scopes.contains(oidcScope($0)) }
+        } else {
+            guard let jwt = try? JWT(decoding: token) else { return unauthorized("The token is malformed.") }
+            guard jwt.header["kid"]?.stringValue == kid, let pub = try? signingKey.publicKey(), jwt.verify(with: pub)
+            else { return unauthorized("The token signature is invalid.") }
+            let c = jwt.claims
+            guard c["iss"]?.stringValue == "\(ctx.baseURL)/\(tenantID)/v2.0" else {
+                return unauthorized("The token issuer is not trusted.")
+            }
+            let aud = c["aud"]?.stringValue ?? ""
+            guard aud == api.appID || aud == "api://\(api.appID)" else {
+                return unauthorized("The token audience is not this API.")
+            }
+            guard let exp = c["exp"]?.doubleValue, exp > ctx.now else { return unauthorized("The token is expired.") }
+            if let nbf = c["nbf"]?.doubleValue, nbf > ctx.now + 300 {
+                return unauthorized("The token is not yet valid.")
+            }
+            let uti = c["uti"]?.stringValue ?? ""
+            if store.withLock({ $0.expiredAccessTokens.contains(uti) }) { return unauthorized("The token is expired.") }
+            user = c["preferred_username"]?.stringValue ?? ""
+            scopes = (c["scp"]?.stringValue ?? "").split(separator: " ").map(String.init)
         }
-        let c = jwt.claims
-        guard c["iss"]?.stringValue == "\(ctx.baseURL)/\(tenantID)/v2.0" else {
-            return unauthorized("The token issuer is not trusted.")
-        }
-        let aud = c["aud"]?.stringValue ?? ""
-        guard aud == api.appID || aud == "api://\(api.appID)" else {
-            return unauthorized("The token audience is not this API.")
-        }
-        guard let exp = c["exp"]?.doubleValue, exp > ctx.now else { return unauthorized("The token is expired.") }
-        if let nbf = c["nbf"]?.doubleValue, nbf > ctx.now + 300 { return unauthorized("The token is not yet valid.") }
-        let scopes = (c["scp"]?.stringValue ?? "").split(separator: " ").map(String.init)
         guard scopes.contains(where: needed.contains) else {
             var r = EmulatorResponse.json(
                 [
@@ -60,7 +78,6 @@ extension Emulator {
             )
             return r
         }
-        let user = c["preferred_username"]?.stringValue ?? ""
         let key = api.name + "|" + user
         if req.method == "POST" {
             let title =
@@ -177,6 +194,11 @@ extension Emulator {
                         for (k, v) in a.members { u.attributes[k] = v.stringValue }
                     }
                     if let b = try f.optionalBool("requires_browser") { u.requiresBrowser = b }
+                    if f.raw("access_token_lifetime")?.isNull == true { u.accessTokenLifetime = nil }
+                    if let l = try f.optionalInt("access_token_lifetime", in: 1...86_400) {
+                        u.accessTokenLifetime = Int(l)
+                    }
+                    if let o = try f.optionalBool("oidc_preferred_username") { u.oidcPreferredUsername = o }
                     if f.raw("redirect_reason") != nil { u.redirectReason = try f.optionalString("redirect_reason") }
                     s.users[email] = u
                     return u
@@ -186,6 +208,8 @@ extension Emulator {
                     "user": [
                         "email": .string(updated.email), "kind": .string(updated.kind),
                         "requires_browser": .bool(updated.requiresBrowser),
+                        "access_token_lifetime": updated.accessTokenLifetime.map { .int(Int64($0)) } ?? .null,
+                        "oidc_preferred_username": .bool(updated.oidcPreferredUsername),
                     ],
                 ])
             } catch let e as JSONFieldError {
@@ -200,13 +224,66 @@ extension Emulator {
             return .json(["ok": .bool(removed)], status: removed ? 200 : 404)
         case ("POST", ["users", "revoke"]):
             guard let email = body["email"]?.stringValue?.lowercased() else { return bad("email is required") }
-            store.withLock { $0.revokeSessions(of: email) }
-            return .json(["ok": true])
+            let refresh = body["refresh_tokens"]?.boolValue ?? true
+            let browser = body["sessions"]?.boolValue ?? true
+            let (families, sessions) = store.withLock { s in
+                (
+                    refresh ? s.revokeRefreshTokens(of: email) : 0,
+                    browser ? s.endBrowserSessions(of: email, idp: nil) : 0
+                )
+            }
+            return .json([
+                "ok": true, "refresh_token_families": .int(Int64(families)), "sessions": .int(Int64(sessions)),
+            ])
+        case ("POST", ["tokens", "expire"]):
+            let email = body["email"]?.stringValue?.lowercased()
+            let n = store.withLock { s -> Int in
+                let ids = s.accessTokenOwners.filter { email == nil || $0.value == email }.keys
+                let before = s.expiredAccessTokens.count
+                s.expiredAccessTokens.formUnion(ids)
+                return s.expiredAccessTokens.count - before
+            }
+            return .json(["ok": true, "expired": .int(Int64(n))])
         case ("POST", ["device", "approve"]):
             guard let code = body["user_code"]?.stringValue else { return bad("user_code is required") }
             let deny = body["deny"]?.boolValue ?? false
             let ok = approveDevice(userCode: code, email: body["email"]?.stringValue, deny: deny)
             return .json(["ok": .bool(ok)], status: ok ? 200 : 404)
+        case ("POST", ["device", "slow_down"]):
+            guard let n = body["count"]?.intValue, n >= 0, n <= 1000 else { return bad("count (0-1000) is required") }
+            store.withLock { $0.deviceSlowDowns = Int(n) }
+            return .json(["ok": true])
+        case ("GET", ["authorize_log"]):
+            let idp = req.query["idp"]
+            let entries = store.withLock { s in
+                s.authorizeLog.filter { idp == nil || $0.idp.rawValue == idp }.map(\.json)
+            }
+            return .json(["requests": .array(entries)])
+        case ("DELETE", ["authorize_log"]):
+            store.withLock { $0.authorizeLog.removeAll() }
+            return .json(["ok": true])
+        case ("GET", ["end_session_log"]):
+            let idp = req.query["idp"]
+            let entries = store.withLock { s in
+                s.endSessionLog.filter { idp == nil || $0.idp.rawValue == idp }.map(\.json)
+            }
+            return .json(["requests": .array(entries)])
+        case ("DELETE", ["end_session_log"]):
+            store.withLock { $0.endSessionLog.removeAll() }
+            return .json(["ok": true])
+        case ("GET", ["sessions"]):
+            let list = store.withLock { s in
+                s.sessions.sorted { $0.key < $1.key }.map { sid, session -> JSONValue in
+                    [
+                        "id": .string(sid), "idp": .string(session.idp.rawValue),
+                        "users": .array(session.users.map { .string($0) }),
+                    ]
+                }
+            }
+            return .json(["sessions": .array(list)])
+        case ("DELETE", ["sessions"]):
+            store.withLock { $0.sessions.removeAll() }
+            return .json(["ok": true])
         case ("POST", ["clock"]):
             guard let secs = body["advance_seconds"]?.doubleValue, secs >= 0, secs < 1e8 else {
                 return bad("advance_seconds is required")
@@ -266,6 +343,18 @@ extension Emulator {
                         try f.optionalBool("reset_completion_without_token") ?? s.config.resetCompletionWithoutToken
                     s.config.signUpCompletionWithoutToken =
                         try f.optionalBool("sign_up_completion_without_token") ?? s.config.signUpCompletionWithoutToken
+                    s.config.deviceCodeInterval = Int(
+                        try f.optionalInt("device_code_interval", in: 1...60) ?? Int64(s.config.deviceCodeInterval)
+                    )
+                    s.config.deviceSlowDownIncrement = Int(
+                        try f.optionalInt("device_slow_down_increment", in: 0...60)
+                            ?? Int64(s.config.deviceSlowDownIncrement)
+                    )
+                    s.config.idTokenLoginHint = try f.optionalBool("id_token_login_hint") ?? s.config.idTokenLoginHint
+                    s.config.oidc.idTokenOnRefresh =
+                        try f.optionalBool("oidc_id_token_on_refresh") ?? s.config.oidc.idTokenOnRefresh
+                    s.config.oidc.deviceMessage =
+                        try f.optionalBool("oidc_device_message") ?? s.config.oidc.deviceMessage
                     st.config = s.config
                 }
                 // The base URL the emulator names itself by (issuer, discovery endpoints, API URLs), e.g. a test's

@@ -10,6 +10,10 @@ public final class Emulator: Sendable {
     let signingKey: RSAPrivateKey
     let kid: String
     let jwk: JSONValue
+    /// The generic OIDC provider's own signing key (`/oidc/jwks`).
+    let oidcSigningKey: RSAPrivateKey
+    let oidcKid: String
+    let oidcJWK: JSONValue
     let clock = EmulatorClock()
     let store: Mutex<Store>
     /// The secret every `/_emulator/*` request must carry in `X-Emulator-Token` (32 random bytes, base64url). It is
@@ -25,6 +29,13 @@ public final class Emulator: Sendable {
         jwk = [
             "kty": "RSA", "use": "sig", "alg": "RS256", "kid": .string(kid), "n": .string(Base64.urlEncode(n)),
             "e": .string(Base64.urlEncode(e)),
+        ]
+        oidcSigningKey = try RSAPrivateKey.generate()
+        let (on, oe) = try oidcSigningKey.publicComponents()
+        oidcKid = Ids.token("ok", bytes: 6)
+        oidcJWK = [
+            "kty": "RSA", "use": "sig", "alg": "RS256", "kid": .string(oidcKid), "n": .string(Base64.urlEncode(on)),
+            "e": .string(Base64.urlEncode(oe)),
         ]
         store = Mutex(Store(config: config))
         controlToken = Base64.urlEncode(try SecureRandom.bytes(32))
@@ -128,7 +139,8 @@ public final class Emulator: Sendable {
             return protectedAPI(api, req, ctx)
         }
         if req.path == "/" { return indexPage(ctx) }
-        if req.path == "/devicelogin" { return devicePage(req, ctx) }
+        if req.path == "/devicelogin" { return devicePage(req, ctx, idp: .entra) }
+        if segments.first == "oidc" { return try oidcRoute(req, segments.dropFirst().joined(separator: "/"), ctx) }
         guard let tenant = segments.first, isTenant(tenant) else {
             return .json(
                 ["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."],
@@ -139,8 +151,9 @@ public final class Emulator: Sendable {
         switch (req.method, rest) {
         case ("GET", "v2.0/.well-known/openid-configuration"): return .json(discovery(ctx, tenant: String(tenant)))
         case ("GET", "discovery/v2.0/keys"): return .json(["keys": [jwk]])
-        case ("GET", "oauth2/v2.0/authorize"), ("POST", "oauth2/v2.0/authorize"): return authorize(req, ctx)
-        case ("GET", "oauth2/v2.0/logout"), ("POST", "oauth2/v2.0/logout"): return logout(req, ctx)
+        case ("GET", "oauth2/v2.0/authorize"), ("POST", "oauth2/v2.0/authorize"):
+            return authorize(req, ctx, idp: .entra)
+        case ("GET", "oauth2/v2.0/logout"), ("POST", "oauth2/v2.0/logout"): return endSession(req, ctx, idp: .entra)
         default: break
         }
         guard req.method == "POST" else {
@@ -190,18 +203,19 @@ public final class Emulator: Sendable {
 
     /// Counts the passwords and refresh tokens the service receives (whatever it answers), and refresh-token values
     /// received more than once: how a test proves a client never presents a secret twice, e.g. after a timeout.
-    private func countPresentedSecrets(_ endpoint: String, _ form: [String: String]) {
+    func countPresentedSecrets(_ endpoint: String, _ form: [String: String]) {
         func present(_ field: String) -> Bool { !(form[field] ?? "").isEmpty }
         let grant = form["grant_type"] ?? ""
         let password: Bool
         switch endpoint {
-        case "oauth2/v2.0/token": password = grant == "password" && present("password")
+        case "oauth2/v2.0/token", "oidc/token": password = grant == "password" && present("password")
         case "signup/v1.0/start": password = present("password")
         case "signup/v1.0/continue": password = grant == "password" && present("password")
         case "resetpassword/v1.0/submit": password = present("new_password")
         default: password = false
         }
-        let refreshToken = endpoint == "oauth2/v2.0/token" && grant == "refresh_token" ? form["refresh_token"] : nil
+        let tokenEndpoint = endpoint == "oauth2/v2.0/token" || endpoint == "oidc/token"
+        let refreshToken = tokenEndpoint && grant == "refresh_token" ? form["refresh_token"] : nil
         guard password || !(refreshToken ?? "").isEmpty else { return }
         store.withLock { s in
             if password { s.count("password_presentations") }
@@ -217,7 +231,7 @@ public final class Emulator: Sendable {
     static let secretFields: Set<String> = [
         "password", "new_password", "oob", "continuation_token", "refresh_token", "code", "code_verifier",
         "device_code",
-        "client_secret", "client_assertion", "id_token_hint", "assertion", "attributes",
+        "client_secret", "client_assertion", "id_token_hint", "assertion", "attributes", "token",
     ]
 
     private func record(
@@ -324,6 +338,8 @@ public final class Emulator: Sendable {
                 }
             ),
             "users": .array(users),
+            "device_verification_uri": .string("\(baseURL)/devicelogin"),
+            "oidc": oidcReadyDocument(c),
             "controls": .string("\(baseURL)/_emulator"),
             "control_token": .string(controlToken),
             "pid": .int(Int64(ProcessInfo.processInfo.processIdentifier)),

@@ -35,6 +35,11 @@ public struct UserRecord: Sendable, Equatable {
     public var requiresBrowser = false
     /// The `redirect_reason` then (a default when nil).
     public var redirectReason: String? = nil
+    /// Access tokens minted for this user live this many seconds (nil: the tenant's lifetime).
+    public var accessTokenLifetime: Int? = nil
+    /// The generic OIDC provider gives this user a `preferred_username` (the email's local part); when false its
+    /// tokens and userinfo carry only `email`.
+    public var oidcPreferredUsername = true
 
     public var kind: String {
         if mfaRequired && mfaEmail == nil { return "password+registration_required" }
@@ -66,6 +71,20 @@ public struct ProtectedAPIConfig: Sendable, Equatable {
     public var writePermissions: [String]
 
     public func scope(_ permission: String) -> String { "api://\(appID)/\(permission)" }
+}
+
+/// The generic OpenID Connect provider served under `<base>/oidc` (same users, its own issuer, key, client and rules).
+public struct OIDCProviderConfig: Sendable, Equatable {
+    /// Its one (public) client.
+    public var clientID = "nativeauth-oidc-demo"
+    /// Exact redirect URIs besides loopback ones (always allowed).
+    public var redirectURIs: [String] = []
+    /// A refresh answer carries an ID token (without `nonce`); when false it carries none.
+    public var idTokenOnRefresh = true
+    /// The device-authorization answer carries a `message`.
+    public var deviceMessage = false
+
+    public init() {}
 }
 
 /// Lifetimes, in seconds.
@@ -126,6 +145,11 @@ public struct EmulatorConfig: Sendable, Equatable {
     /// A completed `/signup/v1.0/continue` answers 200 without a continuation token (no automatic sign-in).
     public var signUpCompletionWithoutToken = false
     public var deviceCodeInterval = 1
+    /// Seconds a `slow_down` answer adds to a device code's polling interval (RFC 8628 §3.5 asks clients for 5).
+    public var deviceSlowDownIncrement = 5
+    /// Entra ID tokens carry the opaque `login_hint` optional claim (what a client sends as `logout_hint`).
+    public var idTokenLoginHint = true
+    public var oidc = OIDCProviderConfig()
     /// Contacts that JIT registration refuses (`access_denied` + `provider_blocked_by_rep`).
     public var blockedContacts: [String] = ["blocked@fabrikam.com"]
 
@@ -181,7 +205,8 @@ public struct EmulatorConfig: Sendable, Equatable {
                 attributes: [:],
                 objectID: "11110000-aaaa-4bbb-8ccc-000000000002",
                 mfaEmail: nil,
-                mfaRequired: false
+                mfaRequired: false,
+                oidcPreferredUsername: false
             ),
             UserRecord(
                 email: "mike@contoso.com",
@@ -355,6 +380,17 @@ public struct EmulatorConfig: Sendable, Equatable {
                 try r.optionalBool("completion_without_token") ?? c.resetCompletionWithoutToken
         }
         c.deviceCodeInterval = Int(try f.optionalInt("device_code_interval", in: 1...60) ?? Int64(c.deviceCodeInterval))
+        c.deviceSlowDownIncrement = Int(
+            try f.optionalInt("device_slow_down_increment", in: 0...60) ?? Int64(c.deviceSlowDownIncrement)
+        )
+        c.idTokenLoginHint = try f.optionalBool("id_token_login_hint") ?? c.idTokenLoginHint
+        if let o = try f.optionalObject("oidc") {
+            try rejectUnknownMembers(o, ["client_id", "redirect_uris", "id_token_on_refresh", "device_message"])
+            c.oidc.clientID = try o.optionalString("client_id") ?? c.oidc.clientID
+            c.oidc.redirectURIs = try o.optionalStringArray("redirect_uris") ?? c.oidc.redirectURIs
+            c.oidc.idTokenOnRefresh = try o.optionalBool("id_token_on_refresh") ?? c.oidc.idTokenOnRefresh
+            c.oidc.deviceMessage = try o.optionalBool("device_message") ?? c.oidc.deviceMessage
+        }
         c.blockedContacts = try f.optionalStringArray("blocked_contacts") ?? c.blockedContacts
         return c
     }
@@ -389,6 +425,8 @@ public struct EmulatorConfig: Sendable, Equatable {
         )
         user.requiresBrowser = try o.optionalBool("requires_browser") ?? false
         user.redirectReason = try o.optionalString("redirect_reason")
+        user.accessTokenLifetime = try o.optionalInt("access_token_lifetime", in: 1...86_400).map(Int.init)
+        user.oidcPreferredUsername = try o.optionalBool("oidc_preferred_username") ?? true
         return user
     }
 }

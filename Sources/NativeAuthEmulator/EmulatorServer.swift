@@ -145,8 +145,10 @@ public final class EmulatorServer: Sendable {
         let started = Date()
         var headers: [String: String] = [:]
         for (k, v) in request.headers { headers[k.rawValue.lowercased()] = v }
-        var query: [String: String] = [:]
-        for item in request.query { query[item.name] = item.value }
+        // The query as `application/x-www-form-urlencoded` ("+" is a space, as browsers and OAuth clients send it);
+        // FlyingFox's own items keep "+" as is.
+        var query: [String: String] = Form.decode(request.target.query()) ?? [:]
+        if query.isEmpty { for item in request.query { query[item.name] = item.value } }
         let body = (try? await request.bodyData) ?? Data()
         let req = EmulatorRequest(
             method: request.method.rawValue,

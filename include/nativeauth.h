@@ -16,7 +16,8 @@
  *       {"v":1,"error":{"code":"<stable code>","message":"<English sentence>", ...}}
  *   "code" is a stable string to branch on (listed in docs/errors.md); "message" is for people and may
  *   change. When the error came from a server answer, "error" also holds
- *       "server":{"error":…,"suberror":…,"error_codes":[…],"correlation_id":…,"trace_id":…,"http_status":…}
+ *       "server":{"error":…,"suberror":…,"error_codes":[…],"correlation_id":…,"trace_id":…,"http_status":…,
+ *                 "retry_after":… (the Retry-After header of a 429/503, as sent)}
  *   and, for argument errors, "field" names the offending member ("cache.path", "scopes[2]").
  *   Any call may answer invalid_argument, invalid_handle, out_of_memory or internal; every call that talks to the
  *   server may also answer network, timeout, tls, server or throttled. The "Errors" of each call below list the
@@ -27,7 +28,9 @@
  * Memory.  Every char * the library hands out is freed with na_string_free() — never free(). Every const char *
  *   it returns is static and must not be freed. The library never keeps pointers passed in after a call returns.
  *
- * Handles.  A na_client is opaque. A handle that was freed (or never valid) is detected: calls answer NA_EINVAL
+ * Handles.  A na_client is opaque, and not an address: never dereference it (runtimes whose garbage collector
+ *   inspects pointers should hold it as an integer, e.g. uintptr_t). A handle that was freed (or never valid) is
+ *   detected: calls answer NA_EINVAL
  *   with code "invalid_handle" instead of crashing. A handle's value is never reused for another client (its slot
  *   is recycled only under a new 40-bit generation). Finding the client takes no lock.
  *
@@ -345,7 +348,8 @@ int na_sign_in_device_code(na_client *client, const char *request_json, char **o
  * scopes wait for it and share its result, and the rotated refresh token replaces the old one atomically, so a
  * refresh token is never presented twice. A new token replaces cached tokens whose scopes overlap it (MSAL's rule).
  * Interaction errors carry "login_hint" (the account's, for na_sign_in_interactive) and, when the server sent a
- * claims challenge, "claims".
+ * claims challenge, "claims" — a string holding the challenge's JSON; pass it back as is as the "claims" of
+ * na_sign_in_interactive (requests take "claims" as an object or as a string holding one).
  * Errors: no_account (NA_ENOTFOUND), account_required, interaction_required and refresh_token_expired
  * (NA_EINTERACTION: sign in again; the dead refresh token is dropped), password_change_required, browser_required,
  * invalid_scope, declined_scopes, cache_write_failed (a rotated refresh token could not be written). */

@@ -130,9 +130,9 @@ final class TokenService: Sendable {
         throw e
     }
 
-    /// Saves a sign-in's tokens: the user's account is added, or replaces that user's previous entry; other
-    /// accounts are untouched. `epoch` is the sign-out epoch when the call began: if this user (or everyone) signed
-    /// out since, nothing is stored and the call answers `cancelled`.
+    /// Saves a sign-in's tokens: the user's account is added, or replaces that user's previous entry (keeping its
+    /// other access tokens); other accounts are untouched. `epoch` is the sign-out epoch when the call began: if
+    /// this user (or everyone) signed out since, nothing is stored and the call answers `cancelled`.
     func acceptSignIn(
         _ r: TokenResponse,
         requestedScopes: [String],
@@ -149,6 +149,9 @@ final class TokenService: Sendable {
         let stored = try cache.update { d -> Bool in
             guard !d.signedOut(account.homeAccountID, since: epoch) else { return false }
             var entry = AccountEntry(account: account, refreshToken: r.refreshToken)
+            // As MSAL, a new sign-in of the same user keeps that user's other access tokens (each valid on its
+            // own until it expires); the refresh token, ID token and sign-in scopes are the new sign-in's.
+            entry.accessTokens = d.accounts[account.homeAccountID]?.accessTokens ?? [:]
             entry.signInScopes = requestedScopes
             d.lastSession += 1
             entry.session = d.lastSession

@@ -355,6 +355,8 @@ extension Emulator {
                         try f.optionalBool("oidc_id_token_on_refresh") ?? s.config.oidc.idTokenOnRefresh
                     s.config.oidc.deviceMessage =
                         try f.optionalBool("oidc_device_message") ?? s.config.oidc.deviceMessage
+                    s.config.oidc.deviceIDToken =
+                        try f.optionalBool("oidc_device_id_token") ?? s.config.oidc.deviceIDToken
                     st.config = s.config
                 }
                 // The base URL the emulator names itself by (issuer, discovery endpoints, API URLs), e.g. a test's

@@ -83,6 +83,9 @@ public struct OIDCProviderConfig: Sendable, Equatable {
     public var idTokenOnRefresh = true
     /// The device-authorization answer carries a `message`.
     public var deviceMessage = false
+    /// Device-code token answers carry an ID token (when `openid` was asked for); false: never, as some providers
+    /// do — clients then read the account from userinfo.
+    public var deviceIDToken = true
 
     public init() {}
 }
@@ -390,6 +393,7 @@ public struct EmulatorConfig: Sendable, Equatable {
             c.oidc.redirectURIs = try o.optionalStringArray("redirect_uris") ?? c.oidc.redirectURIs
             c.oidc.idTokenOnRefresh = try o.optionalBool("id_token_on_refresh") ?? c.oidc.idTokenOnRefresh
             c.oidc.deviceMessage = try o.optionalBool("device_message") ?? c.oidc.deviceMessage
+            c.oidc.deviceIDToken = try o.optionalBool("device_id_token") ?? c.oidc.deviceIDToken
         }
         c.blockedContacts = try f.optionalStringArray("blocked_contacts") ?? c.blockedContacts
         return c

@@ -315,7 +315,7 @@ extension Emulator {
             grant: scopes,
             nonce: nil,
             family: nil,
-            idToken: scopes.contains("openid"),
+            idToken: s.config.oidc.deviceIDToken && scopes.contains("openid"),
             authTime: ctx.now,
             &s,
             ctx

@@ -99,9 +99,11 @@ struct TokenErrorRule {
     var suberror: String?
     var codes: [Int]
     var description: String?
+    /// A claims challenge (conditional access) the error carries, as the service sends it: a JSON text.
+    var claims: String?
 
     static let members: Set<String> = [
-        "scope", "grant_type", "count", "status", "error", "suberror", "error_codes", "error_description",
+        "scope", "grant_type", "count", "status", "error", "suberror", "error_codes", "error_description", "claims",
     ]
 
     init(_ body: JSONValue, id: Int) throws(JSONFieldError) {
@@ -124,6 +126,7 @@ struct TokenErrorRule {
             }
         }
         description = try f.optionalString("error_description")
+        claims = try f.optionalString("claims")
     }
 
     func matches(scopes: Set<String>, grant: String) -> Bool {
@@ -140,6 +143,7 @@ struct TokenErrorRule {
             "error": .string(error), "suberror": suberror.map { .string($0) } ?? .null,
             "error_codes": .array(codes.map { .int(Int64($0)) }),
             "error_description": description.map { .string($0) } ?? .null,
+            "claims": claims.map { .string($0) } ?? .null,
         ]
     }
 }
@@ -176,7 +180,14 @@ extension Emulator {
         } else {
             text = "Injected token endpoint error."
         }
-        return ServiceError(rule.error, rule.codes, text, suberror: rule.suberror, status: rule.status)
+        return ServiceError(
+            rule.error,
+            rule.codes,
+            text,
+            suberror: rule.suberror,
+            status: rule.status,
+            extra: rule.claims.map { ["claims": .string($0)] } ?? [:]
+        )
     }
 
     /// Descriptions in the service's style for the codes token-endpoint tests ask for most.

@@ -153,11 +153,12 @@ import Testing
         let browser = FakeBrowser()
         browser.callbackResult = 1
         browser.install(on: c)
-        let before = listeningPorts()
         let r = c.call(na_sign_in_interactive, [:])
         #expect(r.rc == NA_EINTERACTION && r.doc.errorCode == "browser_unavailable")
-        #expect(r.doc["error"]?["authorization_url"]?.stringValue?.hasPrefix(emu.authority) == true)
-        #expect(listeningPorts().subtracting(before).isEmpty)
+        let url = try #require(r.doc["error"]?["authorization_url"]?.stringValue)
+        #expect(url.hasPrefix(emu.authority))
+        let port = try #require(queryParameters(url)["redirect_uri"].flatMap(redirectPort))
+        #expect(!listeningPorts().contains(port), "no listener is left behind")
     }
 
     @Test func tamperedOrForeignIDTokensAreRefused() throws {
@@ -259,7 +260,13 @@ import Testing
         try emu.control("POST", "users/revoke", ["email": .string(annEmail)])
         let revoked = c.call(na_get_access_token, ["scopes": [.string(emu.apiScopes.todo)]])
         #expect(revoked.rc == NA_EINTERACTION && revoked.doc.errorCode == "interaction_required")
-        #expect(revoked.doc["error"]?["login_hint"]?.stringValue == annEmail, "\(revoked.doc.serialized())")
+        // The ID token's login_hint claim (Entra issues it for this), else the username.
+        let claim = c.call(na_get_account, [:]).doc["account"]?["claims"]?["login_hint"]?.stringValue
+        #expect(claim != nil)
+        #expect(revoked.doc["error"]?["login_hint"]?.stringValue == claim, "\(revoked.doc.serialized())")
+        // The one-call fallback: that hint signs the same user in again.
+        let again = c.call(na_sign_in_interactive, ["login_hint": .string(claim ?? ""), "prompt": "login"])
+        #expect(again.doc["account"]?["username"]?.stringValue == annEmail, "\(again.doc.serialized())")
     }
 
     @Test func browserSignOutOpensTheEndSessionPage() throws {

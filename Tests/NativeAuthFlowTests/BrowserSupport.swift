@@ -77,12 +77,23 @@ final class FakeBrowser: @unchecked Sendable {
         url.hasPrefix("http://localhost:") || url.hasPrefix("http://127.0.0.1:")
     }
 
+    /// On the account picker: the account to continue as (nil: "use another account").
+    var pick: String? = nil
+    /// On the consent page: accept (or cancel).
+    var consent = true
+    /// On the sign-up page: the new user's display name (email and password are `email` and `password`).
+    var displayName = "New User"
+    /// Reads the one-time code the emulator emailed to an address (email-code, MFA and sign-up pages).
+    var codeFor: ((String) -> String?)? = nil
+    /// The pages shown, by their `data-page`.
+    let pages = Mutex<[String]>([])
+
     /// Follows `url` through the emulator's pages to the redirect, and delivers it unless capturing.
     func visit(_ url: String) {
         do {
             var current = url
             var response = try send("GET", current)
-            for _ in 0..<12 {
+            for _ in 0..<16 {
                 if response.status == 302 || response.status == 303, let location = response.header("location") {
                     let next = location.hasPrefix("/") ? Self.origin(current) + location : location
                     if Self.isLoopbackListener(next) {
@@ -109,15 +120,40 @@ final class FakeBrowser: @unchecked Sendable {
                     finished.withLock { $0.append(last.status) }
                     return
                 }
+                let page = Self.attribute("data-page", in: html) ?? ""
+                pages.withLock { $0.append(page) }
                 guard response.status == 200, let request = Self.input("request", in: html) else {
                     finished.withLock { $0.append(-response.status) }
                     return
                 }
-                response = try send(
-                    "POST",
-                    current,
-                    form: [("request", request), ("username", email), ("password", password)]
-                )
+                var form: [(String, String)] = [("request", request)]
+                switch page {
+                case "sign_in":
+                    form += [("username", email), ("password", password), ("action", "sign_in")]
+                case "select_account":
+                    form += pick.map { [("account", $0)] } ?? [("action", "use_another_account")]
+                case "consent":
+                    form.append(("action", consent ? "accept" : "cancel"))
+                case "sign_up":
+                    form += [
+                        ("email", email), ("password", password), ("attr_displayName", displayName),
+                        ("action", "sign_up"),
+                    ]
+                case "email_code", "mfa_code", "verify_email":
+                    guard let code = codeFor?(email) else {
+                        finished.withLock { $0.append(-3) }
+                        return
+                    }
+                    form += [("code", code), ("action", "verify")]
+                default:
+                    finished.withLock { $0.append(-4) }
+                    return
+                }
+                let action = Self.attribute("action", in: html).map {
+                    $0.hasPrefix("/") ? Self.origin(current) + $0 : $0
+                }
+                response = try send("POST", action ?? current, form: form)
+                if let action { current = action }
             }
             finished.withLock { $0.append(-1) }
         } catch {
@@ -185,7 +221,17 @@ func queryParameters(_ url: String) -> [String: String] {
 
 /// The local ports in LISTEN state (from /proc/net/tcp).
 func listeningPorts() -> Set<Int> {
-    guard let text = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return [] }
+    // procfs files report size 0: read to the end in a loop (a one-shot read sees only the first page).
+    guard let f = fopen("/proc/net/tcp", "r") else { return [] }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, f)
+        if n <= 0 { break }
+        bytes += chunk[0..<n]
+    }
+    let text = String(decoding: bytes, as: UTF8.self)
     var ports = Set<Int>()
     for line in text.split(separator: "\n").dropFirst() {
         let f = line.split(separator: " ")

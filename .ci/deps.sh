@@ -3,8 +3,9 @@
 # present. Idempotent: packages already installed are not fetched again.
 set -euo pipefail
 # chromium + chromium-driver: the browser sign-in test drives a real Chromium (headless, offline) with Selenium.
+# golang-go: the Go binding (bindings/go, make test-go; Debian's Go, no modules downloaded).
 apt_packages=(libjansson-dev libcurl4-openssl-dev libssl-dev pkg-config valgrind make gcc binutils chromium
-              chromium-driver)
+              chromium-driver golang-go)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

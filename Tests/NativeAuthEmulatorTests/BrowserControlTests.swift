@@ -110,21 +110,22 @@ import Testing
 
     @Test func deviceSlowDownControlAndIncrement() async throws {
         try await withEmulator { h in
-            _ = try await h.control("POST", "settings", ["device_code_interval": 2, "device_slow_down_increment": 5])
+            // Intervals far above the test's own duration, so a loaded machine's real seconds do not count.
+            _ = try await h.control("POST", "settings", ["device_code_interval": 30, "device_slow_down_increment": 5])
             let dc = try await h.post("/oauth2/v2.0/devicecode", ["scope": "openid"])
-            #expect(dc["interval"] == 2)
+            #expect(dc["interval"] == 30)
             let device = dc.string["device_code"] ?? ""
             let grant = "urn:ietf:params:oauth:grant-type:device_code"
             _ = try await h.control("POST", "device/slow_down", ["count": 1])
             let first = try await h.post("/oauth2/v2.0/token", ["grant_type": grant, "device_code": device])
             #expect(first["error"] == "slow_down")
-            // The interval is now 7 s: a poll 3 s later is too fast (and adds 5 s more); one 13 s later is fine.
+            // The interval is now 35 s: a poll 3 s later is too fast (and adds 5 s more); one 41 s later is fine.
             _ = try await h.control("POST", "clock", ["advance_seconds": 3])
             #expect(
                 try await h.post("/oauth2/v2.0/token", ["grant_type": grant, "device_code": device])["error"]
                     == "slow_down"
             )
-            _ = try await h.control("POST", "clock", ["advance_seconds": 13])
+            _ = try await h.control("POST", "clock", ["advance_seconds": 41])
             let ok = try await h.post("/oauth2/v2.0/token", ["grant_type": grant, "device_code": device])
             #expect(ok["error"] == "authorization_pending")
             let counters = try await h.control("GET", "counters")

@@ -104,6 +104,17 @@ def test_browser_none_wait_and_cancel(emulator):
         assert not t.is_alive() and len(errors) == 1
 
 
+def test_browser_required_falls_back_with_the_login_hint(emulator):
+    emulator.control("POST", "users", {"email": "bea@contoso.com", "password": "Bea-Passw0rd!", "requires_browser": True})
+    browser = PageBrowser("bea@contoso.com", "Bea-Passw0rd!")
+    with Client(emulator.authority, emulator.client_id, browser=browser) as client:
+        with pytest.raises(nativeauth.BrowserRequiredError) as e:
+            client.sign_in("bea@contoso.com", "Bea-Passw0rd!")
+        assert e.value.login_hint == "bea@contoso.com"
+        state = client.sign_in_interactive(login_hint=e.value.login_hint)
+        assert isinstance(state, SignedIn) and state.account.username == "bea@contoso.com"
+
+
 def test_browser_unavailable_carries_the_url(emulator):
     with Client(emulator.authority, emulator.client_id, browser=lambda url: False) as client:
         with pytest.raises(nativeauth.BrowserUnavailableError) as e:

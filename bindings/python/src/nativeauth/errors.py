@@ -129,8 +129,17 @@ class AuthMethodBlockedError(AuthenticationError):
 
 
 class InteractionRequiredError(NativeAuthError):
-    """The user must act: sign in again (NA_EINTERACTION)."""
+    """The user must act: sign in again (NA_EINTERACTION). ``login_hint`` and ``claims`` (a claims challenge, when
+    the server sent one) are what ``Client.sign_in_interactive`` needs to sign the same user in again."""
     code = "interaction_required"
+
+    @property
+    def login_hint(self) -> Optional[str]:
+        return self.details.get("login_hint")
+
+    @property
+    def claims(self) -> Optional[str]:
+        return self.details.get("claims")
 
 
 class BrowserRequiredError(InteractionRequiredError):

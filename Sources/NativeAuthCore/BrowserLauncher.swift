@@ -14,10 +14,17 @@ public protocol BrowserLauncher: Sendable {
 public struct SystemBrowserLauncher: BrowserLauncher {
     public let command: String?
     public let environment: @Sendable (String) -> String?
+    /// The last resort (`xdg-open`; tests replace it).
+    public let fallback: String
 
-    public init(command: String?, environment: @escaping @Sendable (String) -> String?) {
+    public init(
+        command: String?,
+        environment: @escaping @Sendable (String) -> String?,
+        fallback: String = "xdg-open"
+    ) {
         self.command = command
         self.environment = environment
+        self.fallback = fallback
     }
 
     /// The command lines to try, each as argv with the URL in place.
@@ -27,7 +34,7 @@ public struct SystemBrowserLauncher: BrowserLauncher {
         if let browser = environment("BROWSER"), !browser.isEmpty {
             lines += browser.split(separator: ":").map(String.init).filter { !$0.isEmpty }
         }
-        lines.append("xdg-open")
+        lines.append(fallback)
         return lines.compactMap { line in
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             guard !words.isEmpty else { return nil }

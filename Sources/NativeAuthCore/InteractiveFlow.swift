@@ -159,10 +159,8 @@ struct InteractiveFlow: Sendable {
         switch action {
         case .wait(let timeoutMs):
             guard session.listener != nil else {
-                throw NativeAuthError(
-                    .flowInvalid,
-                    "This sign-in has no listener (its redirect URI is not a loopback one): use submit_redirect."
-                )
+                // No listener (the redirect URI is not a loopback one): the flow stays, waiting for the redirect.
+                throw ctx.wrongStep(action, expected: .submitRedirect)
             }
             let deadline = min(session.expiresAt, ctx.clock.now() + Double(timeoutMs ?? 300_000) / 1000)
             return try wait(until: deadline, ctx)

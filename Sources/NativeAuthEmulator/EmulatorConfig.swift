@@ -388,7 +388,10 @@ public struct EmulatorConfig: Sendable, Equatable {
         )
         c.idTokenLoginHint = try f.optionalBool("id_token_login_hint") ?? c.idTokenLoginHint
         if let o = try f.optionalObject("oidc") {
-            try rejectUnknownMembers(o, ["client_id", "redirect_uris", "id_token_on_refresh", "device_message"])
+            try rejectUnknownMembers(
+                o,
+                ["client_id", "redirect_uris", "id_token_on_refresh", "device_message", "device_id_token"]
+            )
             c.oidc.clientID = try o.optionalString("client_id") ?? c.oidc.clientID
             c.oidc.redirectURIs = try o.optionalStringArray("redirect_uris") ?? c.oidc.redirectURIs
             c.oidc.idTokenOnRefresh = try o.optionalBool("id_token_on_refresh") ?? c.oidc.idTokenOnRefresh

@@ -110,6 +110,25 @@ import Testing
         #expect(c.call(na_get_access_token, ["scopes": [.string(emu.apiScopes.todo)]]).rc == NA_OK)
     }
 
+    @Test func deviceCodeWithoutAnEndpointIsNotSupported() throws {
+        let emu = try EmulatorProcess()
+        let c = try ABIClient(emu)
+        let authority = emu.authority
+        try emu.control(
+            "POST",
+            "faults",
+            [
+                "path": "/.well-known/openid-configuration", "count": 10,
+                "body": [
+                    "issuer": .string(authority + "/v2.0"), "token_endpoint": .string(authority + "/oauth2/v2.0/token"),
+                    "authorization_endpoint": .string(authority + "/oauth2/v2.0/authorize"),
+                ],
+            ]
+        )
+        let r = c.call(na_sign_in_device_code, [:])
+        #expect(r.rc == NA_EINVAL && r.doc.errorCode == "not_supported", "\(r.doc)")
+    }
+
     @Test func deviceCodeSlowDownAndExpiry() throws {
         let emu = try EmulatorProcess()
         let c = try ABIClient(emu)
@@ -213,6 +232,46 @@ import Testing
         )
         let denied = c.call(na_flow_submit, ["flow": .string(d2.doc["flow"]?.stringValue ?? ""), "action": "wait"])
         #expect(denied.doc.errorCode == "access_denied", "\(denied.doc)")
+    }
+
+    @Test func aCustomSchemeRedirectHasNoListenerAndTakesSubmitRedirect() throws {
+        let emu = try EmulatorProcess(config: ["oidc": ["redirect_uris": ["com.example.app://auth"]]])
+        let (c, _) = try client(emu, ["redirect_uri": "com.example.app://auth"])
+        let system = c.call(na_sign_in_interactive, [:])
+        #expect(system.rc == NA_EINVAL && system.doc["error"]?["field"] == "browser", "\(system.doc)")
+        let pending = c.call(na_sign_in_interactive, ["browser": "none"])
+        #expect(pending.doc["redirect_uri"] == "com.example.app://auth", "\(pending.doc)")
+        let flow = try #require(pending.doc["flow"]?.stringValue)
+        let wait = c.call(na_flow_submit, ["flow": .string(flow), "action": "wait", "timeout_ms": 100])
+        #expect(wait.doc.errorCode == "flow_invalid", "no listener to wait on: \(wait.doc)")
+        let browser = FakeBrowser(captureRedirect: true)
+        browser.visit(try #require(pending.doc["authorization_url"]?.stringValue))
+        let redirect = try #require(browser.captured.withLock { $0 })
+        #expect(redirect.hasPrefix("com.example.app://auth?"))
+        let r = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "action": "submit_redirect", "redirect_url": .string(redirect)]
+        )
+        #expect(r.doc["status"] == "signed_in", "\(r.doc)")
+    }
+
+    @Test func anIssuerParameterFromAnotherIssuerIsRefused() throws {
+        let emu = try EmulatorProcess()
+        let (c, _) = try client(emu)
+        let pending = c.call(na_sign_in_interactive, ["browser": "none"])
+        let flow = try #require(pending.doc["flow"]?.stringValue)
+        let browser = FakeBrowser(captureRedirect: true)
+        browser.visit(try #require(pending.doc["authorization_url"]?.stringValue))
+        let redirect = try #require(browser.captured.withLock { $0 })
+        let iss = try #require(queryParameters(redirect)["iss"])
+        #expect(!iss.isEmpty, "the provider sends RFC 9207's iss")
+        let forged = redirect.replacingOccurrences(of: "iss=", with: "iss=https%3A%2F%2Fevil.example%2F")
+        let r = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "action": "submit_redirect", "redirect_url": .string(forged)]
+        )
+        #expect(r.rc == NA_ESERVER && r.doc["error"]?["message"]?.stringValue?.contains("issuer") == true, "\(r.doc)")
+        #expect(c.call(na_get_accounts, [:]).doc["accounts"]?.arrayValue?.isEmpty == true)
     }
 
     @Test func aDiscoveryIssuerOtherThanTheAuthorityIsRefused() throws {

@@ -96,6 +96,10 @@ final class FakeBrowser: @unchecked Sendable {
             for _ in 0..<16 {
                 if response.status == 302 || response.status == 303, let location = response.header("location") {
                     let next = location.hasPrefix("/") ? Self.origin(current) + location : location
+                    if captureRedirect && !next.hasPrefix("http") {
+                        captured.withLock { $0 = next }  // a custom-scheme redirect the app handles itself
+                        return
+                    }
                     if Self.isLoopbackListener(next) {
                         if captureRedirect {
                             captured.withLock { $0 = next }

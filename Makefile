@@ -7,6 +7,8 @@
 #   make lint                swift format (.swift-format) and the 120-column rule; part of make test
 #   make test                lint, then every test: swift test, MSAL interop, Python package, ABI checks, C tests
 #                            under valgrind, the Go package (when go is installed)
+#   make wheel               dist/nativeauth-<version>-py3-none-<platform>.whl: the Python package with the library inside
+#   make test-wheel          installs that wheel into a fresh virtual environment and signs in against the emulator
 #   make test-go             the Go binding (bindings/go): gofmt, go vet, go test against the emulator
 #                            (GO_TEST_FLAGS=-race adds the race detector: about 40 s more, it rebuilds the std library)
 #   make clean
@@ -34,7 +36,7 @@ NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
 endif
 export NA_TMP
 
-.PHONY: all lint deps lib emulator examples demo bench install uninstall test test-swift test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean
+.PHONY: wheel test-wheel all lint deps lib emulator examples demo bench install uninstall test test-swift test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean
 
 all: lib
 
@@ -53,6 +55,20 @@ $(RELEASE_SO): Package.swift $(shell find Sources -type f) include/nativeauth.h
 	$(SWIFT) build $(LIB_FLAGS)
 	@touch $@
 
+# The Python package with the stripped library inside (tagged py3-none-<platform>: see bindings/python/setup.py).
+wheel: lib
+	@rm -rf $(NA_TMP)/wheel-src && mkdir -p $(NA_TMP)/wheel-src dist
+	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/src \
+	    $(NA_TMP)/wheel-src/
+	find $(NA_TMP)/wheel-src -name '__pycache__' -prune -exec rm -rf {} +
+	install -m 0755 $(RELEASE_SO) $(NA_TMP)/wheel-src/src/nativeauth/libnativeauth.so
+	strip --strip-unneeded $(NA_TMP)/wheel-src/src/nativeauth/libnativeauth.so
+	$(PYTHON) -m pip wheel -q --disable-pip-version-check --no-deps -w dist $(NA_TMP)/wheel-src
+	@ls -l dist/nativeauth-$(VERSION)-*.whl
+
+test-wheel: wheel emulator
+	$(PYTHON) Tests/wheel/check_wheel.py $$(ls -t dist/nativeauth-$(VERSION)-py3-none-*.whl | head -1) $(CURDIR)/$(EMULATOR)
+
 install: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(RELEASE_SO) $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
@@ -68,7 +84,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
 
-test: lint test-swift test-interop test-python test-abi test-examples test-go
+test: lint test-swift test-interop test-python test-abi test-examples test-go test-wheel
 	@rm -rf $(NA_TMP)
 
 # The tree is formatted as .swift-format says, and no line is longer than 120 columns.

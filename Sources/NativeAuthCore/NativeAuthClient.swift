@@ -24,6 +24,8 @@ public final class NativeAuthClient: Sendable {
     let flows = FlowRegistry()
     let tokens: TokenService
     let context: FlowContext
+    /// Where the token cache is persisted (`MemoryTokenStore` keeps nothing).
+    public let store: any TokenStore
 
     public init(
         configuration: ClientConfiguration,
@@ -38,6 +40,7 @@ public final class NativeAuthClient: Sendable {
         let logger = logger ?? Logger(level: configuration.logLevel)
         self.logger = logger
         self.clock = clock
+        self.store = store
         self.apiTransport = apiTransport ?? transport
         let server = ServerAPI(configuration: configuration, transport: transport, clock: clock, logger: logger)
         tokens = TokenService(
@@ -165,7 +168,8 @@ public final class NativeAuthClient: Sendable {
         var removed: [Account] = []
         var failure: NativeAuthError? = nil
         do { removed = try tokens.signOut(selection, all: all) } catch {
-            guard error.code.category == .server || error.code.category == .internal else { throw error }
+            let category = error.code.category
+            guard category == .storage || category == .server || category == .internal else { throw error }
             failure = error  // the store could not write it: signed out in memory all the same
         }
         if all || tokens.accounts().isEmpty { flows.cancelAll() }

@@ -13,6 +13,27 @@ public struct Account: Sendable, Equatable {
     public var idToken: String?
     /// The ID token's claims (decoded, not verified: they came over TLS straight from the token endpoint).
     public var claims: JSONValue
+    /// The realm MSAL's unified token cache files this account's tokens under: the tenant segment of the token
+    /// endpoint (OIDC discovery's, as MSAL Python's `Authority.tenant`), else of the authority.
+    public var realm: String = ""
+
+    public init(
+        homeAccountID: String,
+        username: String,
+        tenantID: String,
+        environment: String,
+        idToken: String?,
+        claims: JSONValue,
+        realm: String = ""
+    ) {
+        self.homeAccountID = homeAccountID
+        self.username = username
+        self.tenantID = tenantID
+        self.environment = environment
+        self.idToken = idToken
+        self.claims = claims
+        self.realm = realm
+    }
 }
 
 /// A result document rendered once, when its token was cached (see `TokenCache`'s `renderer`). Its bytes hold the
@@ -134,6 +155,11 @@ public struct AccountEntry: Sendable {
     /// By `ScopeKey.key`.
     public var accessTokens: [String: AccessToken] = [:]
 
+    public init(account: Account, refreshToken: RefreshToken?) {
+        self.account = account
+        self.refreshToken = refreshToken
+    }
+
     /// The token for `key`: the exact scope set (one hash lookup), else any usable token whose scopes include the
     /// request (MSAL's superset match), the one that lives longest.
     func accessToken(for key: ScopeKey, at now: Double) -> AccessToken? {
@@ -146,7 +172,7 @@ public struct AccountEntry: Sendable {
     }
 
     /// MSAL's overlap rule on save: a new token replaces cached ones whose scopes intersect it.
-    mutating func store(_ token: AccessToken) {
+    public mutating func store(_ token: AccessToken) {
         accessTokens = accessTokens.filter {
             $0.value.key.set.isDisjoint(with: token.key.set) && !($0.value.key.set.isEmpty && token.key.set.isEmpty)
         }

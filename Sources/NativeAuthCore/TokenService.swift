@@ -81,9 +81,18 @@ final class TokenService: Sendable {
             tenantID: tenantID ?? "",
             environment: server.configuration.authority.parsed.host,
             idToken: r.idToken,
-            claims: claims
+            claims: claims,
+            realm: realm(server)
         )
         return (account, token)
+    }
+
+    /// The realm MSAL files this client's tokens under: the tenant segment of the token endpoint (OIDC discovery's,
+    /// as MSAL Python's `Authority.tenant` — usually the tenant id), else of the authority.
+    private func realm(_ server: ServerAPI) -> String {
+        let endpoint = discovered.withLock { $0?.metadata?.tokenEndpoint } ?? server.configuration.authority.url
+        guard let url = try? HTTPURL(endpoint), let first = url.path.split(separator: "/").first else { return "" }
+        return String(first)
     }
 
     /// MSAL's declined-scopes rule (MSIDDefaultTokenResponseValidator): the token is cached under the scopes the

@@ -1,8 +1,10 @@
 """The Client: one configured libnativeauth client, usable from many threads."""
 from __future__ import annotations
 
+import base64
 import ctypes
 import logging
+import os
 import threading
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -26,6 +28,10 @@ class Client:
     Give ``authority`` or ``tenant_subdomain``. Other settings mirror the C configuration (see docs/configuration.md):
     ``challenge_types`` (default password and oob), ``capabilities`` ("mfa_required", "registration_required"),
     ``redirect_uri``, ``connect_timeout_ms``, ``request_timeout_ms``, ``ca_bundle``, ``log_level`` ("off" … "verbose").
+    ``cache_path`` keeps tokens in that file (an absolute path; ``cache_path=True`` means the default,
+    ``$XDG_CACHE_HOME/nativeauth/token_cache.json``) in MSAL's unified token cache format, shared with other processes
+    and with MSAL for Python; ``cache_encryption_key`` (32 bytes, or their base64) encrypts it with AES-256-GCM.
+    Without ``cache_path`` tokens live in memory only.
     Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
     ``logging`` module; they never contain secrets or usernames.
 
@@ -38,7 +44,8 @@ class Client:
                  capabilities: Optional[Sequence[str]] = None, redirect_uri: Optional[str] = None,
                  connect_timeout_ms: Optional[int] = None, request_timeout_ms: Optional[int] = None,
                  retry_after_max_s: Optional[int] = None, ca_bundle: Optional[str] = None, log_level: str = "off",
-                 log_handler: Optional[LogHandler] = None):
+                 log_handler: Optional[LogHandler] = None, cache_path: Union[str, "os.PathLike[str]", bool, None] = None,
+                 cache_encryption_key: Union[bytes, str, None] = None):
         if client_id is None or not isinstance(client_id, str):
             raise errors.InvalidArgumentError("client_id must be a str", status=-1)
         config: dict = {"v": 1, "client_id": client_id}
@@ -47,6 +54,16 @@ class Client:
                            ("retry_after_max_s", retry_after_max_s), ("ca_bundle", ca_bundle)):
             if value is not None:
                 config[key] = value
+        if cache_path is not None and cache_path is not False:
+            cache: dict = {"type": "file"}
+            if cache_path is not True:
+                cache["path"] = os.fspath(cache_path)
+            if cache_encryption_key is not None:
+                key = cache_encryption_key
+                cache["encryption_key"] = base64.b64encode(key).decode() if isinstance(key, bytes) else key
+            config["cache"] = cache
+        elif cache_encryption_key is not None:
+            raise errors.InvalidArgumentError("cache_encryption_key needs cache_path", status=-1)
         if challenge_types is not None:
             config["challenge_types"] = list(challenge_types)
         if capabilities is not None:

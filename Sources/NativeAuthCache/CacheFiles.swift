@@ -183,6 +183,22 @@ enum CacheFiles {
         return FileSignature.of(path)
     }
 
+    /// Removes temporary files that writers killed before their rename left behind. Called under the lock: every
+    /// cooperating writer creates its temporary file only while it holds the lock, so any that exists then is stale.
+    static func removeStaleTemporaries(_ path: String) {
+        let dir = directory(of: path)
+        let prefix = (path.split(separator: "/").last.map(String.init) ?? path) + ".tmp-"
+        guard let d = opendir(dir) else { return }
+        defer { closedir(d) }
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { raw -> String in
+                guard let base = raw.baseAddress else { return "" }
+                return String(cString: base.assumingMemoryBound(to: CChar.self))
+            }
+            if name.hasPrefix(prefix) { unlinkat(dirfd(d), name, 0) }
+        }
+    }
+
     /// Moves a corrupt file aside as `<path>.corrupt-<epoch seconds>` (`-2`, `-3`, … if taken). Answers the new name.
     static func setAside(_ path: String) -> String? {
         let base = "\(path).corrupt-\(time(nil))"

@@ -148,6 +148,7 @@ public final class FileTokenStore: TokenStore {
             }
             var document = s.document
             format.apply(accounts, ids: ids, to: &document, now: Double(time(nil)))
+            CacheFiles.removeStaleTemporaries(path)
             do throws(NativeAuthError) {
                 let signature = try write(document)
                 s.signature = signature

@@ -38,7 +38,7 @@ enum CacheFiles {
     /// What a read found.
     enum ReadResult {
         case missing
-        case contents([UInt8], FileSignature)
+        case contents(SourceBytes, FileSignature)
     }
 
     static func errnoText(_ e: Int32) -> String {
@@ -110,23 +110,30 @@ enum CacheFiles {
             throw NativeAuthError(.cacheInsecure, "The token cache file is writable by other users; it is not used.")
         }
         readableByOthers = st.st_mode & 0o044 != 0
-        var bytes = [UInt8](repeating: 0, count: max(Int(st.st_size), 0) + 1)
+        var capacity = max(Int(st.st_size), 0) + 1
+        var buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
         var count = 0
         while true {
-            if count == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(4096, bytes.count))) }
-            let n = bytes.withUnsafeMutableBytes { b -> Int in
-                guard let base = b.baseAddress else { return 0 }
-                return Glibc.read(fd, base + count, b.count - count)
+            if count == capacity {  // the file grew while being read
+                let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
+                bigger.update(from: buffer, count: count)
+                wipeMemory(buffer, count)
+                buffer.deallocate()
+                buffer = bigger
+                capacity *= 2
             }
+            let n = Glibc.read(fd, buffer + count, capacity - count)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw NativeAuthError(.cacheUnreadable, "The token cache file cannot be read (\(errnoText(errno))).")
+                let e = errno
+                wipeMemory(buffer, count)
+                buffer.deallocate()
+                throw NativeAuthError(.cacheUnreadable, "The token cache file cannot be read (\(errnoText(e))).")
             }
             if n == 0 { break }
             count += n
         }
-        bytes.removeSubrange(count...)
-        return .contents(bytes, FileSignature(st))
+        return .contents(SourceBytes(taking: buffer, count: count), FileSignature(st))
     }
 
     /// Creates `dir` and its missing parents with mode 0700.

@@ -190,14 +190,13 @@ public final class FileTokenStore: TokenStore {
             attempts += 1
             var readableByOthers = false
             let read = try CacheFiles.read(path, readableByOthers: &readableByOthers)
-            guard case .contents(var bytes, let signature) = read else {
+            guard case .contents(let bytes, let signature) = read else {
                 s.signature = nil
                 s.document = UnifiedCache()
                 s.view = [:]
                 s.problem = nil
                 return
             }
-            defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
             if signature == s.signature { return }
             if readableByOthers {
                 report(
@@ -239,8 +238,7 @@ public final class FileTokenStore: TokenStore {
     private func refreshCorrupt(_ s: inout State, _ signature: FileSignature) throws(NativeAuthError) {
         if FileSignature.of(path) != signature {
             var readableByOthers = false
-            if case .contents(var bytes, let sig) = try CacheFiles.read(path, readableByOthers: &readableByOthers) {
-                defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
+            if case .contents(let bytes, let sig) = try CacheFiles.read(path, readableByOthers: &readableByOthers) {
                 if let document = try parse(bytes) {
                     s.signature = sig
                     s.document = document
@@ -266,26 +264,21 @@ public final class FileTokenStore: TokenStore {
 
     /// The document in `bytes` (decrypted first when it is sealed); nil when it is not a JSON object. An empty file
     /// is an empty cache, as MSAL for Python reads it.
-    private func parse(_ bytes: [UInt8]) throws(NativeAuthError) -> UnifiedCache? {
+    private func parse(_ source: SourceBytes) throws(NativeAuthError) -> UnifiedCache? {
+        let bytes = source.buffer
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0a || $0 == 0x0d || $0 == 0x09 }) { return UnifiedCache() }
-        let sealed = bytes.withUnsafeBytes { CacheEncryption.isSealed($0) }
-        guard sealed else {
-            return bytes.withUnsafeBytes { UnifiedCache(parsing: $0) }
-        }
+        guard CacheEncryption.isSealed(bytes) else { return UnifiedCache(parsing: source) }
         guard let encryption else {
             throw NativeAuthError(.cacheKeyInvalid, "The token cache file is encrypted and no key is configured.")
         }
-        var plain = try bytes.withUnsafeBytes { b in Result { () throws(NativeAuthError) in try encryption.open(b) } }
-            .get()
+        var plain = try encryption.open(bytes)
         defer { plain.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
         return plain.withUnsafeBytes { UnifiedCache(parsing: $0) }
     }
 
     /// Serialises (and seals) `document` and replaces the file with it.
     private func write(_ document: UnifiedCache) throws(NativeAuthError) -> FileSignature? {
-        guard var bytes = document.serialized() else {
-            throw NativeAuthError(.outOfMemory, "Out of memory while writing the token cache.")
-        }
+        var bytes = document.serialized()
         defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
         if let encryption {
             var sealed = try encryption.seal(bytes)

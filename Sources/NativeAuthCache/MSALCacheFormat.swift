@@ -2,34 +2,6 @@ internal import NativeAuthCore
 internal import NativeAuthCrypto
 internal import NativeAuthJSON
 
-/// MSAL's unified token cache document, as MSAL for Python's `SerializableTokenCache` writes it: top-level sections
-/// (`AccessToken`, `RefreshToken`, `IdToken`, `Account`, `AppMetadata`, and whatever other SDKs add), each an object of
-/// entries by cache key. Everything is kept as read, so entries and fields this library does not understand are
-/// written back unchanged.
-struct UnifiedCache: Sendable {
-    /// Object-valued top-level members, by name: section → cache key → entry.
-    var sections: [String: [String: JSONValue]] = [:]
-    /// Top-level members that are not objects (kept as they are).
-    var other: [String: JSONValue] = [:]
-
-    init() {}
-
-    /// Reads a document; nil when it is not a JSON object.
-    init?(parsing bytes: UnsafeRawBufferPointer) {
-        guard let root = try? JSONValue.parse(bytes: bytes), case .object(let members) = root else { return nil }
-        for (name, value) in members {
-            if case .object(let entries) = value { sections[name] = entries } else { other[name] = value }
-        }
-    }
-
-    /// The document as JSON text (compact, keys sorted); nil only when memory ran out.
-    func serialized() -> [UInt8]? {
-        var root = other
-        for (name, entries) in sections { root[name] = .object(entries) }
-        return JSONValue.object(root).serializedBytes()
-    }
-}
-
 /// The mapping between MSAL's unified cache format and the core's `[String: AccountEntry]`, for one client
 /// (`client_id`) of one authority host (`environment`). Matches MSAL for Python 1.39's `token_cache.py`:
 ///
@@ -65,10 +37,10 @@ struct MSALCacheFormat: Sendable {
 
     // MARK: - Reading
 
-    private func isMine(_ e: [String: JSONValue], clientBound: Bool = true) -> Bool {
-        guard let env = e["environment"]?.stringValue, env.lowercased() == environment else { return false }
+    private func isMine(_ f: EntryFields, clientBound: Bool = true) -> Bool {
+        guard let env = f.environment, env == environment || env.lowercased() == environment else { return false }
         guard clientBound else { return true }
-        guard let c = e["client_id"]?.stringValue else { return false }
+        guard let c = f.clientID else { return false }
         return c == clientID || c.lowercased() == clientID.lowercased()
     }
 
@@ -97,51 +69,59 @@ struct MSALCacheFormat: Sendable {
         return unique.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }.joined(separator: " ")
     }
 
-    private static func split(_ target: String?) -> [String] {
-        (target ?? "").split(separator: " ").map(String.init)
+    static func split(_ target: String?) -> [String] {
+        guard let target, !target.isEmpty else { return [] }
+        var out: [String] = []
+        let utf8 = target.utf8
+        return utf8.withContiguousStorageIfAvailable { b -> [String] in
+            var start = 0
+            for i in 0...b.count where i == b.count || b[i] == 0x20 {
+                if i > start {
+                    out.append(String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self))
+                }
+                start = i + 1
+            }
+            return out
+        } ?? target.split(separator: " ").map(String.init)
     }
 
-    /// The accounts of this client found in `cache`.
+    /// The accounts of this client found in `cache`. ID token claims are decoded when first asked for.
     func accounts(in cache: UnifiedCache) -> [String: AccountEntry] {
         struct Found {
-            var rt: (secret: String, scopes: [String], modified: Double)?
-            var idTokens: [String: String] = [:]  // by realm
-            var accounts: [String: [String: JSONValue]] = [:]  // by realm
-            var accessTokens: [(realm: String, entry: [String: JSONValue])] = []
+            var rt: (secret: FieldText, scopes: [String], modified: Double)?
+            var idTokens: [String: FieldText] = [:]  // by realm
+            var accounts: [String: EntryFields] = [:]  // by realm
+            var accessTokens: [EntryFields] = []
         }
         var found: [String: Found] = [:]
 
-        for (_, value) in cache.sections[Self.refreshToken] ?? [:] {
-            guard case .object(let e) = value, isMine(e), let home = e["home_account_id"]?.stringValue, !home.isEmpty,
-                let secret = e["secret"]?.stringValue, !secret.isEmpty
-            else { continue }
-            let modified = Self.seconds(e["last_modification_time"]) ?? 0
+        for e in cache.sections[Self.refreshToken] ?? [] {
+            let f = e.fields
+            guard isMine(f), let home = f.home, !home.isEmpty, let secret = f.secret else { continue }
+            let modified = f.lastModified ?? 0
             if let current = found[home]?.rt, current.modified > modified { continue }
             let scopes: [String]
-            if let own = e[Self.signInScopesField]?.stringValue {
+            if let own = f.signInScopes {
                 scopes = Self.split(own)
             } else {
-                scopes = Self.split(e["target"]?.stringValue).filter { !Self.oidcScopes.contains($0.lowercased()) }
+                scopes = Self.split(f.target).filter { !Self.oidcScopes.contains($0.lowercased()) }
             }
             found[home, default: Found()].rt = (secret, scopes, modified)
         }
-        for (_, value) in cache.sections[Self.idToken] ?? [:] {
-            guard case .object(let e) = value, isMine(e), let home = e["home_account_id"]?.stringValue, !home.isEmpty,
-                let secret = e["secret"]?.stringValue
-            else { continue }
-            found[home, default: Found()].idTokens[e["realm"]?.stringValue ?? ""] = secret
+        for e in cache.sections[Self.idToken] ?? [] {
+            let f = e.fields
+            guard isMine(f), let home = f.home, !home.isEmpty, let secret = f.secret else { continue }
+            found[home, default: Found()].idTokens[f.realm ?? ""] = secret
         }
-        for (_, value) in cache.sections[Self.account] ?? [:] {
-            guard case .object(let e) = value, isMine(e, clientBound: false),
-                let home = e["home_account_id"]?.stringValue, found[home] != nil
-            else { continue }
-            found[home]?.accounts[e["realm"]?.stringValue ?? ""] = e
+        for e in cache.sections[Self.account] ?? [] {
+            let f = e.fields
+            guard let home = f.home, found[home] != nil, isMine(f, clientBound: false) else { continue }
+            found[home]?.accounts[f.realm ?? ""] = f
         }
-        for (_, value) in cache.sections[Self.accessToken] ?? [:] {
-            guard case .object(let e) = value, isMine(e), let home = e["home_account_id"]?.stringValue,
-                found[home] != nil, e["ext_cache_key"] == nil, e["key_id"] == nil
-            else { continue }
-            found[home]?.accessTokens.append((e["realm"]?.stringValue ?? "", e))
+        for e in cache.sections[Self.accessToken] ?? [] {
+            let f = e.fields
+            guard let home = f.home, found[home] != nil, !f.bound, isMine(f) else { continue }
+            found[home]?.accessTokens.append(f)
         }
 
         var out: [String: AccountEntry] = [:]
@@ -151,38 +131,36 @@ struct MSALCacheFormat: Sendable {
             let realm =
                 f.accounts.keys.filter { f.idTokens[$0] != nil }.min() ?? f.accounts.keys.min() ?? f.idTokens.keys.min()
                 ?? ""
-            let idToken = f.idTokens[realm] ?? f.idTokens.values.first
-            var claims: JSONValue = .object([:])
-            if let idToken, let jwt = try? JWT(decoding: idToken) { claims = jwt.claims }
+            let idToken = (f.idTokens[realm] ?? f.idTokens.values.first).map { cache.string($0) }
             let stored = f.accounts[realm]
-            let username =
-                stored?["username"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-                ?? claims["preferred_username"]?.stringValue ?? claims["email"]?.stringValue
-                ?? claims["sub"]?.stringValue ?? ""
             let utid = home.split(separator: ".", maxSplits: 1).dropFirst().first.map(String.init)
-            let tenant = claims["tid"]?.stringValue ?? utid ?? realm
+            var username = stored?.username ?? ""
+            if username.isEmpty, let idToken, let jwt = try? JWT(decoding: idToken) {
+                let c = jwt.claims
+                username =
+                    c["preferred_username"]?.stringValue ?? c["email"]?.stringValue ?? c["sub"]?.stringValue ?? ""
+            }
             let account = Account(
                 homeAccountID: home,
                 username: username,
-                tenantID: tenant,
-                environment: stored?["environment"]?.stringValue ?? environment,
+                tenantID: utid ?? realm,
+                environment: stored?.environment ?? environment,
                 idToken: idToken,
-                claims: claims,
+                claimsFromIDToken: true,
                 realm: realm
             )
-            var entry = AccountEntry(account: account, refreshToken: f.rt.map { RefreshToken(Secret($0.secret)) })
+            var entry = AccountEntry(account: account, refreshToken: f.rt.map { RefreshToken(cache.secret($0.secret)) })
             entry.signInScopes = f.rt?.scopes ?? []
-            for (atRealm, e) in f.accessTokens where atRealm.lowercased() == realm.lowercased() {
-                guard let secret = e["secret"]?.stringValue, let expiresOn = Self.seconds(e["expires_on"]) else {
-                    continue
-                }
+            let lowerRealm = realm.lowercased()
+            for t in f.accessTokens where (t.realm ?? "") == realm || (t.realm ?? "").lowercased() == lowerRealm {
+                guard let secret = t.secret, let expiresOn = t.expiresOn else { continue }
                 let token = AccessToken(
-                    value: Secret(secret),
-                    scopes: Self.split(e["target"]?.stringValue),
+                    value: cache.secret(secret),
+                    scopes: Self.split(t.target),
                     expiresOn: expiresOn,
-                    refreshOn: Self.seconds(e["refresh_on"]),
-                    cachedAt: Self.seconds(e["cached_at"]) ?? 0,
-                    extExpiresOn: Self.seconds(e["extended_expires_on"])
+                    refreshOn: t.refreshOn,
+                    cachedAt: t.cachedAt ?? 0,
+                    extExpiresOn: t.extendedExpiresOn
                 )
                 // Two entries for one scope set (written by different SDKs): the one that lives longest.
                 if let other = entry.accessTokens[token.key.key], other.expiresOn >= token.expiresOn { continue }
@@ -214,145 +192,199 @@ struct MSALCacheFormat: Sendable {
         return ids
     }
 
-    /// Where this client's entries of each account are: section and key, by `home_account_id` (lower-cased).
-    private func index(_ cache: UnifiedCache) -> [String: [(section: String, key: String)]] {
-        var out: [String: [(section: String, key: String)]] = [:]
-        for section in [Self.accessToken, Self.refreshToken, Self.idToken] {
-            for (key, value) in cache.sections[section] ?? [:] {
-                guard case .object(let e) = value, isMine(e), let home = e["home_account_id"]?.stringValue else {
-                    continue
-                }
-                out[home.lowercased(), default: []].append((section, key))
+    /// Where each account's entries are (any client of this authority): section and position, by
+    /// `home_account_id`.
+    private func index(_ cache: UnifiedCache) -> [String: [(section: String, at: Int)]] {
+        var out: [String: [(section: String, at: Int)]] = [:]
+        for section in [Self.accessToken, Self.refreshToken, Self.idToken, Self.account] {
+            for (at, e) in (cache.sections[section] ?? []).enumerated() {
+                guard let home = e.fields.home, isMine(e.fields, clientBound: false) else { continue }
+                out[home, default: []].append((section, at))
             }
         }
         return out
     }
 
     /// Writes the accounts in `ids` as `after` has them into `cache` (removing those `after` lacks); entries of
-    /// other clients, other authorities and other SDKs stay as they are, and so do fields this library does not know
-    /// on the entries it rewrites.
+    /// other clients, other authorities and other SDKs stay as they are, byte for byte, and so do fields this library
+    /// does not know on the entries it rewrites.
     func apply(_ after: [String: AccountEntry], ids: Set<String>, to cache: inout UnifiedCache, now: Double) {
         guard !ids.isEmpty else { return }
-        let where_ = index(cache)
-        var sections = cache.sections
-        cache.sections = [:]  // one owner of each section while it changes (no copy-on-write copies)
-        defer { cache.sections = sections }
-        var removed: [String] = []
+        let located = index(cache)
+        var edit = Edit(cache: cache)
         for id in ids {
-            let mine = where_[id.lowercased()] ?? []
-            guard let entry = after[id] else {
-                for (section, key) in mine { sections[section]?[key] = nil }
-                removed.append(id)
+            let all = located[id] ?? []
+            let mine = all.filter { place in
+                place.section == Self.account
+                    || isMine(cache.sections[place.section]?[place.at].fields ?? EntryFields())
+            }
+            if let entry = after[id] {
+                write(entry, replacing: mine, into: &edit, now: now)
                 continue
             }
-            write(entry, replacing: mine, into: &sections, now: now)
+            // Signed out: this client's credentials go; the account entry (shared by every client of the authority)
+            // goes when no other client's credential names it.
+            let others = all.contains { place in
+                place.section != Self.account && !mine.contains { $0.section == place.section && $0.at == place.at }
+            }
+            for place in mine where place.section != Self.account || !others { edit.remove(place) }
         }
-        // An account entry is shared by every client of the authority: it goes when no credential names it any more.
-        if !removed.isEmpty {
-            let gone = Set(removed.map { $0.lowercased() })
-            var named = Set<String>()
-            for section in [Self.accessToken, Self.refreshToken, Self.idToken] {
-                for (_, value) in sections[section] ?? [:] {
-                    guard case .object(let e) = value, isMine(e, clientBound: false),
-                        let home = e["home_account_id"]?.stringValue?.lowercased(), gone.contains(home)
-                    else { continue }
-                    named.insert(home)
-                }
+        cache = edit.result()
+    }
+
+    /// Changes to a document: entries replaced in place, added or removed.
+    struct Edit {
+        var cache: UnifiedCache
+        var removed: Set<String> = []
+        var added: [String: [CacheEntry]] = [:]
+
+        init(cache: UnifiedCache) { self.cache = cache }
+
+        static func id(_ section: String, _ at: Int) -> String { "\(section)\u{0}\(at)" }
+
+        func entry(_ place: (section: String, at: Int)) -> CacheEntry? {
+            guard let list = cache.sections[place.section], place.at < list.count else { return nil }
+            return list[place.at]
+        }
+
+        mutating func remove(_ place: (section: String, at: Int)) { removed.insert(Self.id(place.section, place.at)) }
+
+        /// Sets the entry `key` of `section` to `fields` laid over what it holds (unknown fields kept); `existing`
+        /// is where an entry of that key is, if any.
+        mutating func set(
+            _ section: String,
+            _ key: String,
+            _ fields: [String: JSONValue],
+            existing: (section: String, at: Int)?,
+            dropping: [String] = []
+        ) {
+            var object = existing.flatMap { entry($0) }.map { cache.object($0) } ?? [:]
+            for k in dropping { object[k] = nil }
+            for (k, v) in fields { object[k] = v }
+            let value = JSONValue.object(object).serializedBytes() ?? Array("{}".utf8)
+            let new = CacheEntry(
+                key: .bytes(Array(key.utf8)),
+                rawKey: nil,
+                value: .bytes(value),
+                fields: EntryFields(object)
+            )
+            if let existing, var list = cache.sections[existing.section], existing.at < list.count {
+                cache.sections[existing.section] = nil
+                list[existing.at] = new
+                cache.sections[existing.section] = list
+                removed.remove(Self.id(existing.section, existing.at))
+            } else {
+                added[section, default: []].append(new)
             }
-            if var accounts = sections[Self.account] {
-                for (key, value) in accounts {
-                    guard case .object(let e) = value, isMine(e, clientBound: false),
-                        let home = e["home_account_id"]?.stringValue?.lowercased(), gone.contains(home),
-                        !named.contains(home)
-                    else { continue }
-                    accounts[key] = nil
-                }
-                sections[Self.account] = accounts
+        }
+
+        func result() -> UnifiedCache {
+            var out = cache
+            for (section, list) in cache.sections where removed.contains(where: { $0.hasPrefix(section + "\u{0}") }) {
+                out.sections[section] = list.enumerated().filter { !removed.contains(Self.id(section, $0.offset)) }
+                    .map(\.element)
             }
+            for (section, list) in added { out.sections[section, default: []].append(contentsOf: list) }
+            return out
         }
     }
 
     private func write(
         _ entry: AccountEntry,
-        replacing mine: [(section: String, key: String)],
-        into sections: inout [String: [String: JSONValue]],
+        replacing mine: [(section: String, at: Int)],
+        into edit: inout Edit,
         now: Double
     ) {
         let a = entry.account
         let home = a.homeAccountID
         let realm = a.realm
-        func merged(_ section: String, _ key: String, _ fields: [String: JSONValue]) {
-            var e = sections[section]?[key]?.objectValue ?? [:]
-            for (k, v) in fields { e[k] = v }
-            sections[section, default: [:]][key] = .object(e)
-        }
         var keep = Set<String>()
+        var byKey: [String: (section: String, at: Int)] = [:]
+        for place in mine {
+            if let e = edit.entry(place) { byKey[place.section + "\u{0}" + edit.cache.string(e.key)] = place }
+        }
+        func find(_ section: String, _ key: String) -> (section: String, at: Int)? { byKey[section + "\u{0}" + key] }
 
         // Account (shared by the authority's clients).
         let accountKey = "\(home)-\(environment)-\(realm)".lowercased()
+        let existingAccount = find(Self.account, accountKey)
         var accountFields: [String: JSONValue] = [
             "home_account_id": .string(home), "environment": .string(environment), "realm": .string(realm),
             "username": .string(a.username),
         ]
-        let existingAccount = sections[Self.account]?[accountKey]
-        if existingAccount?["authority_type"]?.stringValue == nil { accountFields["authority_type"] = "MSSTS" }
-        if existingAccount?["local_account_id"]?.stringValue == nil {
+        let old = existingAccount.flatMap { edit.entry($0)?.fields }
+        if old?.hasAuthorityType != true { accountFields["authority_type"] = "MSSTS" }
+        if old?.hasLocalAccountID != true {
             let local = a.claims["oid"]?.stringValue ?? a.claims["sub"]?.stringValue
             accountFields["local_account_id"] = .string(
                 local ?? home.split(separator: ".").first.map(String.init) ?? ""
             )
         }
-        merged(Self.account, accountKey, accountFields)
+        if old?.username != a.username || old?.realm != realm || old?.home != home || existingAccount == nil
+            || accountFields.count > 4
+        {
+            edit.set(Self.account, accountKey, accountFields, existing: existingAccount)
+        }
+        if let existingAccount { keep.insert(Edit.id(existingAccount.section, existingAccount.at)) }
 
         // IdToken.
         if let idToken = a.idToken {
             let key = "\(home)-\(environment)-idtoken-\(clientID)-\(realm)-".lowercased()
-            merged(
-                Self.idToken,
-                key,
-                [
-                    "credential_type": "IdToken", "secret": .string(idToken), "home_account_id": .string(home),
-                    "environment": .string(environment), "realm": .string(realm), "client_id": .string(clientID),
-                ]
-            )
-            keep.insert(Self.idToken + "\u{0}" + key)
+            let existing = find(Self.idToken, key)
+            let same = existing.flatMap { edit.entry($0)?.fields.secret }.map { edit.cache.string($0) == idToken }
+            if same != true {
+                edit.set(
+                    Self.idToken,
+                    key,
+                    [
+                        "credential_type": "IdToken", "secret": .string(idToken), "home_account_id": .string(home),
+                        "environment": .string(environment), "realm": .string(realm), "client_id": .string(clientID),
+                    ],
+                    existing: existing
+                )
+            }
+            if let existing { keep.insert(Edit.id(existing.section, existing.at)) }
         } else {
-            for (section, key) in mine where section == Self.idToken { keep.insert(section + "\u{0}" + key) }
+            for place in mine where place.section == Self.idToken { keep.insert(Edit.id(place.section, place.at)) }
         }
 
         // RefreshToken: the existing entry keeps its key (and target); a new one is filed under the sign-in's scopes.
         if let rt = entry.refreshToken {
-            let existing = mine.first { $0.section == Self.refreshToken }
-            let key: String
+            let secret = rt.secret.unsafeExposed
+            // The latest of this client's refresh tokens for the account (the others are removed below).
+            let existing = mine.filter { $0.section == Self.refreshToken }
+                .max { (edit.entry($0)?.fields.lastModified ?? 0) < (edit.entry($1)?.fields.lastModified ?? 0) }
             var fields: [String: JSONValue] = [
                 "credential_type": "RefreshToken", "home_account_id": .string(home),
                 "environment": .string(environment), "client_id": .string(clientID),
                 Self.signInScopesField: .string(entry.signInScopes.joined(separator: " ")),
+                "secret": .string(secret),
             ]
-            let secret = rt.secret.unsafeExposed
-            if let existing, let old = sections[Self.refreshToken]?[existing.key]?.objectValue {
-                key = existing.key
-                if old["secret"]?.stringValue != secret { fields["last_modification_time"] = Self.stamp(now) }
-                if old["target"] == nil { fields["target"] = .string(Self.target(entry.signInScopes)) }
+            if let existing, let e = edit.entry(existing) {
+                let oldSecret = e.fields.secret.map { edit.cache.string($0) }
+                if oldSecret != secret { fields["last_modification_time"] = Self.stamp(now) }
+                if e.fields.target == nil { fields["target"] = .string(Self.target(entry.signInScopes)) }
+                if oldSecret != secret || e.fields.signInScopes != entry.signInScopes.joined(separator: " ") {
+                    edit.set(Self.refreshToken, edit.cache.string(e.key), fields, existing: existing)
+                }
+                keep.insert(Edit.id(existing.section, existing.at))
             } else {
                 let target = Self.target(entry.signInScopes + ["openid", "profile", "offline_access"])
-                key = "\(home)-\(environment)-refreshtoken-\(clientID)--\(target)".lowercased()
                 fields["target"] = .string(target)
                 fields["last_modification_time"] = Self.stamp(now)
+                let key = "\(home)-\(environment)-refreshtoken-\(clientID)--\(target)".lowercased()
+                edit.set(Self.refreshToken, key, fields, existing: nil)
             }
-            fields["secret"] = .string(secret)
-            merged(Self.refreshToken, key, fields)
-            keep.insert(Self.refreshToken + "\u{0}" + key)
         }
 
         // AccessTokens: one entry per cached scope set.
         for token in entry.accessTokens.values {
             let target = Self.target(token.scopes)
             let key = "\(home)-\(environment)-accesstoken-\(clientID)-\(realm)-\(target)".lowercased()
-            keep.insert(Self.accessToken + "\u{0}" + key)
-            if let old = sections[Self.accessToken]?[key]?.objectValue,
-                old["secret"]?.stringValue == token.value.unsafeExposed,
-                Self.seconds(old["expires_on"]) == token.expiresOn.rounded(.down)
+            let existing = find(Self.accessToken, key)
+            if let existing { keep.insert(Edit.id(existing.section, existing.at)) }
+            if let existing, let e = edit.entry(existing)?.fields, let s = e.secret,
+                e.expiresOn == token.expiresOn.rounded(.down), edit.cache.string(s) == token.value.unsafeExposed
             {
                 continue  // unchanged
             }
@@ -364,28 +396,38 @@ struct MSALCacheFormat: Sendable {
                 "extended_expires_on": Self.stamp(token.extExpiresOn ?? token.expiresOn),
             ]
             if let r = token.refreshOn { fields["refresh_on"] = Self.stamp(r) }
-            var e = sections[Self.accessToken]?[key]?.objectValue ?? [:]
-            if token.refreshOn == nil { e["refresh_on"] = nil }
-            for (k, v) in fields { e[k] = v }
-            sections[Self.accessToken, default: [:]][key] = .object(e)
+            edit.set(
+                Self.accessToken,
+                key,
+                fields,
+                existing: existing,
+                dropping: token.refreshOn == nil ? ["refresh_on"] : []
+            )
         }
 
         // Entries of this client and account that the view no longer has (ATs of other realms stay).
-        for (section, key) in mine where !keep.contains(section + "\u{0}" + key) {
-            if section == Self.accessToken,
-                let r = sections[section]?[key]?["realm"]?.stringValue, r.lowercased() != realm.lowercased()
-            {
+        for place in mine where place.section != Self.account && !keep.contains(Edit.id(place.section, place.at)) {
+            guard let e = edit.entry(place) else { continue }
+            if place.section == Self.accessToken, (e.fields.realm ?? "").lowercased() != realm.lowercased() {
                 continue
             }
-            sections[section]?[key] = nil
+            edit.remove(place)
         }
 
         // AppMetadata, as MSAL writes it for every client that signs in.
         let metaKey = "appmetadata-\(environment)-\(clientID)"
-        if sections[Self.appMetadata]?[metaKey] == nil {
-            sections[Self.appMetadata, default: [:]][metaKey] = [
-                "client_id": .string(clientID), "environment": .string(environment),
-            ]
+        let metaKeyText = Array(metaKey.utf8)
+        if !(edit.cache.sections[Self.appMetadata] ?? []).contains(where: { edit.cache.string($0.key) == metaKey }),
+            !(edit.added[Self.appMetadata] ?? []).contains(where: {
+                if case .bytes(metaKeyText) = $0.key { true } else { false }
+            })
+        {
+            edit.set(
+                Self.appMetadata,
+                metaKey,
+                ["client_id": .string(clientID), "environment": .string(environment)],
+                existing: nil
+            )
         }
     }
 }

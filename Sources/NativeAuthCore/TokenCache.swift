@@ -1,3 +1,4 @@
+internal import NativeAuthCrypto
 public import NativeAuthJSON
 import Synchronization
 
@@ -12,7 +13,16 @@ public struct Account: Sendable, Equatable {
     public var environment: String
     public var idToken: String?
     /// The ID token's claims (decoded, not verified: they came over TLS straight from the token endpoint).
-    public var claims: JSONValue
+    public var claims: JSONValue {
+        get { lazyClaims?.value ?? storedClaims }
+        set {
+            storedClaims = newValue
+            lazyClaims = nil
+        }
+    }
+    private var storedClaims: JSONValue
+    /// Claims decoded from `idToken` when first read (accounts loaded from a persistent cache).
+    private var lazyClaims: LazyClaims?
     /// The realm MSAL's unified token cache files this account's tokens under: the tenant segment of the token
     /// endpoint (OIDC discovery's, as MSAL Python's `Authority.tenant`), else of the authority.
     public var realm: String = ""
@@ -31,8 +41,56 @@ public struct Account: Sendable, Equatable {
         self.tenantID = tenantID
         self.environment = environment
         self.idToken = idToken
-        self.claims = claims
+        self.storedClaims = claims
         self.realm = realm
+    }
+
+    /// An account whose claims are decoded from `idToken` when first read (a store loading many accounts pays for
+    /// the decoding of those it serves only).
+    public init(
+        homeAccountID: String,
+        username: String,
+        tenantID: String,
+        environment: String,
+        idToken: String?,
+        claimsFromIDToken: Bool,
+        realm: String = ""
+    ) {
+        self.init(
+            homeAccountID: homeAccountID,
+            username: username,
+            tenantID: tenantID,
+            environment: environment,
+            idToken: idToken,
+            claims: .object([:]),
+            realm: realm
+        )
+        if claimsFromIDToken, let idToken { lazyClaims = LazyClaims(idToken) }
+    }
+
+    public static func == (a: Account, b: Account) -> Bool {
+        guard a.homeAccountID == b.homeAccountID, a.username == b.username, a.tenantID == b.tenantID,
+            a.environment == b.environment, a.idToken == b.idToken, a.realm == b.realm
+        else { return false }
+        if let x = a.lazyClaims, let y = b.lazyClaims, x === y { return true }
+        return a.claims == b.claims
+    }
+}
+
+/// An ID token's claims, decoded once when first read.
+final class LazyClaims: Sendable {
+    private let token: String
+    private let decoded = Mutex<JSONValue?>(nil)
+
+    init(_ token: String) { self.token = token }
+
+    var value: JSONValue {
+        decoded.withLock { d in
+            if let d { return d }
+            let claims = (try? JWT(decoding: token))?.claims ?? .object([:])
+            d = claims
+            return claims
+        }
     }
 }
 
@@ -285,23 +343,8 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
         self.renderer = renderer
         data = CacheData()
         seenChanges.store(store.changeCounter, ordering: .relaxed)
-        data.accounts = Self.rendered(try store.load(), renderer)
+        data.accounts = try store.load()
         reindex()
-    }
-
-    /// `accounts` with every token's cached-answer document rendered (tokens a store loaded have none yet).
-    private static func rendered(
-        _ accounts: [String: AccountEntry],
-        _ renderer: (@Sendable (AccessToken) -> RenderedToken?)?
-    ) -> [String: AccountEntry] {
-        guard renderer != nil else { return accounts }
-        var out = accounts
-        for (id, entry) in accounts where entry.accessTokens.values.contains(where: { $0.rendered == nil }) {
-            out[id]?.accessTokens = entry.accessTokens.mapValues {
-                $0.rendered == nil ? $0.rendering(with: renderer) : $0
-            }
-        }
-        return out
     }
 
     /// Sessions are this process's own bookkeeping, which a store does not keep: `stored` with the sessions of
@@ -332,7 +375,7 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
             // A store that cannot be read now keeps the in-memory view (it reported why when it failed).
             seenChanges.store(counter, ordering: .releasing)
             guard let accounts = try? store.load() else { return }
-            data.accounts = Self.rendered(Self.keepingSessions(accounts, from: data.accounts), renderer)
+            data.accounts = Self.keepingSessions(accounts, from: data.accounts)
             reindex()
             generationCounter.add(1, ordering: .releasing)
         }
@@ -377,7 +420,28 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
     /// superset match.
     func lookup(_ key: ScopeKey, account selection: AccountSelection, at now: Double) -> Lookup {
         refreshFromStore()
-        return lock.withReadLock {
+        let found = find(key, account: selection, at: now)
+        // A token a store loaded gets its cached-answer document when it is first served (a store may load
+        // thousands; rendering them all would slow every start and every reload).
+        if case .hit(let token, let id, let g) = found, token.rendered == nil, renderer != nil {
+            return .hit(renderOnFirstUse(token, account: id), account: id, generation: g)
+        }
+        return found
+    }
+
+    /// `token` with its answer rendered, put in its place in the cache (if it is still there).
+    private func renderOnFirstUse(_ token: AccessToken, account id: String) -> AccessToken {
+        let rendered = token.rendering(with: renderer)
+        lock.withWriteLock {
+            let k = token.key.key
+            if index[id]?[k] === token { index[id]?[k] = rendered }
+            if data.accounts[id]?.accessTokens[k] === token { data.accounts[id]?.accessTokens[k] = rendered }
+        }
+        return rendered
+    }
+
+    private func find(_ key: ScopeKey, account selection: AccountSelection, at now: Double) -> Lookup {
+        lock.withReadLock {
             let g = generationCounter.load(ordering: .relaxed) &+ seenChanges.load(ordering: .relaxed)
             let id: String
             switch resolve(selection) {
@@ -430,7 +494,7 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
                 result = body(&d)
                 accounts = d.accounts
             }
-            d.accounts = Self.rendered(outcome.accounts, renderer)
+            d.accounts = outcome.accounts
             data = d
             seenChanges.store(store.changeCounter, ordering: .releasing)
             reindex()

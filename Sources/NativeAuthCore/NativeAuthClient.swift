@@ -172,7 +172,7 @@ public final class NativeAuthClient: Sendable {
             guard category == .storage || category == .server || category == .internal else { throw error }
             failure = error  // the store could not write it: signed out in memory all the same
         }
-        if all || tokens.accounts().isEmpty { flows.cancelAll() }
+        if all || tokens.cache.read({ $0.accounts.isEmpty }) { flows.cancelAll() }
         logger.log(.info, removed.isEmpty ? "sign-out: no account was signed in" : "signed out")
         if let failure { throw failure }
         return removed

@@ -9,11 +9,10 @@ import os
 import sys
 import tempfile
 
-import requests
-
 
 def emulator_requests(a: dict) -> list:
     """The emulator's request log, less its own control calls."""
+    import requests
     log = requests.get(a["controls"] + "/requests", headers={"X-Emulator-Token": a["control_token"]},
                        verify=a.get("ca")).json()["requests"]
     return [r for r in log if not r["path"].startswith("/_emulator")]
@@ -45,6 +44,33 @@ def na_read(a: dict) -> dict:
         out["tokens"] = tokens
         out["info"] = c.info["config"]["cache"]
     out["requests"] = len(emulator_requests(a)) - before
+    return out
+
+
+def na_failure(a: dict) -> dict:
+    """What an app sees when the cache file cannot be used: the error of the call that changed the cache, and a
+    client that keeps working from memory."""
+    import nativeauth
+    out: dict = {}
+    try:
+        client = nativeauth_client(a)
+    except nativeauth.NativeAuthError as e:
+        return {"client_error": e.code, "status": e.status}
+    with client as c:
+        try:
+            c.sign_in(a["username"], a["password"], scopes=a["scopes"])
+            out["sign_in"] = "ok"
+        except nativeauth.NativeAuthError as e:
+            out["sign_in"], out["status"] = e.code, e.status
+        t = c.get_access_token(a["scopes"])
+        out["from_cache"] = t.from_cache
+        out["problem"] = c.info["config"]["cache"].get("problem")
+        try:
+            c.sign_out()
+            out["sign_out"] = "ok"
+        except nativeauth.NativeAuthError as e:
+            out["sign_out"] = e.code
+        out["signed_in_after_sign_out"] = c.account is not None
     return out
 
 

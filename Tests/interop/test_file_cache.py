@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -220,3 +221,76 @@ def test_kill_9_never_loses_a_completed_write(emu, tmp_path):
     subprocess.run([writer, library(), config, prefix, str(PERMISSIONS - 2), "1"], env=env(), check=True,
                    capture_output=True)
     assert [n for n in os.listdir(tmp_path) if ".tmp-" in n] == []
+
+
+def failure(emu, path: str, **kw) -> dict:
+    return run("na-failure", {**base(emu, path), "scopes": [emu["apis"]["ToDoList"][0]]}, **kw)
+
+
+def test_a_corrupt_file_is_kept_aside_and_the_sign_in_works(emu, tmp_path):
+    path = tmp_path / "cache.json"
+    path.write_text('{"AccessToken": {"truncated')
+    path.chmod(0o600)
+    out = failure(emu, str(path))
+    assert out["sign_in"] == "ok" and out["from_cache"] and out["problem"] is None
+    assert [n for n in os.listdir(tmp_path) if n.startswith("cache.json.corrupt-")]
+    doc = json.loads(path.read_text())  # signed out again: the new file holds no one's tokens
+    assert all(not doc.get(k) for k in ("AccessToken", "RefreshToken", "IdToken", "Account")), doc
+
+
+def test_a_directory_in_the_files_place(emu, tmp_path):
+    (tmp_path / "cache.json").mkdir()
+    out = failure(emu, str(tmp_path / "cache.json"))
+    assert out["sign_in"] == "cache_unreadable" and out["status"] == -10
+    assert out["from_cache"] and out["problem"] == "cache_unreadable"
+    assert out["sign_out"] == "cache_unreadable" and not out["signed_in_after_sign_out"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a file another user owns")
+def test_a_file_owned_by_someone_else_is_refused(emu, tmp_path):
+    path = tmp_path / "cache.json"
+    path.write_text("{}")
+    path.chmod(0o644)
+    os.chown(path, 65534, 65534)
+    assert failure(emu, str(path)) == {"client_error": "cache_insecure", "status": -10}
+    # A file that becomes insecure while the client runs: the change is refused on disk and kept in memory.
+    path.unlink()
+    out = run("na-sign-in", {**base(emu, str(path)), "scopes": [emu["apis"]["ToDoList"][0]]})
+    assert out["access_token"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
+def test_an_unreadable_file(emu):
+    # As another user (root reads everything): a private directory, a file it may not read, and the CA it needs.
+    home = pathlib.Path(tempfile.mkdtemp(prefix="nativeauth-unreadable-"))
+    try:
+        shutil.copy(emu["ready"]["ca_file"], home / "ca.pem")
+        (home / "cache.json").write_text("{}")
+        (home / "cache.json").chmod(0o000)
+        for p in (home, home / "ca.pem", home / "cache.json"):
+            os.chown(p, 65534, 65534)
+        home.chmod(0o700)
+        args = {**base(emu, str(home / "cache.json")), "ca": str(home / "ca.pem"),
+                "scopes": [emu["apis"]["ToDoList"][0]]}
+        out = run("na-failure", args, user="65534")
+        assert out["sign_in"] == "cache_unreadable" and out["from_cache"], out
+        assert (home / "cache.json").stat().st_size == 2  # never replaced
+    finally:
+        shutil.rmtree(home)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a small tmpfs")
+def test_a_full_disk(emu, tmp_path):
+    small = tmp_path / "small"
+    small.mkdir(mode=0o700)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k,mode=0700", "tmpfs", str(small)]).returncode != 0:
+        pytest.skip("no tmpfs here (the Swift tests simulate a failed write instead)")
+    try:
+        # Fill it, so that the cache file cannot be written.
+        (small / "filler").write_bytes(b"x" * 4096)
+        out = failure(emu, str(small / "cache.json"))
+        assert out["sign_in"] == "cache_write_failed" and out["status"] == -10, out
+        assert out["from_cache"] and out["problem"] == "cache_write_failed"
+        assert [n for n in os.listdir(small) if ".tmp-" in n] == []
+    finally:
+        subprocess.run(["umount", str(small)])

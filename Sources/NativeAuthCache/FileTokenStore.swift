@@ -20,6 +20,7 @@ public final class FileTokenStore: TokenStore {
     public let path: String
     let lockPath: String
     let format: MSALCacheFormat
+    let owner: EntryOwner
     let encryption: CacheEncryption?
     let logger: Logger
     private let counter = Atomic<UInt64>(0)
@@ -52,6 +53,7 @@ public final class FileTokenStore: TokenStore {
         self.path = path
         self.lockPath = path + ".lockfile"
         self.format = MSALCacheFormat(environment: environment, clientID: clientID)
+        self.owner = format.owner
         self.encryption = key.map(CacheEncryption.init)
         self.logger = logger
         self.state = Mutex(State())
@@ -267,13 +269,13 @@ public final class FileTokenStore: TokenStore {
     private func parse(_ source: SourceBytes) throws(NativeAuthError) -> UnifiedCache? {
         let bytes = source.buffer
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0a || $0 == 0x0d || $0 == 0x09 }) { return UnifiedCache() }
-        guard CacheEncryption.isSealed(bytes) else { return UnifiedCache(parsing: source) }
+        guard CacheEncryption.isSealed(bytes) else { return UnifiedCache(parsing: source, owner: owner) }
         guard let encryption else {
             throw NativeAuthError(.cacheKeyInvalid, "The token cache file is encrypted and no key is configured.")
         }
         var plain = try encryption.open(bytes)
         defer { plain.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
-        return plain.withUnsafeBytes { UnifiedCache(parsing: $0) }
+        return plain.withUnsafeBytes { UnifiedCache(parsing: $0, owner: owner) }
     }
 
     /// Serialises (and seals) `document` and replaces the file with it.

@@ -38,11 +38,10 @@ struct MSALCacheFormat: Sendable {
     // MARK: - Reading
 
     private func isMine(_ f: EntryFields, clientBound: Bool = true) -> Bool {
-        guard let env = f.environment, env == environment || env.lowercased() == environment else { return false }
-        guard clientBound else { return true }
-        guard let c = f.clientID else { return false }
-        return c == clientID || c.lowercased() == clientID.lowercased()
+        f.environmentMatches && (!clientBound || f.clientMatches)
     }
+
+    var owner: EntryOwner { EntryOwner(environment: environment, clientID: clientID) }
 
     /// Epoch seconds from a string (as MSAL writes them) or a number.
     static func seconds(_ v: JSONValue?) -> Double? {
@@ -88,72 +87,98 @@ struct MSALCacheFormat: Sendable {
     /// The accounts of this client found in `cache`. ID token claims are decoded when first asked for.
     func accounts(in cache: UnifiedCache) -> [String: AccountEntry] {
         struct Found {
-            var rt: (secret: FieldText, scopes: [String], modified: Double)?
-            var idTokens: [String: FieldText] = [:]  // by realm
-            var accounts: [String: EntryFields] = [:]  // by realm
-            var accessTokens: [EntryFields] = []
+            var home: String
+            var rt: (secret: FieldText, scopes: String?, target: String?, modified: Double)?
+            var idTokens: [(realm: String, secret: FieldText)] = []
+            var accounts: [(realm: String, username: String?)] = []
+            var accessTokens: [Int] = []
         }
-        var found: [String: Found] = [:]
+        var found: [Found] = []
+        var slot: [String: Int] = [:]
+        let refreshTokens = cache.sections[Self.refreshToken] ?? []
+        let idTokens = cache.sections[Self.idToken] ?? []
+        found.reserveCapacity(refreshTokens.count)
+        slot.reserveCapacity(refreshTokens.count)
+        func at(_ home: String) -> Int {
+            if let k = slot[home] { return k }
+            slot[home] = found.count
+            found.append(Found(home: home))
+            return found.count - 1
+        }
 
-        for e in cache.sections[Self.refreshToken] ?? [] {
-            let f = e.fields
-            guard isMine(f), let home = f.home, !home.isEmpty, let secret = f.secret else { continue }
-            let modified = f.lastModified ?? 0
-            if let current = found[home]?.rt, current.modified > modified { continue }
-            let scopes: [String]
-            if let own = f.signInScopes {
-                scopes = Self.split(own)
-            } else {
-                scopes = Self.split(f.target).filter { !Self.oidcScopes.contains($0.lowercased()) }
+        refreshTokens.withUnsafeBufferPointer { entries in
+            for e in entries.indices {
+                guard let home = entries[e].fields.home, !home.isEmpty, let secret = entries[e].fields.secret,
+                    isMine(entries[e].fields)
+                else { continue }
+                let modified = entries[e].fields.lastModified ?? 0
+                let k = at(home)
+                if let current = found[k].rt, current.modified > modified { continue }
+                found[k].rt = (secret, entries[e].fields.signInScopes, entries[e].fields.target, modified)
             }
-            found[home, default: Found()].rt = (secret, scopes, modified)
         }
-        for e in cache.sections[Self.idToken] ?? [] {
-            let f = e.fields
-            guard isMine(f), let home = f.home, !home.isEmpty, let secret = f.secret else { continue }
-            found[home, default: Found()].idTokens[f.realm ?? ""] = secret
+        idTokens.withUnsafeBufferPointer { entries in
+            for e in entries.indices {
+                guard let home = entries[e].fields.home, !home.isEmpty, let secret = entries[e].fields.secret,
+                    isMine(entries[e].fields)
+                else { continue }
+                found[at(home)].idTokens.append((entries[e].fields.realm ?? "", secret))
+            }
         }
-        for e in cache.sections[Self.account] ?? [] {
-            let f = e.fields
-            guard let home = f.home, found[home] != nil, isMine(f, clientBound: false) else { continue }
-            found[home]?.accounts[f.realm ?? ""] = f
+        (cache.sections[Self.account] ?? []).withUnsafeBufferPointer { entries in
+            for e in entries.indices {
+                guard let home = entries[e].fields.home, let k = slot[home],
+                    isMine(entries[e].fields, clientBound: false)
+                else { continue }
+                found[k].accounts.append((entries[e].fields.realm ?? "", entries[e].fields.username))
+            }
         }
-        for e in cache.sections[Self.accessToken] ?? [] {
-            let f = e.fields
-            guard let home = f.home, found[home] != nil, !f.bound, isMine(f) else { continue }
-            found[home]?.accessTokens.append(f)
+        let accessTokens = cache.sections[Self.accessToken] ?? []
+        accessTokens.withUnsafeBufferPointer { entries in
+            for e in entries.indices {
+                guard let home = entries[e].fields.home, let k = slot[home], !entries[e].fields.bound,
+                    isMine(entries[e].fields)
+                else { continue }
+                found[k].accessTokens.append(e)
+            }
         }
 
         var out: [String: AccountEntry] = [:]
         out.reserveCapacity(found.count)
-        for (home, f) in found {
+        for f in found {
             // The realm: the Account entry's (the one with an ID token first), else the ID token's.
+            let withIDToken = f.accounts.filter { a in f.idTokens.contains { $0.realm == a.realm } }
             let realm =
-                f.accounts.keys.filter { f.idTokens[$0] != nil }.min() ?? f.accounts.keys.min() ?? f.idTokens.keys.min()
-                ?? ""
-            let idToken = (f.idTokens[realm] ?? f.idTokens.values.first).map { cache.string($0) }
-            let stored = f.accounts[realm]
-            let utid = home.split(separator: ".", maxSplits: 1).dropFirst().first.map(String.init)
-            var username = stored?.username ?? ""
+                withIDToken.map(\.realm).min() ?? f.accounts.map(\.realm).min() ?? f.idTokens.map(\.realm).min() ?? ""
+            let idToken = (f.idTokens.first { $0.realm == realm } ?? f.idTokens.first).map { cache.string($0.secret) }
+            var username = f.accounts.first { $0.realm == realm }?.username ?? ""
             if username.isEmpty, let idToken, let jwt = try? JWT(decoding: idToken) {
                 let c = jwt.claims
                 username =
                     c["preferred_username"]?.stringValue ?? c["email"]?.stringValue ?? c["sub"]?.stringValue ?? ""
             }
+            let utf8 = f.home.utf8
+            let utid = utf8.firstIndex(of: UInt8(ascii: ".")).map { String(f.home[utf8.index(after: $0)...]) }
             let account = Account(
-                homeAccountID: home,
+                homeAccountID: f.home,
                 username: username,
                 tenantID: utid ?? realm,
-                environment: stored?.environment ?? environment,
+                environment: environment,
                 idToken: idToken,
                 claimsFromIDToken: true,
                 realm: realm
             )
             var entry = AccountEntry(account: account, refreshToken: f.rt.map { RefreshToken(cache.secret($0.secret)) })
-            entry.signInScopes = f.rt?.scopes ?? []
-            let lowerRealm = realm.lowercased()
-            for t in f.accessTokens where (t.realm ?? "") == realm || (t.realm ?? "").lowercased() == lowerRealm {
-                guard let secret = t.secret, let expiresOn = t.expiresOn else { continue }
+            if let rt = f.rt {
+                entry.signInScopes =
+                    rt.scopes.map { Self.split($0) }
+                    ?? Self.split(rt.target).filter { !Self.oidcScopes.contains($0.lowercased()) }
+            }
+            for e in f.accessTokens {
+                let t = accessTokens[e].fields
+                guard t.realm == realm || (t.realm ?? "").lowercased() == realm.lowercased(), let secret = t.secret,
+                    let expiresOn = t.expiresOn
+                else { continue }
                 let token = AccessToken(
                     value: cache.secret(secret),
                     scopes: Self.split(t.target),
@@ -166,7 +191,7 @@ struct MSALCacheFormat: Sendable {
                 if let other = entry.accessTokens[token.key.key], other.expiresOn >= token.expiresOn { continue }
                 entry.accessTokens[token.key.key] = token
             }
-            out[home] = entry
+            out[f.home] = entry
         }
         return out
     }
@@ -211,7 +236,7 @@ struct MSALCacheFormat: Sendable {
     func apply(_ after: [String: AccountEntry], ids: Set<String>, to cache: inout UnifiedCache, now: Double) {
         guard !ids.isEmpty else { return }
         let located = index(cache)
-        var edit = Edit(cache: cache)
+        var edit = Edit(cache: cache, owner: owner)
         for id in ids {
             let all = located[id] ?? []
             let mine = all.filter { place in
@@ -235,10 +260,14 @@ struct MSALCacheFormat: Sendable {
     /// Changes to a document: entries replaced in place, added or removed.
     struct Edit {
         var cache: UnifiedCache
+        let owner: EntryOwner
         var removed: Set<String> = []
         var added: [String: [CacheEntry]] = [:]
 
-        init(cache: UnifiedCache) { self.cache = cache }
+        init(cache: UnifiedCache, owner: EntryOwner) {
+            self.cache = cache
+            self.owner = owner
+        }
 
         static func id(_ section: String, _ at: Int) -> String { "\(section)\u{0}\(at)" }
 
@@ -266,7 +295,7 @@ struct MSALCacheFormat: Sendable {
                 key: .bytes(Array(key.utf8)),
                 rawKey: nil,
                 value: .bytes(value),
-                fields: EntryFields(object)
+                fields: EntryFields(object, owner: owner)
             )
             if let existing, var list = cache.sections[existing.section], existing.at < list.count {
                 cache.sections[existing.section] = nil

@@ -42,8 +42,9 @@ enum FieldText: Sendable {
 /// The fields of an entry this library reads; everything else stays in the entry's bytes.
 struct EntryFields: Sendable {
     var home: String?
-    var environment: String?
-    var clientID: String?
+    /// Whether `environment` and `client_id` are the reading client's (compared as bytes, else case-insensitively).
+    var environmentMatches = false
+    var clientMatches = false
     var realm: String?
     var target: String?
     var username: String?
@@ -65,11 +66,11 @@ struct EntryFields: Sendable {
         "key_id", "ext_cache_key", "authority_type", "local_account_id",
     ]
 
-    /// The fields of an entry given as a JSON object (one this library writes).
-    init(_ o: [String: JSONValue]) {
+    /// The fields of an entry given as a JSON object (one this library writes), for the client `owner`.
+    init(_ o: [String: JSONValue], owner: EntryOwner) {
         home = o["home_account_id"]?.stringValue
-        environment = o["environment"]?.stringValue
-        clientID = o["client_id"]?.stringValue
+        environmentMatches = o["environment"]?.stringValue.map { owner.isEnvironment(Array($0.utf8)) } ?? false
+        clientMatches = o["client_id"]?.stringValue.map { owner.isClient(Array($0.utf8)) } ?? false
         realm = o["realm"]?.stringValue
         target = o["target"]?.stringValue
         username = o["username"]?.stringValue
@@ -86,6 +87,26 @@ struct EntryFields: Sendable {
     }
 
     init() {}
+}
+
+/// The client whose entries a reader looks for: its `environment` and `client_id`.
+struct EntryOwner: Sendable {
+    let environment: [UInt8]
+    let clientID: [UInt8]
+
+    init(environment: String, clientID: String) {
+        self.environment = Array(environment.lowercased().utf8)
+        self.clientID = Array(clientID.utf8)
+    }
+
+    static func same(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.isEmpty || b.withUnsafeBytes({ x in a.elementsEqual(x) }) { return true }
+        return String(decoding: a, as: UTF8.self).lowercased() == String(decoding: b, as: UTF8.self).lowercased()
+    }
+
+    func isEnvironment(_ v: [UInt8]) -> Bool { v.withUnsafeBytes { Self.same($0, environment) } }
+    func isClient(_ v: [UInt8]) -> Bool { v.withUnsafeBytes { Self.same($0, clientID) } }
 }
 
 /// One entry of a section: its key, its value (the file's bytes, or new JSON text) and the fields read from it.
@@ -114,14 +135,14 @@ struct UnifiedCache: Sendable {
 
     init() {}
 
-    /// Reads a document; nil when it is not a JSON object (or not valid JSON).
-    init?(parsing bytes: UnsafeRawBufferPointer) {
-        self.init(parsing: SourceBytes(copying: bytes))
+    /// Reads a document, noting the entries of `owner`; nil when it is not a JSON object (or not valid JSON).
+    init?(parsing bytes: UnsafeRawBufferPointer, owner: EntryOwner) {
+        self.init(parsing: SourceBytes(copying: bytes), owner: owner)
     }
 
     /// Reads a document held in `source` (which it keeps); nil when it is not a JSON object (or not valid JSON).
-    init?(parsing source: SourceBytes) {
-        var scanner = JSONScanner(UnsafePointer(source.pointer), source.count)
+    init?(parsing source: SourceBytes, owner: EntryOwner) {
+        var scanner = JSONScanner(UnsafePointer(source.pointer), source.count, owner: owner)
         guard let (sections, other) = try? scanner.document() else { return nil }
         self.source = source
         self.sections = sections
@@ -205,11 +226,13 @@ struct JSONScanner {
     struct Invalid: Error {}
     let p: UnsafePointer<UInt8>
     let n: Int
+    let owner: EntryOwner
     var i = 0
 
-    init(_ p: UnsafePointer<UInt8>, _ n: Int) {
+    init(_ p: UnsafePointer<UInt8>, _ n: Int, owner: EntryOwner) {
         self.p = p
         self.n = n
+        self.owner = owner
     }
 
     static let maxDepth = 256
@@ -494,8 +517,8 @@ struct JSONScanner {
                 f.secret = escaped ? .bytes(unescaped(r)) : .range(r)
             }
         case 15 where equals(k, "home_account_id"): f.home = try scalarString()
-        case 11 where equals(k, "environment"): f.environment = try scalarString()
-        case 9 where equals(k, "client_id"): f.clientID = try scalarString()
+        case 11 where equals(k, "environment"): f.environmentMatches = try matches(owner.environment)
+        case 9 where equals(k, "client_id"): f.clientMatches = try matches(owner.clientID)
         case 5 where equals(k, "realm"): f.realm = try scalarString()
         case 6 where equals(k, "target"): f.target = try scalarString()
         case 8 where equals(k, "username"): f.username = try scalarString()
@@ -512,6 +535,18 @@ struct JSONScanner {
         case 16 where equals(k, "local_account_id"): f.hasLocalAccountID = try scalarString() != nil
         default: try skipValue(depth: 2)
         }
+    }
+
+    /// Whether the value is the string `expected` (byte for byte, else case-insensitively).
+    private mutating func matches(_ expected: [UInt8]) throws(Invalid) -> Bool {
+        guard i < n else { throw Invalid() }
+        guard p[i] == 0x22 else {
+            try skipValue(depth: 2)
+            return false
+        }
+        let (r, escaped) = try string()
+        if escaped { return unescaped(r).withUnsafeBytes { EntryOwner.same($0, expected) } }
+        return EntryOwner.same(UnsafeRawBufferPointer(start: p + r.lowerBound, count: r.count), expected)
     }
 
     /// A string value's text; nil (after skipping it) for any other value.

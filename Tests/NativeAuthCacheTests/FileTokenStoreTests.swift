@@ -233,6 +233,22 @@ func entries(_ dir: String, prefix: String) -> [String] {
         #expect(entries(dir.path, prefix: "cache.json.corrupt-").count == 1)
     }
 
+    @Test func aCorruptFileFoundAtStartIsReportedOnceWhenTheHostCanListen() throws {
+        let dir = TempDir()
+        writeFile(dir.file, "not json")
+        let lines = Mutex<[String]>([])
+        let logger = Logger(level: .warning, sink: { _, line, _ in lines.withLock { $0.append(line) } })
+        let s = FileTokenStore(path: dir.file, environment: env, clientID: client, logger: logger)
+        #expect(try s.load().isEmpty)  // while the client is created: held back
+        #expect(lines.withLock { $0 }.isEmpty)
+        s.checkForChanges()
+        s.checkForChanges()
+        let logged = lines.withLock { $0 }
+        #expect(logged.count == 1)
+        #expect(logged.first?.contains("kept aside as cache.json.corrupt-") == true)
+        #expect(logged.first?.contains(dir.path) == false)
+    }
+
     @Test func encryptionRoundTripWrongKeyAndTampering() throws {
         let dir = TempDir()
         let keyBytes = [UInt8](repeating: 7, count: 32)

@@ -261,7 +261,8 @@ struct MSALCacheFormat: Sendable {
     struct Edit {
         var cache: UnifiedCache
         let owner: EntryOwner
-        var removed: Set<String> = []
+        /// Positions removed, by section.
+        var removed: [String: Set<Int>] = [:]
         var added: [String: [CacheEntry]] = [:]
 
         init(cache: UnifiedCache, owner: EntryOwner) {
@@ -276,7 +277,9 @@ struct MSALCacheFormat: Sendable {
             return list[place.at]
         }
 
-        mutating func remove(_ place: (section: String, at: Int)) { removed.insert(Self.id(place.section, place.at)) }
+        mutating func remove(_ place: (section: String, at: Int)) {
+            removed[place.section, default: []].insert(place.at)
+        }
 
         /// Sets the entry `key` of `section` to `fields` laid over what it holds (unknown fields kept); `existing`
         /// is where an entry of that key is, if any.
@@ -301,7 +304,7 @@ struct MSALCacheFormat: Sendable {
                 cache.sections[existing.section] = nil
                 list[existing.at] = new
                 cache.sections[existing.section] = list
-                removed.remove(Self.id(existing.section, existing.at))
+                removed[existing.section]?.remove(existing.at)
             } else {
                 added[section, default: []].append(new)
             }
@@ -309,9 +312,13 @@ struct MSALCacheFormat: Sendable {
 
         func result() -> UnifiedCache {
             var out = cache
-            for (section, list) in cache.sections where removed.contains(where: { $0.hasPrefix(section + "\u{0}") }) {
-                out.sections[section] = list.enumerated().filter { !removed.contains(Self.id(section, $0.offset)) }
-                    .map(\.element)
+            for (section, places) in removed {
+                guard let list = cache.sections[section], !places.isEmpty else { continue }
+                out.sections[section] = nil
+                var kept: [CacheEntry] = []
+                kept.reserveCapacity(list.count)
+                for at in list.indices where !places.contains(at) { kept.append(list[at]) }
+                out.sections[section] = kept
             }
             for (section, list) in added { out.sections[section, default: []].append(contentsOf: list) }
             return out

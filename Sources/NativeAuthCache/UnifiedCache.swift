@@ -508,6 +508,16 @@ struct JSONScanner {
     private mutating func field(_ k: Range<Int>, _ f: inout EntryFields) throws(Invalid) {
         func seconds(_ v: (Range<Int>, escaped: Bool)?) -> Double? {
             guard let (r, escaped) = v, !escaped else { return nil }
+            // The usual case, a string of up to 18 digits, without making a String.
+            if r.count > 0 && r.count <= 18 {
+                var value: Int64 = 0
+                var k = r.lowerBound
+                while k < r.upperBound, p[k] >= 0x30 && p[k] <= 0x39 {
+                    value = value * 10 + Int64(p[k] - 0x30)
+                    k += 1
+                }
+                if k == r.upperBound { return Double(value) }
+            }
             return MSALCacheFormat.seconds(.string(text(r, escaped: false)))
         }
         switch k.count {

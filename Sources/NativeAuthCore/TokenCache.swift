@@ -354,8 +354,9 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
         from mine: [String: AccountEntry]
     ) -> [String: AccountEntry] {
         var merged = stored
-        for (id, entry) in stored where entry.session == 0 {
-            if let own = mine[id], own.refreshToken == entry.refreshToken { merged[id]?.session = own.session }
+        for (id, own) in mine where own.session != 0 {
+            guard let entry = stored[id], entry.session == 0, own.refreshToken == entry.refreshToken else { continue }
+            merged[id]?.session = own.session
         }
         return merged
     }

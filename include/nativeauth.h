@@ -19,8 +19,10 @@
  *       "server":{"error":…,"suberror":…,"error_codes":[…],"correlation_id":…,"trace_id":…,"http_status":…}
  *   and, for argument errors, "field" names the offending member ("cache.path", "scopes[2]").
  *   Any call may answer invalid_argument, invalid_handle, out_of_memory or internal; every call that talks to the
- *   server may also answer network, timeout, tls, server or throttled. The "Errors" of each call below list the
- *   others.
+ *   server may also answer network, timeout, tls, server or throttled. With a file cache, every call that changes
+ *   the cache (a sign-in, a flow step that signs in, a refresh, a sign-out) may answer NA_ESTORAGE
+ *   (cache_unreadable, cache_write_failed, cache_insecure, cache_key_invalid) after its change took effect in
+ *   memory. The "Errors" of each call below list the others.
  *   A step that needs more input from the user is a result (a "status"), never an error.
  *   Messages and logs never contain passwords, one-time codes, continuation tokens or tokens.
  *

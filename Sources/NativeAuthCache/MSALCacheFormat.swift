@@ -145,11 +145,28 @@ struct MSALCacheFormat: Sendable {
 
         var out: [String: AccountEntry] = [:]
         out.reserveCapacity(found.count)
+        // Scope sets repeat across accounts (one app, the same APIs): each target is split and keyed once.
+        var targets: [String: (scopes: [String], key: ScopeKey)] = [:]
+        func scopes(_ target: String?) -> (scopes: [String], key: ScopeKey) {
+            let t = target ?? ""
+            if let known = targets[t] { return known }
+            let scopes = Self.split(t)
+            let made = (scopes, ScopeKey(scopes))
+            targets[t] = made
+            return made
+        }
+        var signInScopes: [String: [String]] = [:]
         for f in found {
             // The realm: the Account entry's (the one with an ID token first), else the ID token's.
-            let withIDToken = f.accounts.filter { a in f.idTokens.contains { $0.realm == a.realm } }
-            let realm =
-                withIDToken.map(\.realm).min() ?? f.accounts.map(\.realm).min() ?? f.idTokens.map(\.realm).min() ?? ""
+            let realm: String
+            if f.accounts.count == 1, f.idTokens.count == 1, f.accounts[0].realm == f.idTokens[0].realm {
+                realm = f.accounts[0].realm
+            } else {
+                let withIDToken = f.accounts.filter { a in f.idTokens.contains { $0.realm == a.realm } }
+                realm =
+                    withIDToken.map(\.realm).min() ?? f.accounts.map(\.realm).min() ?? f.idTokens.map(\.realm).min()
+                    ?? ""
+            }
             let idToken = (f.idTokens.first { $0.realm == realm } ?? f.idTokens.first).map { cache.string($0.secret) }
             var username = f.accounts.first { $0.realm == realm }?.username ?? ""
             if username.isEmpty, let idToken, let jwt = try? JWT(decoding: idToken) {
@@ -170,26 +187,36 @@ struct MSALCacheFormat: Sendable {
             )
             var entry = AccountEntry(account: account, refreshToken: f.rt.map { RefreshToken(cache.secret($0.secret)) })
             if let rt = f.rt {
-                entry.signInScopes =
-                    rt.scopes.map { Self.split($0) }
-                    ?? Self.split(rt.target).filter { !Self.oidcScopes.contains($0.lowercased()) }
+                let text = rt.scopes ?? "\u{0}" + (rt.target ?? "")
+                if let known = signInScopes[text] {
+                    entry.signInScopes = known
+                } else {
+                    let list =
+                        rt.scopes.map { Self.split($0) }
+                        ?? Self.split(rt.target).filter { !Self.oidcScopes.contains($0.lowercased()) }
+                    signInScopes[text] = list
+                    entry.signInScopes = list
+                }
             }
+            let lowerRealm = realm.lowercased()
             for e in f.accessTokens {
                 let t = accessTokens[e].fields
-                guard t.realm == realm || (t.realm ?? "").lowercased() == realm.lowercased(), let secret = t.secret,
+                guard t.realm == realm || (t.realm ?? "").lowercased() == lowerRealm, let secret = t.secret,
                     let expiresOn = t.expiresOn
                 else { continue }
+                let (list, key) = scopes(t.target)
                 let token = AccessToken(
                     value: cache.secret(secret),
-                    scopes: Self.split(t.target),
+                    scopes: list,
+                    key: key,
                     expiresOn: expiresOn,
                     refreshOn: t.refreshOn,
                     cachedAt: t.cachedAt ?? 0,
                     extExpiresOn: t.extendedExpiresOn
                 )
                 // Two entries for one scope set (written by different SDKs): the one that lives longest.
-                if let other = entry.accessTokens[token.key.key], other.expiresOn >= token.expiresOn { continue }
-                entry.accessTokens[token.key.key] = token
+                if let other = entry.accessTokens[key.key], other.expiresOn >= token.expiresOn { continue }
+                entry.accessTokens[key.key] = token
             }
             out[f.home] = entry
         }

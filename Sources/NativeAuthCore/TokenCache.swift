@@ -131,7 +131,7 @@ public final class AccessToken: Sendable {
     /// The token's result document as the C ABI serves it from the cache, rendered when the token was stored.
     public let rendered: RenderedToken?
 
-    public init(
+    public convenience init(
         value: Secret,
         scopes: [String],
         expiresOn: Double,
@@ -139,9 +139,31 @@ public final class AccessToken: Sendable {
         cachedAt: Double,
         extExpiresOn: Double? = nil
     ) {
+        self.init(
+            value: value,
+            scopes: scopes,
+            key: ScopeKey(scopes),
+            expiresOn: expiresOn,
+            refreshOn: refreshOn,
+            cachedAt: cachedAt,
+            extExpiresOn: extExpiresOn
+        )
+    }
+
+    /// A token whose `key` is already known (it must be `ScopeKey(scopes)`): a store loading many tokens of the same
+    /// scope sets computes each key once.
+    public init(
+        value: Secret,
+        scopes: [String],
+        key: ScopeKey,
+        expiresOn: Double,
+        refreshOn: Double?,
+        cachedAt: Double,
+        extExpiresOn: Double? = nil
+    ) {
         self.value = value
         self.scopes = scopes
-        self.key = ScopeKey(scopes)
+        self.key = key
         self.expiresOn = expiresOn
         self.refreshOn = refreshOn
         self.cachedAt = cachedAt

@@ -154,10 +154,17 @@ enum CacheFiles {
     /// fsync'd, then renamed over the file. Answers the new file's signature. (The directory is not fsync'd: a machine
     /// that loses power right after may come back with the previous file — never with a partial one.)
     static func replace(_ path: String, with bytes: [UInt8]) throws(NativeAuthError) -> FileSignature? {
+        try bytes.withUnsafeBytes { b in
+            Result { () throws(NativeAuthError) in try replace(path, with: [b]) }
+        }.get()
+    }
+
+    /// `replace(_:with:)` with the contents given as consecutive buffers (written with `writev`, not copied).
+    static func replace(_ path: String, with parts: [UnsafeRawBufferPointer]) throws(NativeAuthError) -> FileSignature?
+    {
         func failed(_ e: Int32) -> NativeAuthError {
             NativeAuthError(.cacheWriteFailed, "The token cache file could not be written (\(errnoText(e))).")
         }
-        let dir = directory(of: path)
         let random = (try? SecureRandom.bytes(6)) ?? []
         let suffix = random.isEmpty ? String(time(nil), radix: 16) : Base64.urlEncode(random)
         let temp = "\(path).tmp-\(getpid())-\(suffix)"
@@ -165,11 +172,15 @@ enum CacheFiles {
         guard fd >= 0 else { throw failed(errno) }
         var ok = false
         defer { if !ok { unlink(temp) } }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { b -> Int in
-                guard let base = b.baseAddress else { return 0 }
-                return write(fd, base + written, b.count - written)
+        var vectors = parts.filter { $0.count > 0 }.map {
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count)
+        }
+        var next = 0
+        while next < vectors.count {
+            let batch = min(vectors.count - next, 1024)
+            let n = vectors.withUnsafeMutableBufferPointer { v -> Int in
+                guard let base = v.baseAddress else { return 0 }
+                return writev(fd, base + next, Int32(batch))
             }
             if n <= 0 {
                 if n < 0 && errno == EINTR { continue }
@@ -177,7 +188,18 @@ enum CacheFiles {
                 close(fd)
                 throw failed(e)
             }
-            written += n
+            // Skip what was written (a short write leaves part of a buffer).
+            var left = n
+            while left > 0 && next < vectors.count {
+                if left >= vectors[next].iov_len {
+                    left -= vectors[next].iov_len
+                    next += 1
+                } else {
+                    vectors[next].iov_base = vectors[next].iov_base.map { $0 + left }
+                    vectors[next].iov_len -= left
+                    left = 0
+                }
+            }
         }
         if fsync(fd) != 0 {
             let e = errno

@@ -280,14 +280,39 @@ public final class FileTokenStore: TokenStore {
 
     /// Serialises (and seals) `document` and replaces the file with it.
     private func write(_ document: UnifiedCache) throws(NativeAuthError) -> FileSignature? {
-        var bytes = document.serialized()
-        defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
         if let encryption {
+            var bytes = document.serialized()
+            defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
             var sealed = try encryption.seal(bytes)
             defer { sealed.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
             return try CacheFiles.replace(path, with: sealed)
         }
-        return try CacheFiles.replace(path, with: bytes)
+        // Unchanged runs of the file are written from where they are; only new bytes are held apart.
+        let pieces = document.pieces()
+        var owned: [UnsafeMutableRawBufferPointer] = []
+        defer {
+            for b in owned {
+                if let p = b.baseAddress { wipeMemory(p, b.count) }
+                b.deallocate()
+            }
+        }
+        var parts: [UnsafeRawBufferPointer] = []
+        parts.reserveCapacity(pieces.count)
+        for piece in pieces {
+            switch piece {
+            case .range(let r): parts.append(document.source.slice(r))
+            case .bytes(let b):
+                let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, b.count), alignment: 1)
+                b.withUnsafeBytes {
+                    if let src = $0.baseAddress, let dst = copy.baseAddress {
+                        dst.copyMemory(from: src, byteCount: b.count)
+                    }
+                }
+                owned.append(copy)
+                parts.append(UnsafeRawBufferPointer(rebasing: copy[0..<b.count]))
+            }
+        }
+        return try CacheFiles.replace(path, with: parts)
     }
 
     // MARK: - Reporting

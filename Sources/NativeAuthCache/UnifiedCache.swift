@@ -175,48 +175,117 @@ struct UnifiedCache: Sendable {
 
     /// The document as compact JSON: unchanged entries copied from the file as they were.
     func serialized() -> [UInt8] {
-        var size = source.count + 2
-        for (_, entries) in sections {
-            for e in entries { if case .bytes(let b) = e.value { size += b.count + 256 } }
+        let parts = pieces()
+        var size = 0
+        for p in parts {
+            switch p {
+            case .range(let r): size += r.count
+            case .bytes(let b): size += b.count
+            }
         }
         var out: [UInt8] = []
-        out.reserveCapacity(size + 64)
-        func append(_ t: FieldText) {
-            switch t {
+        out.reserveCapacity(size)
+        for p in parts {
+            switch p {
             case .range(let r): out.append(contentsOf: source.slice(r))
             case .bytes(let b): out.append(contentsOf: b)
             }
         }
-        out.append(UInt8(ascii: "{"))
-        var first = true
-        for (name, value) in other {
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
-            JSONScanner.appendString(name, to: &out)
-            out.append(UInt8(ascii: ":"))
-            append(value)
-        }
-        for name in sections.keys.sorted() {
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
-            JSONScanner.appendString(name, to: &out)
-            out.append(contentsOf: Array(":{".utf8))
-            var firstEntry = true
-            for e in sections[name] ?? [] {
-                if !firstEntry { out.append(UInt8(ascii: ",")) }
-                firstEntry = false
-                if let raw = e.rawKey {
-                    append(.range(raw))
-                } else {
-                    JSONScanner.appendString(string(e.key), to: &out)
-                }
-                out.append(UInt8(ascii: ":"))
-                append(e.value)
-            }
-            out.append(UInt8(ascii: "}"))
-        }
-        out.append(UInt8(ascii: "}"))
         return out
+    }
+
+    /// The document as a list of pieces (ranges of the file, and new bytes) to write one after the other. Entries
+    /// that were next to each other in the file and are unchanged form one range, separators included.
+    func pieces() -> [FieldText] {
+        var parts: [FieldText] = []
+        var pending: [UInt8] = []
+        var run: Range<Int>? = nil
+        func flushRun() {
+            if let r = run { parts.append(.range(r)) }
+            run = nil
+        }
+        func bytes(_ b: [UInt8]) {
+            flushRun()
+            pending.append(contentsOf: b)
+        }
+        func range(_ r: Range<Int>) {
+            if !pending.isEmpty {
+                parts.append(.bytes(pending))
+                pending = []
+            }
+            if let current = run, current.upperBound == r.lowerBound {
+                run = current.lowerBound..<r.upperBound
+            } else {
+                flushRun()
+                run = r
+            }
+        }
+        /// Whether the file has only whitespace and one comma between two entries.
+        func separatedByComma(_ gap: Range<Int>) -> Bool {
+            var commas = 0
+            for k in gap {
+                let c = source.pointer[k]
+                if c == 0x2c {
+                    commas += 1
+                } else if c != 0x20 && c != 0x0a && c != 0x0d && c != 0x09 {
+                    return false
+                }
+            }
+            return commas == 1
+        }
+        var name: [UInt8] = []
+        bytes([UInt8(ascii: "{")])
+        var first = true
+        for (key, value) in other {
+            if !first { bytes([UInt8(ascii: ",")]) }
+            first = false
+            name.removeAll(keepingCapacity: true)
+            JSONScanner.appendString(key, to: &name)
+            bytes(name + [UInt8(ascii: ":")])
+            switch value {
+            case .range(let r): range(r)
+            case .bytes(let b): bytes(b)
+            }
+        }
+        for section in sections.keys.sorted() {
+            if !first { bytes([UInt8(ascii: ",")]) }
+            first = false
+            name.removeAll(keepingCapacity: true)
+            JSONScanner.appendString(section, to: &name)
+            bytes(name + Array(":{".utf8))
+            var previousEnd: Int? = nil  // where the last entry copied from the file ended
+            for (i, e) in (sections[section] ?? []).enumerated() {
+                if let raw = e.rawKey, case .range(let v) = e.value {
+                    if i > 0, let end = previousEnd, end <= raw.lowerBound, separatedByComma(end..<raw.lowerBound) {
+                        range(end..<raw.lowerBound)
+                    } else if i > 0 {
+                        bytes([UInt8(ascii: ",")])
+                    }
+                    range(raw.lowerBound..<v.upperBound)
+                    previousEnd = v.upperBound
+                    continue
+                }
+                if i > 0 { bytes([UInt8(ascii: ",")]) }
+                previousEnd = nil
+                name.removeAll(keepingCapacity: true)
+                if let raw = e.rawKey {
+                    range(raw)
+                    bytes([UInt8(ascii: ":")])
+                } else {
+                    JSONScanner.appendString(string(e.key), to: &name)
+                    bytes(name + [UInt8(ascii: ":")])
+                }
+                switch e.value {
+                case .range(let r): range(r)
+                case .bytes(let b): bytes(b)
+                }
+            }
+            bytes([UInt8(ascii: "}")])
+        }
+        bytes([UInt8(ascii: "}")])
+        flushRun()
+        if !pending.isEmpty { parts.append(.bytes(pending)) }
+        return parts
     }
 }
 

@@ -259,7 +259,7 @@ def main() -> None:
     print(f"{'  load: na_client_new over the file':58} {c['file_load']['ms']:>8.2f}ms  goal ≤ 5 ms")
     print(f"{'  load: MSAL for Python deserialize()':58} {ms_cache['deserialize_ms']:>8.2f}ms  (reference)")
     print(f"{'  save: na_sign_out of one account (lock, write, fsync, rename)':58} {c['file_save']['ms']:>8.2f}ms"
-          "  goal ≤ 10 ms")
+          f"  goal ≤ 10 ms (the first write after the load: {c['file_save_first']['ms']:.2f} ms)")
     print(f"{'  save: MSAL for Python serialize() (no file I/O)':58} {ms_cache['serialize_ms']:>8.2f}ms  (reference)")
     print(f"{'na_client_new + na_client_free':58} {c['client_new_free']['us']:>8.2f}µs")
     print(f"{'peak RSS of the C benchmark':58} {c['peak_rss']['kib'] / 1024:>8.1f}MiB")

@@ -140,8 +140,10 @@ test-swift: emulator
 test-abi: check-symbols check-ldd test-c
 
 # A client nobody here wrote (MSAL for Python) against the emulator in --tls mode.
-test-interop: emulator
-	env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE NATIVEAUTH_EMULATOR=$(EMULATOR) $(PYTHON) -m pytest -q Tests/interop
+# The file token cache shared with MSAL for Python, across processes and kill -9 (test_file_cache.py).
+test-interop: lib emulator
+	env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE NATIVEAUTH_EMULATOR=$(EMULATOR) \
+	    NATIVEAUTH_LIBRARY=$(CURDIR)/$(RELEASE_SO) $(PYTHON) -m pytest -q Tests/interop
 
 # The emulator executable (debug build, shared with `swift test`).
 emulator:

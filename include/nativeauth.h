@@ -20,8 +20,10 @@
  *                 "retry_after":… (the Retry-After header of a 429/503, as sent)}
  *   and, for argument errors, "field" names the offending member ("cache.path", "scopes[2]").
  *   Any call may answer invalid_argument, invalid_handle, out_of_memory or internal; every call that talks to the
- *   server may also answer network, timeout, tls, server or throttled. The "Errors" of each call below list the
- *   others.
+ *   server may also answer network, timeout, tls, server or throttled. With a file cache, every call that changes
+ *   the cache (a sign-in, a flow step that signs in, a refresh, a sign-out) may answer NA_ESTORAGE
+ *   (cache_unreadable, cache_write_failed, cache_insecure, cache_key_invalid) after its change took effect in
+ *   memory. The "Errors" of each call below list the others.
  *   A step that needs more input from the user is a result (a "status"), never an error.
  *   Messages and logs never contain passwords, one-time codes, continuation tokens or tokens.
  *
@@ -152,8 +154,13 @@ typedef struct na_client na_client;
  *     "retry_after_max_s": 10,                  optional, 0..300, default 10: a 429/503 with a Retry-After (seconds
  *                                               or HTTP-date) up to this long is waited out and retried once; a
  *                                               longer one answers "throttled" with "retry_after_s"
- *     "cache": {"type": "memory"},              optional, default memory. {"type":"file","path":"/abs/path"} is
- *                                               recognised but answered "not_supported" in this version.
+ *     "cache": {"type": "memory"},              optional, default memory (tokens live as long as the client).
+ *                        -- or {"type": "file", "path"?: "/abs/path.json", "encryption_key"?: "<base64 of 32 bytes>"}
+ *                           (just {"path": …} also means a file): tokens are kept in that file in MSAL's unified
+ *                           token cache format — the JSON MSAL for Python's SerializableTokenCache reads and writes —
+ *                           so this library in other programs, MSAL for Python and msal-extensions share one
+ *                           sign-in. Without "path": $XDG_CACHE_HOME/nativeauth/token_cache.json, else
+ *                           $HOME/.cache/nativeauth/token_cache.json. See "The file cache" below.
  *     "log_level": "off",                       optional: off (default), error, warning, info, verbose
  *     "ca_bundle": "/etc/ssl/certs/ca-certificates.crt"
  *                        -- optional CA file used to verify servers. Precedence: this setting, then the
@@ -163,8 +170,40 @@ typedef struct na_client na_client;
  * out_error_json: may be NULL. On failure receives an error document (free it with na_string_free); on success
  *   it is set to NULL.
  *
- * Returns NA_OK, NA_EINVAL (with "field" naming the bad member), or NA_ENOMEM.
- * Creating a client does no network I/O. */
+ * Returns NA_OK, NA_EINVAL (with "field" naming the bad member), NA_ESTORAGE (a file cache that must not be used:
+ * cache_insecure, cache_key_invalid), or NA_ENOMEM.
+ * Creating a client does no network I/O (a file cache is read).
+ *
+ * The file cache.
+ *   Format: MSAL's unified cache, exactly as MSAL for Python 1.39 writes it: top-level "AccessToken",
+ *   "RefreshToken", "IdToken", "Account", "AppMetadata"; keys lower-cased ("<home_account_id>-<environment>-
+ *   accesstoken-<client_id>-<realm>-<target>", …); "environment" the authority's host (no port), "realm" the tenant
+ *   segment of the OIDC discovery token_endpoint; "target" the granted scopes sorted and space-joined;
+ *   timestamps as strings of epoch seconds. This client's entries (its client_id and environment) are its accounts;
+ *   everything else in the file (other apps, other SDKs' fields and sections) is written back byte for byte. The
+ *   library adds one field of its own, "nativeauth_sign_in_scopes", to its RefreshToken entries.
+ *   Safety: the directory is created 0700 and the file written 0600; every change is a read-modify-write under
+ *   flock(LOCK_EX) on "<path>.lockfile" (the lock file msal-extensions uses), written to a temporary file in the same
+ *   directory, fsync'd and renamed into place — two processes never lose each other's entries, and a process killed
+ *   at any point leaves a complete file. A cache hit never touches the file; a miss, an account lookup or a refresh
+ *   first checks the file's inode, size and modification time and reloads it if another process changed it. A
+ *   refresh-token rotation is written before the call returns. Refreshes in different processes are not
+ *   serialised (the service accepts a refresh token until it expires).
+ *   Refused (na_client_new answers NA_ESTORAGE): a file (or directory) owned by another user or writable by group or
+ *   others, or a symbolic link: cache_insecure; an encrypted file and no key, or the wrong key, or altered bytes:
+ *   cache_key_invalid — the file is never replaced. A file readable by others is used and rewritten 0600.
+ *   Corrupt (not a JSON object): kept aside as "<path>.corrupt-<epoch seconds>", reported once through the log
+ *   (warning), and read as empty. Unreadable (permissions, a directory in its place): the client starts empty.
+ *   A change that cannot be written (unreadable file, permissions, disk full, read-only file system, or a file that
+ *   became insecure or was re-keyed meanwhile) is kept in memory: the call that made it answers NA_ESTORAGE
+ *   (cache_unreadable, cache_write_failed, cache_insecure or cache_key_invalid) after taking effect, the client keeps
+ *   working from memory, and the next change that can be written writes it too. na_client_info reports the last
+ *   problem as "cache":{"problem":"<code>"}.
+ *   Encryption ("encryption_key"): AES-256-GCM through libcrypto. The file is then binary: "NACE", version 0x01,
+ *   an 8-byte key id (the first 8 bytes of SHA-256("nativeauth cache key id" || key)), a 12-byte random nonce (new
+ *   for every write), the ciphertext and the 16-byte tag; the first 25 bytes are authenticated too. An encrypted
+ *   file is readable only by this library with the key (MSAL for Python reads plain files only). A plain file found
+ *   when a key is configured is read and encrypted by the next write. */
 int na_client_new(const char *config_json, na_client **out_client, char **out_error_json);
 
 /* Frees a client and everything it holds (tokens are wiped). NULL-safe; freeing twice is detected and ignored. */
@@ -175,7 +214,9 @@ void na_client_free(na_client *client);
  * result: {"v":1,"version":"0.1.0","config":{"authority":…,"client_id":…,"challenge_types":["oob","password",
  *          "redirect"],"capabilities":[…],"connect_timeout_ms":…,"request_timeout_ms":…,"cache":{"type":"memory"},
  *          "log_level":…,"ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default","ca_bundle":…?,
- *          "authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,"browser_command":…?}} */
+ *          "authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,"browser_command":…?}}
+ * A file cache reports {"type":"file","path":…,"encrypted":bool,"problem"?:"<code of the last failure>"} (never
+ * the key). */
 int na_client_info(na_client *client, const char *request_json, char **out_json);
 
 /* ---- Native authentication: sign in, sign up, reset password ---------------------------------------------- */

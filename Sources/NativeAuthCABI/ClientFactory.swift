@@ -1,5 +1,7 @@
 internal import Glibc
+import NativeAuthCache
 import NativeAuthCore
+import NativeAuthCrypto
 import NativeAuthHTTP
 import NativeAuthJSON
 
@@ -35,11 +37,24 @@ enum ClientFactory {
         ]
         apiOptions.defaultHeaders = [("User-Agent", "nativeauth/\(version)")]
         apiOptions.addClientRequestID = false
+        let logger = Logger(level: config.logLevel)
+        var store: any TokenStore = MemoryTokenStore()
+        if case .file(let path, let key) = config.cache {
+            store = FileTokenStore(
+                path: path,
+                environment: config.authority.parsed.host,
+                clientID: config.clientID,
+                key: key,
+                logger: logger
+            )
+        }
         return try NativeAuthClient(
             configuration: config,
             transport: CurlHTTPClient(options: options),
             apiTransport: CurlHTTPClient(options: apiOptions),
+            store: store,
             environment: environment,
+            logger: logger,
             renderer: Encode.render
         )
     }
@@ -135,23 +150,41 @@ enum ClientFactory {
             try f.optionalInt("retry_after_max_s", in: 0...300)
         }
 
+        var cache = CacheSetting.memory
         if let c = try fields({ () throws(JSONFieldError) in try f.optionalObject("cache") }) {
             let type = try fields { () throws(JSONFieldError) in try c.optionalString("type") }
             switch type ?? (c.contains("path") ? "file" : "memory") {
             case "memory":
                 break
             case "file":
-                let path = try fields { () throws(JSONFieldError) in try c.string("path") }
-                guard path.hasPrefix("/"), path.utf8.count <= 4096 else {
-                    throw .invalidArgument("cache.path: must be an absolute path", field: "cache.path")
+                let path: String
+                if let given = try fields({ () throws(JSONFieldError) in try c.optionalString("path") }) {
+                    guard given.hasPrefix("/"), given.utf8.count <= 4096, !given.utf8.contains(0), !given.hasSuffix("/")
+                    else {
+                        throw .invalidArgument("cache.path: must be an absolute path to a file", field: "cache.path")
+                    }
+                    path = given
+                } else {
+                    guard let fallback = FileTokenStore.defaultPath(environment: environment) else {
+                        throw .invalidArgument(
+                            "cache.path: required (neither XDG_CACHE_HOME nor HOME is set)",
+                            field: "cache.path"
+                        )
+                    }
+                    path = fallback
                 }
-                // Refusing is better than silently keeping tokens in memory when the app asked for a file.
-                throw NativeAuthError(
-                    .notSupported,
-                    "cache.path: the persistent token cache is not available in this version; use "
-                        + "{\"type\":\"memory\"}",
-                    field: "cache.path"
-                )
+                var key: Secret? = nil
+                if let text = try fields({ () throws(JSONFieldError) in try c.optionalString("encryption_key") }) {
+                    guard var bytes = Base64.decode(text), bytes.count == 32 else {
+                        throw .invalidArgument(
+                            "cache.encryption_key: must be 32 bytes in base64",
+                            field: "cache.encryption_key"
+                        )
+                    }
+                    key = bytes.withUnsafeBytes { Secret(bytes: $0) }
+                    bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } }
+                }
+                cache = .file(path: path, key: key)
             default:
                 throw .invalidArgument("cache.type: must be \"memory\" or \"file\"", field: "cache.type")
             }
@@ -191,7 +224,7 @@ enum ClientFactory {
             connectTimeoutMs: Int(connect ?? 10_000),
             requestTimeoutMs: Int(request ?? 30_000),
             retryAfterMaxSeconds: Double(retryAfterMax ?? 10),
-            cache: .memory,
+            cache: cache,
             logLevel: logLevel,
             caBundle: caBundle,
             caBundleSource: caBundleSource
@@ -199,7 +232,7 @@ enum ClientFactory {
     }
 
     /// `{"v":1,"version":…,"config":{…effective configuration…}}`
-    static func info(_ c: ClientConfiguration) -> JSONValue {
+    static func info(_ c: ClientConfiguration, store: FileTokenStore? = nil) -> JSONValue {
         var o: [String: JSONValue] = [
             "authority": .string(c.authority.url),
             "authority_type": .string(c.authorityType.rawValue),
@@ -213,6 +246,11 @@ enum ClientFactory {
             "ca_bundle_source": .string(c.caBundleSource),
             "cache": ["type": "memory"],
         ]
+        if case .file(let path, let key) = c.cache {
+            var cache: [String: JSONValue] = ["type": "file", "path": .string(path), "encrypted": .bool(key != nil)]
+            if let problem = store?.problem { cache["problem"] = .string(problem.rawValue) }
+            o["cache"] = .object(cache)
+        }
         if let r = c.redirectURI { o["redirect_uri"] = .string(r) }
         if let r = c.postLogoutRedirectURI { o["post_logout_redirect_uri"] = .string(r) }
         if let b = c.browserCommand { o["browser_command"] = .string(b) }

@@ -2,6 +2,7 @@
 // holds no logic of its own. Every function here must be `public` (a non-public @_cdecl silently vanishes from a
 // release .so), and HeaderConformance.swift checks each one against its prototype in the header.
 internal import Glibc
+import NativeAuthCache
 import NativeAuthCore
 import NativeAuthJSON
 
@@ -64,7 +65,7 @@ public func na_client_free(_ handle: OpaquePointer?) {
 public func na_client_info(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
     operation(handle, request, out, nullRequestIsEmpty: true) { c, _ in
         c.logger.log(.verbose, "na_client_info")
-        return .document(ClientFactory.info(c.configuration))
+        return .document(ClientFactory.info(c.configuration, store: c.store as? FileTokenStore))
     }
 }
 

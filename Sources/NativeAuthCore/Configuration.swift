@@ -9,9 +9,11 @@ public enum Capability: String, Sendable, CaseIterable {
     case registrationRequired = "registration_required"
 }
 
-/// Where tokens are kept. Only memory exists in this version.
+/// Where tokens are kept: in memory (the default), or in a file in MSAL's unified cache format (optionally encrypted
+/// with a host-supplied AES-256-GCM key).
 public enum CacheSetting: Sendable, Equatable {
     case memory
+    case file(path: String, key: Secret?)
 }
 
 /// What kind of server the authority is. `ciam` and `aad` are Microsoft Entra (External ID, and workforce tenants

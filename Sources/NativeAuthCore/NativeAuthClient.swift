@@ -28,6 +28,8 @@ public final class NativeAuthClient: Sendable {
     /// The app's browser launcher (`na_client_set_browser_callback`), else the system's.
     private let launcher = Mutex<(any BrowserLauncher)?>(nil)
     private let systemLauncher: any BrowserLauncher
+    /// Where the token cache is persisted (`MemoryTokenStore` keeps nothing).
+    public let store: any TokenStore
 
     public init(
         configuration: ClientConfiguration,
@@ -43,6 +45,7 @@ public final class NativeAuthClient: Sendable {
         let logger = logger ?? Logger(level: configuration.logLevel)
         self.logger = logger
         self.clock = clock
+        self.store = store
         self.apiTransport = apiTransport ?? transport
         let server = ServerAPI(configuration: configuration, transport: transport, clock: clock, logger: logger)
         tokens = TokenService(
@@ -255,7 +258,7 @@ public final class NativeAuthClient: Sendable {
             result.removed = removed  // the store could not write it: signed out in memory all the same
             result.storeFailure = error
         }
-        if request.all || tokens.accounts().isEmpty { flows.cancelAll() }
+        if request.all || tokens.cache.read({ $0.accounts.isEmpty }) { flows.cancelAll() }
         logger.log(.info, result.removed.isEmpty ? "sign-out: no account was signed in" : "signed out")
         if result.removed.count == 1, let account = result.removed.first {
             let server = context.server.with(correlationID: (try? correlation(nil)) ?? "")

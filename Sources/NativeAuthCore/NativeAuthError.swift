@@ -102,7 +102,7 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
                     + "(`field` names it)"
             ),
             (.invalidHandle, .invalidArgument, "the `na_client *` is NULL, freed, or was never created"),
-            (.notSupported, .invalidArgument, "a recognised option this version does not implement (`cache.path`)"),
+            (.notSupported, .invalidArgument, "a recognised option this version does not implement"),
             (.invalidScope, .invalidArgument, "the server refused the scopes"),
             (
                 .invalidClient, .invalidArgument,
@@ -155,7 +155,8 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.cancelled, .state, "the flow was cancelled (from another thread) while this call waited on it"),
             (
                 .cacheUnreadable, .storage,
-                "the cache file cannot be read (permissions, a directory in its place); the client starts empty"
+                "the cache file cannot be read (permissions, a directory in its place); the client starts empty and "
+                    + "keeps changes in memory"
             ),
             (
                 .cacheWriteFailed, .storage,

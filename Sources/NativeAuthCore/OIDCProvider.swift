@@ -38,6 +38,9 @@ final class OIDCProvider: Sendable {
         return metadata
     }
 
+    /// The discovery document fetched so far, if any (no request).
+    var cachedMetadata: OIDCMetadata? { discovered.withLock { $0?.metadata } }
+
     /// Discovery, which the browser and device-code flows cannot do without.
     func requiredMetadata(_ server: ServerAPI) throws(NativeAuthError) -> OIDCMetadata {
         guard let m = try metadata(server) else {

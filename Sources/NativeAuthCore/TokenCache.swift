@@ -1,3 +1,4 @@
+internal import NativeAuthCrypto
 public import NativeAuthJSON
 import Synchronization
 
@@ -12,7 +13,85 @@ public struct Account: Sendable, Equatable {
     public var environment: String
     public var idToken: String?
     /// The ID token's claims (decoded, not verified: they came over TLS straight from the token endpoint).
-    public var claims: JSONValue
+    public var claims: JSONValue {
+        get { lazyClaims?.value ?? storedClaims }
+        set {
+            storedClaims = newValue
+            lazyClaims = nil
+        }
+    }
+    private var storedClaims: JSONValue
+    /// Claims decoded from `idToken` when first read (accounts loaded from a persistent cache).
+    private var lazyClaims: LazyClaims?
+    /// The realm MSAL's unified token cache files this account's tokens under: the tenant segment of the token
+    /// endpoint (OIDC discovery's, as MSAL Python's `Authority.tenant`), else of the authority.
+    public var realm: String = ""
+
+    public init(
+        homeAccountID: String,
+        username: String,
+        tenantID: String,
+        environment: String,
+        idToken: String?,
+        claims: JSONValue,
+        realm: String = ""
+    ) {
+        self.homeAccountID = homeAccountID
+        self.username = username
+        self.tenantID = tenantID
+        self.environment = environment
+        self.idToken = idToken
+        self.storedClaims = claims
+        self.realm = realm
+    }
+
+    /// An account whose claims are decoded from `idToken` when first read (a store loading many accounts pays for
+    /// the decoding of those it serves only).
+    public init(
+        homeAccountID: String,
+        username: String,
+        tenantID: String,
+        environment: String,
+        idToken: String?,
+        claimsFromIDToken: Bool,
+        realm: String = ""
+    ) {
+        self.init(
+            homeAccountID: homeAccountID,
+            username: username,
+            tenantID: tenantID,
+            environment: environment,
+            idToken: idToken,
+            claims: .object([:]),
+            realm: realm
+        )
+        if claimsFromIDToken, let idToken { lazyClaims = LazyClaims(idToken) }
+    }
+
+    public static func == (a: Account, b: Account) -> Bool {
+        guard a.homeAccountID == b.homeAccountID, a.username == b.username, a.tenantID == b.tenantID,
+            a.environment == b.environment, a.idToken == b.idToken, a.realm == b.realm
+        else { return false }
+        if let x = a.lazyClaims, let y = b.lazyClaims, x === y { return true }
+        return a.claims == b.claims
+    }
+}
+
+/// An ID token's claims, decoded once when first read.
+final class LazyClaims: Sendable {
+    private let token: String
+    private let decoded = Mutex<JSONValue?>(nil)
+
+    init(_ token: String) { self.token = token }
+
+    var value: JSONValue {
+        decoded.withLock { d in
+            if let d { return d }
+            let claims = (try? JWT(decoding: token))?.claims ?? .object([:])
+            d = claims
+            return claims
+        }
+    }
 }
 
 /// A result document rendered once, when its token was cached (see `TokenCache`'s `renderer`). Its bytes hold the
@@ -52,7 +131,7 @@ public final class AccessToken: Sendable {
     /// The token's result document as the C ABI serves it from the cache, rendered when the token was stored.
     public let rendered: RenderedToken?
 
-    public init(
+    public convenience init(
         value: Secret,
         scopes: [String],
         expiresOn: Double,
@@ -60,9 +139,31 @@ public final class AccessToken: Sendable {
         cachedAt: Double,
         extExpiresOn: Double? = nil
     ) {
+        self.init(
+            value: value,
+            scopes: scopes,
+            key: ScopeKey(scopes),
+            expiresOn: expiresOn,
+            refreshOn: refreshOn,
+            cachedAt: cachedAt,
+            extExpiresOn: extExpiresOn
+        )
+    }
+
+    /// A token whose `key` is already known (it must be `ScopeKey(scopes)`): a store loading many tokens of the same
+    /// scope sets computes each key once.
+    public init(
+        value: Secret,
+        scopes: [String],
+        key: ScopeKey,
+        expiresOn: Double,
+        refreshOn: Double?,
+        cachedAt: Double,
+        extExpiresOn: Double? = nil
+    ) {
         self.value = value
         self.scopes = scopes
-        self.key = ScopeKey(scopes)
+        self.key = key
         self.expiresOn = expiresOn
         self.refreshOn = refreshOn
         self.cachedAt = cachedAt
@@ -134,6 +235,11 @@ public struct AccountEntry: Sendable {
     /// By `ScopeKey.key`.
     public var accessTokens: [String: AccessToken] = [:]
 
+    public init(account: Account, refreshToken: RefreshToken?) {
+        self.account = account
+        self.refreshToken = refreshToken
+    }
+
     /// The token for `key`: the exact scope set (one hash lookup), else any usable token whose scopes include the
     /// request (MSAL's superset match), the one that lives longest.
     func accessToken(for key: ScopeKey, at now: Double) -> AccessToken? {
@@ -146,7 +252,7 @@ public struct AccountEntry: Sendable {
     }
 
     /// MSAL's overlap rule on save: a new token replaces cached ones whose scopes intersect it.
-    mutating func store(_ token: AccessToken) {
+    public mutating func store(_ token: AccessToken) {
         accessTokens = accessTokens.filter {
             $0.value.key.set.isDisjoint(with: token.key.set) && !($0.value.key.set.isEmpty && token.key.set.isEmpty)
         }
@@ -259,23 +365,8 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
         self.renderer = renderer
         data = CacheData()
         seenChanges.store(store.changeCounter, ordering: .relaxed)
-        data.accounts = Self.rendered(try store.load(), renderer)
+        data.accounts = try store.load()
         reindex()
-    }
-
-    /// `accounts` with every token's cached-answer document rendered (tokens a store loaded have none yet).
-    private static func rendered(
-        _ accounts: [String: AccountEntry],
-        _ renderer: (@Sendable (AccessToken) -> RenderedToken?)?
-    ) -> [String: AccountEntry] {
-        guard renderer != nil else { return accounts }
-        var out = accounts
-        for (id, entry) in accounts where entry.accessTokens.values.contains(where: { $0.rendered == nil }) {
-            out[id]?.accessTokens = entry.accessTokens.mapValues {
-                $0.rendered == nil ? $0.rendering(with: renderer) : $0
-            }
-        }
-        return out
     }
 
     /// Sessions are this process's own bookkeeping, which a store does not keep: `stored` with the sessions of
@@ -285,8 +376,9 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
         from mine: [String: AccountEntry]
     ) -> [String: AccountEntry] {
         var merged = stored
-        for (id, entry) in stored where entry.session == 0 {
-            if let own = mine[id], own.refreshToken == entry.refreshToken { merged[id]?.session = own.session }
+        for (id, own) in mine where own.session != 0 {
+            guard let entry = stored[id], entry.session == 0, own.refreshToken == entry.refreshToken else { continue }
+            merged[id]?.session = own.session
         }
         return merged
     }
@@ -306,7 +398,7 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
             // A store that cannot be read now keeps the in-memory view (it reported why when it failed).
             seenChanges.store(counter, ordering: .releasing)
             guard let accounts = try? store.load() else { return }
-            data.accounts = Self.rendered(Self.keepingSessions(accounts, from: data.accounts), renderer)
+            data.accounts = Self.keepingSessions(accounts, from: data.accounts)
             reindex()
             generationCounter.add(1, ordering: .releasing)
         }
@@ -351,7 +443,28 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
     /// superset match.
     func lookup(_ key: ScopeKey, account selection: AccountSelection, at now: Double) -> Lookup {
         refreshFromStore()
-        return lock.withReadLock {
+        let found = find(key, account: selection, at: now)
+        // A token a store loaded gets its cached-answer document when it is first served (a store may load
+        // thousands; rendering them all would slow every start and every reload).
+        if case .hit(let token, let id, let g) = found, token.rendered == nil, renderer != nil {
+            return .hit(renderOnFirstUse(token, account: id), account: id, generation: g)
+        }
+        return found
+    }
+
+    /// `token` with its answer rendered, put in its place in the cache (if it is still there).
+    private func renderOnFirstUse(_ token: AccessToken, account id: String) -> AccessToken {
+        let rendered = token.rendering(with: renderer)
+        lock.withWriteLock {
+            let k = token.key.key
+            if index[id]?[k] === token { index[id]?[k] = rendered }
+            if data.accounts[id]?.accessTokens[k] === token { data.accounts[id]?.accessTokens[k] = rendered }
+        }
+        return rendered
+    }
+
+    private func find(_ key: ScopeKey, account selection: AccountSelection, at now: Double) -> Lookup {
+        lock.withReadLock {
             let g = generationCounter.load(ordering: .relaxed) &+ seenChanges.load(ordering: .relaxed)
             let id: String
             switch resolve(selection) {
@@ -404,7 +517,7 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
                 result = body(&d)
                 accounts = d.accounts
             }
-            d.accounts = Self.rendered(outcome.accounts, renderer)
+            d.accounts = outcome.accounts
             data = d
             seenChanges.store(store.changeCounter, ordering: .releasing)
             reindex()

@@ -101,7 +101,8 @@ final class TokenService: Sendable {
             tenantID: tenantID ?? "",
             environment: configuration.authority.parsed.host,
             idToken: r.idToken,
-            claims: claims
+            claims: claims,
+            realm: realm(server)
         )
         return (account, token)
     }
@@ -111,6 +112,14 @@ final class TokenService: Sendable {
     /// only within its issuer, OIDC Core §2).
     static func oidcAccountID(issuer: String, subject: String) -> String {
         "\(subject).\(Base64.urlEncode(SHA256.hash(Array(issuer.utf8))).prefix(22))"
+    }
+
+    /// The realm MSAL files this client's tokens under: the tenant segment of the token endpoint (OIDC discovery's,
+    /// as MSAL Python's `Authority.tenant` — usually the tenant id), else of the authority.
+    private func realm(_ server: ServerAPI) -> String {
+        let endpoint = provider.cachedMetadata?.tokenEndpoint ?? server.configuration.authority.url
+        guard let url = try? HTTPURL(endpoint), let first = url.path.split(separator: "/").first else { return "" }
+        return String(first)
     }
 
     /// MSAL's declined-scopes rule (MSIDDefaultTokenResponseValidator): the token is cached under the scopes the

@@ -1,8 +1,10 @@
 """The Client: one configured libnativeauth client, usable from many threads."""
 from __future__ import annotations
 
+import base64
 import ctypes
 import logging
+import os
 import threading
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -30,6 +32,10 @@ class Client:
     ``authority_type`` ("ciam", "aad" or "oidc" for any OpenID Connect provider), ``post_logout_redirect_uri``,
     ``browser_command``, and ``browser``: a callable ``browser(url) -> bool`` that opens URLs for the browser flows
     (it must return without waiting for the sign-in; default: ``browser_command``, ``$BROWSER``, ``xdg-open``).
+    ``cache_path`` keeps tokens in that file (an absolute path; ``cache_path=True`` means the default,
+    ``$XDG_CACHE_HOME/nativeauth/token_cache.json``) in MSAL's unified token cache format, shared with other processes
+    and with MSAL for Python; ``cache_encryption_key`` (32 bytes, or their base64) encrypts it with AES-256-GCM.
+    Without ``cache_path`` tokens live in memory only.
     Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
     ``logging`` module; they never contain secrets or usernames.
 
@@ -44,7 +50,9 @@ class Client:
                  retry_after_max_s: Optional[int] = None, ca_bundle: Optional[str] = None, log_level: str = "off",
                  log_handler: Optional[LogHandler] = None, authority_type: Optional[str] = None,
                  post_logout_redirect_uri: Optional[str] = None, browser_command: Optional[str] = None,
-                 browser: Optional[BrowserOpener] = None):
+                 browser: Optional[BrowserOpener] = None,
+                 cache_path: Union[str, "os.PathLike[str]", bool, None] = None,
+                 cache_encryption_key: Union[bytes, str, None] = None):
         if client_id is None or not isinstance(client_id, str):
             raise errors.InvalidArgumentError("client_id must be a str", status=-1)
         config: dict = {"v": 1, "client_id": client_id}
@@ -55,6 +63,16 @@ class Client:
                            ("browser_command", browser_command)):
             if value is not None:
                 config[key] = value
+        if cache_path is not None and cache_path is not False:
+            cache: dict = {"type": "file"}
+            if cache_path is not True:
+                cache["path"] = os.fspath(cache_path)
+            if cache_encryption_key is not None:
+                key = cache_encryption_key
+                cache["encryption_key"] = base64.b64encode(key).decode() if isinstance(key, bytes) else key
+            config["cache"] = cache
+        elif cache_encryption_key is not None:
+            raise errors.InvalidArgumentError("cache_encryption_key needs cache_path", status=-1)
         if challenge_types is not None:
             config["challenge_types"] = list(challenge_types)
         if capabilities is not None:

@@ -2,15 +2,17 @@
 
 Sign users in with your own UI (email + password, or an emailed code), sign them up, reset passwords, get access
 tokens for several APIs from one sign-in, call those APIs, and sign out — or sign in through the browser or with a
-device code. A thin, typed layer (ctypes, standard library only) over the C library's JSON documents::
+device code. A thin, typed layer (ctypes, standard library only) over the C library's JSON documents:
 
     import nativeauth as na
 
-    with na.Client(authority="https://contoso.ciamlogin.com/contoso.onmicrosoft.com", client_id="…") as client:
+    authority = "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"
+    with na.Client(authority, client_id="00001111-aaaa-2222-bbbb-3333cccc4444") as client:
         state = client.sign_in("ann@contoso.com", password, scopes=["api://…/ToDoList.Read"])
         assert isinstance(state, na.SignedIn)
-        todos = client.call_api("https://api.contoso.com/todolist", ["api://…/ToDoList.Read"]).body
-        notes_token = client.get_access_token(["api://…/Notes.Read"]).access_token
+        todos = client.call_api("https://api.contoso.com/todolist").body
+        notes = client.get_access_token(["api://…/Notes.Read"])
+        print(notes.access_token[:10], notes.expires_on)
         client.sign_out()
 
 - `Client` (`nativeauth.client`): the configured client; every call of the C ABI is a method.
@@ -22,7 +24,8 @@ device code. A thin, typed layer (ctypes, standard library only) over the C libr
 
 The C reference — each call's request and result documents, the configuration, the error codes — is in the
 repository's ``docs/`` (``docs/calls/*.md``, ``docs/configuration.md``, ``docs/errors.md``) and
-``include/nativeauth.h``.
+``include/nativeauth.h``. This reference is generated from the docstrings with ``make docs``
+(``build/docs/python/index.html``).
 """
 from ._native import version as _library_version
 from ._version import __version__ as __version__

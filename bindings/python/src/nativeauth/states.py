@@ -7,10 +7,11 @@ sign-up and password-reset documents (the class attribute ``status`` holds that 
 library's strings, which are freed at once: a result never holds the library's memory, and stays valid after the
 `nativeauth.Client` is closed.
 
-States that need more input have methods that continue the flow, in the shape of MSAL's state machine::
+States that need more input have methods that continue the flow, in the shape of MSAL's state machine:
 
-    state = client.sign_in("ann@contoso.com")         # PasswordRequired, CodeRequired, MfaRequired, …
-    state = state.submit_code("12345678")              # the next state, e.g. SignedIn
+    state = client.sign_in("olivia@contoso.com")  # PasswordRequired, CodeRequired, MfaRequired, …
+    if isinstance(state, CodeRequired):
+        state = state.submit_code("12345678")     # the next state, e.g. SignedIn
 
 Secrets (``access_token``, ``id_token``) are left out of ``repr()`` so that they do not end up in logs by accident.
 """

@@ -106,6 +106,7 @@ def call_raw(fn: Any, handle: Optional[int], request: bytes) -> Tuple[int, bytes
 
 
 def client_new(config: Document) -> Tuple[int, Optional[int], Any]:
+    """``na_client_new``: (status, the handle or None, the parsed error document or None)."""
     handle = ctypes.c_void_p()
     err = ctypes.c_void_p()
     rc = lib.na_client_new(encode(config), ctypes.byref(handle), ctypes.byref(err))

@@ -19,9 +19,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 # Python packages for the interop tests (MSAL for Python is the independent client) and the bindings' tests.
 pip_install() { PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check "$@"; }
-if ! python3 -c "import pytest, msal, requests, selenium" 2>/dev/null; then
+# pexpect: the command line's tests sign in through a pseudo-terminal.
+if ! python3 -c "import pytest, msal, requests, selenium, pexpect" 2>/dev/null; then
     # A Debian-managed Python refuses user installs (PEP 668); these are test-only packages, so allow it there.
-    pip_install pytest msal requests selenium || pip_install --break-system-packages pytest msal requests selenium
+    pip_install pytest msal requests selenium pexpect \
+        || pip_install --break-system-packages pytest msal requests selenium pexpect
 fi
 command -v swift >/dev/null || { echo "deps: Swift 6 is required (https://www.swift.org/install/linux/)"; exit 1; }
 echo "deps: ok ($(swift --version 2>&1 | head -1))"

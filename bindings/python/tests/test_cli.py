@@ -230,6 +230,15 @@ def test_browser_login_through_a_browser_command(cli, emulator):
     assert r.returncode == 0, r.stderr
 
 
+def test_ctrl_c_while_waiting_for_the_device_code(cli, emulator):
+    child, transcript = cli.spawn("login", "--device-code")
+    child.expect("enter the code (\\S+)")
+    child.expect("Waiting for the sign-in on the other device")  # the spinner: stderr is a terminal
+    child.sendintr()
+    child.expect("nativeauth: interrupted")
+    assert finish(child) == 130
+
+
 # -- settings ------------------------------------------------------------------------------------------------------
 
 
@@ -445,14 +454,22 @@ def test_emulator_print_env(tmp_path, emulator_binary):
     _wait_gone(pid)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_emulator_in_the_foreground_stops_on_a_signal(tmp_path, emulator_binary, sig):
+@pytest.mark.parametrize("sig, as_json", [(signal.SIGINT, False), (signal.SIGTERM, True)])
+def test_emulator_in_the_foreground_stops_on_a_signal(tmp_path, emulator_binary, sig, as_json):
     cli = Cli(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "nativeauth", "emulator", "--json"],
+    proc = subprocess.Popen([sys.executable, "-m", "nativeauth", "emulator"] + (["--json"] if as_json else []),
                             env={**cli.env, "NATIVEAUTH_EMULATOR": emulator_binary}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        ready = json.loads(proc.stdout.readline())
+        if as_json:
+            ready = json.loads(proc.stdout.readline())
+        else:
+            header = proc.stdout.readline()
+            assert header.startswith("NativeAuth emulator running (pid ")
+            ready = {"pid": int(re.search(r"pid (\d+)", header).group(1))}
+            lines = [proc.stdout.readline() for _ in range(2)]
+            assert lines[0].startswith("authority: http://127.0.0.1:") and lines[1].startswith("client id: ")
+            ready["base_url"] = lines[0].split()[1].rsplit("/", 1)[0]
         with urllib.request.urlopen(ready["base_url"] + "/contoso.onmicrosoft.com/v2.0/.well-known/"
                                                         "openid-configuration", timeout=10) as resp:
             assert resp.status == 200

@@ -222,7 +222,7 @@ def test_browser_login_through_a_browser_command(cli, emulator):
     r = cli.run("login", "--browser", "--scope", todo_scope(emulator), "--timeout", "60", env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"Signed in as {ann['email']}."
-    assert emulator.control("GET", "authorize_log")  # the page browser went through the authorize page
+    assert emulator.control("GET", "authorize_log")["requests"]  # the page browser went through the authorize page
     assert cli.run("token", "--scope", todo_scope(emulator)).returncode == 0
     # --browser-command (a flag) wins over $BROWSER ("false" here opens nothing)
     r = cli.run("login", "--browser", "--browser-command", f"{PAGE_BROWSER} %s", "--timeout", "60",

@@ -58,8 +58,11 @@ class Cli:
 
     def spawn(self, *args: str, env: dict | None = None):
         transcript = io.StringIO()
+        # SIGINT back to its default: a test run started in the background (`pytest &`) inherits it ignored, and
+        # Python then keeps ignoring Ctrl-C.
         child = pexpect.spawn(sys.executable, ["-m", "nativeauth", *args], env={**self.env, **(env or {})},
-                              encoding="utf-8", timeout=30, dimensions=(24, 200))
+                              encoding="utf-8", timeout=30, dimensions=(24, 200),
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         child.logfile_read = transcript
         return child, transcript
 

@@ -20,8 +20,9 @@ fi
 # Python packages for the interop tests (MSAL for Python is the independent client), the bindings' tests, make lint
 # (mypy) and make docs (pdoc).
 pip_install() { PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check "$@"; }
-pip_packages=(pytest msal requests selenium mypy pdoc)
-if ! python3 -c "import pytest, msal, requests, selenium, mypy, pdoc" 2>/dev/null; then
+# pexpect: the command line's tests sign in through a pseudo-terminal.
+pip_packages=(pytest msal requests selenium mypy pdoc pexpect)
+if ! python3 -c "import pytest, msal, requests, selenium, mypy, pdoc, pexpect" 2>/dev/null; then
     # A Debian-managed Python refuses user installs (PEP 668); these are test-only packages, so allow it there.
     pip_install "${pip_packages[@]}" || pip_install --break-system-packages "${pip_packages[@]}"
 fi

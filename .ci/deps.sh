@@ -4,7 +4,7 @@
 set -euo pipefail
 # chromium + chromium-driver: the browser sign-in test drives a real Chromium (headless, offline) with Selenium.
 # golang-go: the Go binding (bindings/go, make test-go; Debian's Go, no modules downloaded).
-apt_packages=(libjansson-dev libcurl4-openssl-dev libssl-dev pkg-config valgrind make gcc binutils chromium
+apt_packages=(libjansson-dev libcurl4-openssl-dev libssl-dev pkg-config valgrind make gcc binutils curl chromium
               chromium-driver golang-go)
 missing=()
 for p in "${apt_packages[@]}"; do

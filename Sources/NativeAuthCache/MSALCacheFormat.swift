@@ -229,6 +229,9 @@ struct MSALCacheFormat: Sendable {
     /// and one the change did not touch is the same object).
     static func same(_ a: AccountEntry?, _ b: AccountEntry?) -> Bool {
         guard let a, let b else { return a == nil && b == nil }
+        // The same bits are the same value (an entry nobody touched shares every buffer with its copy): the common
+        // case of a write that changes one account among many, answered without comparing fields.
+        if withUnsafeBytes(of: a, { x in withUnsafeBytes(of: b) { y in x.elementsEqual(y) } }) { return true }
         guard a.account == b.account, a.refreshToken == b.refreshToken, a.signInScopes == b.signInScopes,
             a.accessTokens.count == b.accessTokens.count
         else { return false }
@@ -244,13 +247,15 @@ struct MSALCacheFormat: Sendable {
         return ids
     }
 
-    /// Where each account's entries are (any client of this authority): section and position, by
+    /// Where the entries of the accounts in `ids` are (any client of this authority): section and position, by
     /// `home_account_id`.
-    private func index(_ cache: UnifiedCache) -> [String: [(section: String, at: Int)]] {
+    private func index(_ cache: UnifiedCache, _ ids: Set<String>) -> [String: [(section: String, at: Int)]] {
         var out: [String: [(section: String, at: Int)]] = [:]
         for section in [Self.accessToken, Self.refreshToken, Self.idToken, Self.account] {
             for (at, e) in (cache.sections[section] ?? []).enumerated() {
-                guard let home = e.fields.home, isMine(e.fields, clientBound: false) else { continue }
+                guard let home = e.fields.home, ids.contains(home), isMine(e.fields, clientBound: false) else {
+                    continue
+                }
                 out[home, default: []].append((section, at))
             }
         }
@@ -262,7 +267,7 @@ struct MSALCacheFormat: Sendable {
     /// does not know on the entries it rewrites.
     func apply(_ after: [String: AccountEntry], ids: Set<String>, to cache: inout UnifiedCache, now: Double) {
         guard !ids.isEmpty else { return }
-        let located = index(cache)
+        let located = index(cache, ids)
         var edit = Edit(cache: cache, owner: owner)
         for id in ids {
             let all = located[id] ?? []

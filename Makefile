@@ -6,7 +6,8 @@
 #   make bench               load time, JSON boundary, cached token, peak memory (measured, never asserted)
 #   make lint                swift format (.swift-format) and the 120-column rule; part of make test
 #   make test                lint, then every test: swift test, MSAL interop, Python package, ABI checks, C tests
-#                            under valgrind
+#                            under valgrind, the fuzz corpora replayed
+#   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 30 s each
 #   make clean
 SHELL      := /bin/bash
 PREFIX     ?= /usr/local
@@ -30,7 +31,8 @@ NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
 endif
 export NA_TMP
 
-.PHONY: all lint deps lib emulator examples demo bench install uninstall test test-swift test-interop test-python test-examples test-abi check-symbols check-ldd test-c clean
+.PHONY: all lint deps lib emulator examples demo bench install uninstall test test-swift test-interop test-python test-examples test-abi check-symbols check-ldd test-c clean \
+        test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds
 
 all: lib
 
@@ -64,7 +66,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
 
-test: lint test-swift test-interop test-python test-abi test-examples
+test: lint test-swift test-fuzz-corpus test-interop test-python test-abi test-examples
 	@rm -rf $(NA_TMP)
 
 # The tree is formatted as .swift-format says, and no line is longer than 120 columns.
@@ -139,5 +141,35 @@ bench: lib emulator
 	    $(CURDIR)/$(EMULATOR) $(NA_TMP)/bench $(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION)
 	@rm -rf $(NA_TMP)
 
+# ---- Fuzzing (Tests/Fuzz/README.md) ---------------------------------------------------------------------------
+# One executable, nativeauth-fuzz, holds every target. A plain build replays the committed corpora; the fuzz build
+# (its own build path, release + coverage + ASan) is libFuzzer. Working corpora and crash inputs: $(FUZZ_OUT).
+FUZZ_SECONDS ?= 300
+FUZZ_BUILD   := .build-fuzz
+FUZZ_BIN     := $(FUZZ_BUILD)/release/nativeauth-fuzz
+FUZZ_OUT     ?= $(FUZZ_BUILD)/out
+export FUZZ_OUT
+
+# Every committed corpus file of every target, once, through the debug build (no sanitizer).
+test-fuzz-corpus:
+	$(SWIFT) build --product nativeauth-fuzz
+	SWIFT_BACKTRACE=enable=no .build/debug/nativeauth-fuzz
+
+fuzz-build:
+	$(SWIFT) build --build-path $(FUZZ_BUILD) -c release --product nativeauth-fuzz -Xswiftc -enable-testing \
+	    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING 2>&1 | grep -v 'Cannot export local symbol' ; \
+	    exit $${PIPESTATUS[0]}
+
+fuzz: fuzz-build
+	bash .ci/fuzz $(FUZZ_BIN) $(FUZZ_SECONDS)
+
+fuzz-ci: fuzz-build
+	bash .ci/fuzz $(FUZZ_BIN) 30
+
+# Rewrites Tests/Fuzz/corpus: the tests' documents, and answers recorded from a fresh emulator.
+fuzz-seeds: emulator
+	$(SWIFT) build --product nativeauth-fuzz
+	bash .ci/fuzz-seeds .build/debug/nativeauth-fuzz $(EMULATOR)
+
 clean:
-	rm -rf .build bindings/c/build bindings/python/build
+	rm -rf .build $(FUZZ_BUILD) bindings/c/build bindings/python/build

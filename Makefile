@@ -8,6 +8,8 @@
 #   make test                lint, then every test: swift test, MSAL interop, Python package, ABI checks, C tests
 #                            under valgrind, the fuzz corpora replayed
 #   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 30 s each
+#   make test-asan           swift test and the C ABI test under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test-tsan           swift test and the C ABI test (threads) under ThreadSanitizer
 #   make clean
 SHELL      := /bin/bash
 PREFIX     ?= /usr/local
@@ -32,7 +34,7 @@ endif
 export NA_TMP
 
 .PHONY: all lint deps lib emulator examples demo bench install uninstall test test-swift test-interop test-python test-examples test-abi check-symbols check-ldd test-c clean \
-        test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds
+        test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds test-asan test-tsan
 
 all: lib
 
@@ -149,6 +151,8 @@ FUZZ_BUILD   := .build-fuzz
 FUZZ_BIN     := $(FUZZ_BUILD)/release/nativeauth-fuzz
 FUZZ_OUT     ?= $(FUZZ_BUILD)/out
 export FUZZ_OUT
+# Sanitizer builds link with gold, which warns once per ASan register helper; the rest of the output is kept.
+NO_GOLD_NOISE := 2>&1 | grep -v 'Cannot export local symbol'; exit $${PIPESTATUS[0]}
 
 # Every committed corpus file of every target, once, through the debug build (no sanitizer).
 test-fuzz-corpus:
@@ -157,8 +161,7 @@ test-fuzz-corpus:
 
 fuzz-build:
 	$(SWIFT) build --build-path $(FUZZ_BUILD) -c release --product nativeauth-fuzz -Xswiftc -enable-testing \
-	    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING 2>&1 | grep -v 'Cannot export local symbol' ; \
-	    exit $${PIPESTATUS[0]}
+	    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING $(NO_GOLD_NOISE)
 
 fuzz: fuzz-build
 	bash .ci/fuzz $(FUZZ_BIN) $(FUZZ_SECONDS)
@@ -171,5 +174,48 @@ fuzz-seeds: emulator
 	$(SWIFT) build --product nativeauth-fuzz
 	bash .ci/fuzz-seeds .build/debug/nativeauth-fuzz $(EMULATOR)
 
+# ---- Sanitizers --------------------------------------------------------------------------------------------------
+# Swift's sanitizers use the toolchain's compiler-rt runtimes, so C code joining them is built with the toolchain's
+# clang. swiftc has no UBSan on Linux (Swift traps on overflow and out-of-bounds access by itself): UBSan covers the
+# C code — the emulator's TLS front end, FlyingFox's shims, the C ABI test.
+SWIFT_BIN     := $(dir $(realpath $(shell command -v $(SWIFT))))
+SWIFT_CLANG   := $(SWIFT_BIN)clang
+SWIFT_RUNTIME := $(abspath $(SWIFT_BIN)../lib/swift/linux)
+ASAN_BUILD    := .build-asan
+TSAN_BUILD    := .build-tsan
+ASAN_FLAGS    := --sanitize=address -Xcc -fsanitize=undefined
+ASAN_ENV      := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 \
+                 LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
+                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+TSAN_ENV      := SWIFT_BACKTRACE=enable=no TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+                 LD_PRELOAD=$(CURDIR)/$(TSAN_BUILD)/libtsan_mutex.so
+SAN_CFLAGS    := -std=c99 -Wall -Wextra -Werror -pedantic -O1 -g -fno-omit-frame-pointer -fuse-ld=lld -Iinclude
+
+# All of swift test under ASan + UBSan (the flow tests start the normal emulator build), the fuzz corpora replayed by
+# the ASan build, and the C ABI test against an ASan-built library.
+test-asan: emulator
+	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(ASAN_ENV) \
+	    $(SWIFT) test --build-path $(ASAN_BUILD) $(ASAN_FLAGS) $(NO_GOLD_NOISE)
+	$(ASAN_ENV) $(ASAN_BUILD)/debug/nativeauth-fuzz
+	$(SWIFT) build --build-path $(ASAN_BUILD) --product nativeauth $(ASAN_FLAGS) $(NO_GOLD_NOISE)
+	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=address,undefined Tests/c/abi_test.c -o $(NA_TMP)/abi_test_asan \
+	    -L$(ASAN_BUILD)/debug -lnativeauth -Wl,-rpath,$(CURDIR)/$(ASAN_BUILD)/debug -lpthread
+	$(ASAN_ENV) $(NA_TMP)/abi_test_asan
+
+# All of swift test under TSan, and the C ABI test (threads sharing and freeing one client) against a TSan-built
+# library. Tests/Sanitizers/tsan_mutex.c, preloaded, shows TSan the contended paths of Swift's Mutex (see there).
+test-tsan: emulator
+	@mkdir -p $(TSAN_BUILD)
+	$(SWIFT_CLANG) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared Tests/Sanitizers/tsan_mutex.c \
+	    -o $(TSAN_BUILD)/libtsan_mutex.so -ldl
+	$(SWIFT) build --build-path $(TSAN_BUILD) --sanitize=thread --build-tests $(NO_GOLD_NOISE)
+	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(TSAN_ENV) \
+	    $(SWIFT) test --build-path $(TSAN_BUILD) --sanitize=thread --skip-build
+	$(SWIFT) build --build-path $(TSAN_BUILD) --product nativeauth --sanitize=thread $(NO_GOLD_NOISE)
+	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=thread Tests/c/abi_test.c -o $(NA_TMP)/abi_test_tsan \
+	    -L$(TSAN_BUILD)/debug -lnativeauth -Wl,-rpath,$(CURDIR)/$(TSAN_BUILD)/debug \
+	    -L$(SWIFT_RUNTIME) -ldispatch -lBlocksRuntime -Wl,-rpath,$(SWIFT_RUNTIME) -lpthread
+	$(TSAN_ENV) $(NA_TMP)/abi_test_tsan
+
 clean:
-	rm -rf .build $(FUZZ_BUILD) bindings/c/build bindings/python/build
+	rm -rf .build $(FUZZ_BUILD) $(ASAN_BUILD) $(TSAN_BUILD) bindings/c/build bindings/python/build

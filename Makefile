@@ -6,7 +6,7 @@
 #   make bench               load time, JSON boundary, cached token, peak memory (measured, never asserted)
 #   make lint                swift format (.swift-format) and the 120-column rule; part of make test
 #   make test                lint, then every test: swift test, MSAL interop, Python package, ABI checks, C tests
-#                            under valgrind, the fuzz corpora replayed
+#                            under valgrind, the fuzz corpora replayed, fuzz-ci, test-asan, test-tsan
 #   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 30 s each
 #   make test-asan           swift test and the C ABI test under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan           swift test and the C ABI test (threads) under ThreadSanitizer
@@ -68,7 +68,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
 
-test: lint test-swift test-fuzz-corpus test-interop test-python test-abi test-examples
+test: lint test-swift test-fuzz-corpus test-interop test-python test-abi test-examples fuzz-ci test-asan test-tsan
 	@rm -rf $(NA_TMP)
 
 # The tree is formatted as .swift-format says, and no line is longer than 120 columns.

@@ -30,6 +30,15 @@ nonisolated(unsafe) var selectedTarget: FuzzTarget? = nil
 
 func runSelected(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let target = selectedTarget else { return 0 }
-    target.run(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))
+    run(target, UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))
     return 0
+}
+
+/// The input being run, as text (the checks ignore what the input itself contains: libFuzzer learns the markers
+/// they look for from their comparisons and writes them into requests and answers, which may quote them).
+nonisolated(unsafe) var currentInput = ""
+
+func run(_ target: FuzzTarget, _ input: UnsafeRawBufferPointer) {
+    currentInput = String(decoding: input, as: UTF8.self)
+    target.run(input)
 }

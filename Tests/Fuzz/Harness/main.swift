@@ -54,7 +54,7 @@ func replay(_ target: FuzzTarget, _ paths: [String], verbose: Bool) -> Int {
                 exit(1)
             }
             if verbose { printError("\(target.name) \(file)") }
-            bytes.withUnsafeBytes { target.run($0) }
+            bytes.withUnsafeBytes { run(target, $0) }
             count += 1
         }
     }

@@ -35,19 +35,13 @@ final class FlowRegistry: Sendable {
 
     func checkout(_ id: FlowID, now: Double) throws(NativeAuthError) -> Flow {
         try entries.withLock { e throws(NativeAuthError) -> Flow in
+            // An error names the flow only when the flow stays usable (include/nativeauth.h): not for these two.
             guard var entry = e[id] else {
-                var err = NativeAuthError(
-                    .flowInvalid,
-                    "Unknown flow: it finished, was cancelled, or never existed."
-                )
-                err.flow = id
-                throw err
+                throw NativeAuthError(.flowInvalid, "Unknown flow: it finished, was cancelled, or never existed.")
             }
             guard now - entry.touched < Self.ttl else {
                 e.removeValue(forKey: id)
-                var err = NativeAuthError(.flowExpired, "The flow expired; start again.")
-                err.flow = id
-                throw err
+                throw NativeAuthError(.flowExpired, "The flow expired; start again.")
             }
             guard !entry.busy else {
                 var err = NativeAuthError(.flowInvalid, "The flow is in use by another call.")
@@ -65,6 +59,11 @@ final class FlowRegistry: Sendable {
         entries.withLock { e in
             if let flow { e[id] = Entry(flow: flow, busy: false, touched: now) } else { e.removeValue(forKey: id) }
         }
+    }
+
+    /// Whether the flow exists and has not expired (busy or not).
+    func isOpen(_ id: FlowID, now: Double) -> Bool {
+        entries.withLock { e in e[id].map { now - $0.touched < Self.ttl } ?? false }
     }
 
     func remove(_ id: FlowID) { _ = entries.withLock { $0.removeValue(forKey: id) } }

@@ -95,6 +95,14 @@ public final class NativeAuthClient: Sendable {
         )
     }
 
+    /// A `na_flow_submit` request refused before its flow was touched (an empty code, a missing password): the
+    /// error names the flow only when it is open, since only then can the caller retry it with a corrected value.
+    public func refused(_ error: NativeAuthError, flow id: FlowID) -> NativeAuthError {
+        var e = error
+        e.flow = flows.isOpen(id, now: clock.now()) ? id : nil
+        return e
+    }
+
     /// Forgets a flow (`cancel`).
     public func cancel(flow id: FlowID) {
         flows.remove(id)

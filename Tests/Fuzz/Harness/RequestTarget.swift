@@ -99,13 +99,43 @@ func fuzzRequests(_ data: UnsafeRawBufferPointer) {
     let setup = RequestSetup.allCases[Int(data[1] &- UInt8(ascii: "a")) % RequestSetup.allCases.count]
     let client = FuzzClient(transport: HappyServer.transport(), apiTransport: HappyServer.apiTransport())
     var request = Array(data[2...])
-    if let flow = setup.reach(client) { request = replacing("$flow", with: flow, in: request) }
+    let flow = setup.reach(client)
+    if let flow { request = replacing("$flow", with: flow, in: request) }
     let first = call(export.fn, client.handle, request)
     // A token served from the cache is served again, byte for byte (the second time from the thread's memo).
     if export.name == "na_get_access_token", first.rc == 0, first["from_cache"] == true {
         let second = call(export.fn, client.handle, request)
         guard second.text == first.text else {
             finding("a repeated cached-token request got another answer", first.text + "\n" + second.text)
+        }
+    }
+    checkAccount(after: first, of: export.name, on: client)
+    // An error that names the client's open flow leaves it usable (include/nativeauth.h): the flow still answers
+    // an action it cannot take with "expected", not as an unknown flow.
+    if let flow, first.rc != 0, first.flow == flow {
+        let probe = client.callAPI(
+            na_flow_submit,
+            ["flow": .string(flow), "action": "submit_attributes", "attributes": [:]]
+        )
+        if probe.errorCode == "flow_invalid" && probe.doc["error"]?["expected"] == nil {
+            finding("an error named the flow, but the flow is gone", first.text + "\n" + probe.text)
+        }
+    }
+}
+
+/// After a call: a sign-in's account is the client's account; after a sign-out there is none.
+func checkAccount(after reply: Reply, of export: String, on client: FuzzClient) {
+    if reply.status == "signed_in" {
+        let account = client.callAPI(na_get_account, [:])
+        guard account.rc == 0, account["account"]?["home_account_id"] == reply["account"]?["home_account_id"] else {
+            finding("the account just signed in is not the client's account", reply.text + "\n" + account.text)
+        }
+    }
+    if export == "na_sign_out" && reply.rc == 0 {
+        let account = client.callAPI(na_get_account, [:])
+        let token = client.callAPI(na_get_access_token, ["scopes": ["api://a/read"]])
+        guard account.errorCode == "no_account", token.errorCode == "no_account" else {
+            finding("an account or token survived na_sign_out", account.text + "\n" + token.text)
         }
     }
 }

@@ -133,7 +133,11 @@ func runScenario(_ scenario: ServerScenario, _ c: FuzzClient, _ player: AnswerPl
         return
     }
     let last = driveFlow(c, from: c.callAPI(export, request(inputs)), inputs)
-    if last.status == "signed_in" { afterSignIn(c, last, inputs) }
+    if last.status == "signed_in" {
+        checkAccount(after: last, of: "", on: c)
+        afterSignIn(c, last, inputs)
+        checkAccount(after: last, of: "", on: c)
+    }
 }
 
 /// A log sink for clients of a fuzzed server: it may log what the server said, never what the user typed (unless the

@@ -6,10 +6,15 @@
 #   make bench               load time, JSON boundary, cached token, peak memory (measured, never asserted)
 #   make lint                swift format (.swift-format) and the 120-column rule; part of make test
 #   make test                lint, then every test: swift test, MSAL interop, Python package, ABI checks, C tests
-#                            under valgrind, the fuzz corpora replayed, fuzz-ci, test-asan, test-tsan
+#                            under valgrind, the Go package (when go is installed), the wheel, the fuzz corpora
+#                            replayed, fuzz-ci, test-asan, test-tsan
 #   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 30 s each
 #   make test-asan           swift test and the C ABI test under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan           swift test and the C ABI test (threads) under ThreadSanitizer
+#   make wheel               dist/nativeauth-<version>-py3-none-<platform>.whl: the Python package with the library inside
+#   make test-wheel          installs that wheel into a fresh virtual environment and signs in against the emulator
+#   make test-go             the Go binding (bindings/go): gofmt, go vet, go test against the emulator
+#                            (GO_TEST_FLAGS=-race adds the race detector: about 40 s more, it rebuilds the std library)
 #   make clean
 SHELL      := /bin/bash
 PREFIX     ?= /usr/local
@@ -18,6 +23,8 @@ DESTDIR    ?=
 SWIFT      ?= swift
 CC         ?= cc
 PYTHON     ?= python3
+GO         ?= go
+GO_TEST_FLAGS ?=
 EMULATOR   := .build/debug/nativeauth-emulator
 VERSION    := $(shell sed -n 's/^\#define NA_VERSION_STRING "\(.*\)"/\1/p' include/nativeauth.h)
 SOMAJOR    := 1
@@ -33,7 +40,8 @@ NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
 endif
 export NA_TMP
 
-.PHONY: all lint deps lib emulator examples demo bench install uninstall test test-swift test-interop test-python test-examples test-abi check-symbols check-ldd test-c clean \
+.PHONY: wheel test-wheel all lint deps lib emulator examples demo bench install uninstall test test-swift test-interop \
+        test-python test-examples test-go test-abi check-symbols check-ldd test-c clean \
         test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds test-asan test-tsan
 
 all: lib
@@ -53,6 +61,20 @@ $(RELEASE_SO): Package.swift $(shell find Sources -type f) include/nativeauth.h
 	$(SWIFT) build $(LIB_FLAGS)
 	@touch $@
 
+# The Python package with the stripped library inside (tagged py3-none-<platform>: see bindings/python/setup.py).
+wheel: lib
+	@rm -rf $(NA_TMP)/wheel-src && mkdir -p $(NA_TMP)/wheel-src dist
+	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/src \
+	    $(NA_TMP)/wheel-src/
+	find $(NA_TMP)/wheel-src -name '__pycache__' -prune -exec rm -rf {} +
+	install -m 0755 $(RELEASE_SO) $(NA_TMP)/wheel-src/src/nativeauth/libnativeauth.so
+	strip --strip-unneeded $(NA_TMP)/wheel-src/src/nativeauth/libnativeauth.so
+	$(PYTHON) -m pip wheel -q --disable-pip-version-check --no-deps -w dist $(NA_TMP)/wheel-src
+	@ls -l dist/nativeauth-$(VERSION)-*.whl
+
+test-wheel: wheel emulator
+	$(PYTHON) Tests/wheel/check_wheel.py $$(ls -t dist/nativeauth-$(VERSION)-py3-none-*.whl | head -1) $(CURDIR)/$(EMULATOR)
+
 install: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(RELEASE_SO) $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
@@ -68,7 +90,8 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
 
-test: lint test-swift test-fuzz-corpus test-interop test-python test-abi test-examples fuzz-ci test-asan test-tsan
+test: lint test-swift test-fuzz-corpus test-interop test-python test-abi test-examples test-go test-wheel fuzz-ci \
+      test-asan test-tsan
 	@rm -rf $(NA_TMP)
 
 # The tree is formatted as .swift-format says, and no line is longer than 120 columns.
@@ -98,6 +121,25 @@ test-examples: lib emulator
 	NATIVEAUTH_EXAMPLES_DIR=$(NA_TMP)/examples NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) VALGRIND="$(VALGRIND)" \
 	    $(PYTHON) -m pytest -q bindings/c/tests
 
+# The Go package over cgo, built through pkg-config against an install into a temporary prefix like test-examples:
+# gofmt, go vet, then its tests against the emulator (they also build and run the example).
+# Offline and hermetic: no module downloads (no third-party modules), no toolchain switch, no user go.env, and the
+# build cache and GOPATH in the scratch directory. Skipped, saying so, when go is not installed.
+GO_ENV := PKG_CONFIG_PATH=$(NA_TMP)/prefix/lib/pkgconfig CGO_ENABLED=1 GOENV=off GOFLAGS=-mod=mod GOPROXY=off \
+          GOSUMDB=off GOTOOLCHAIN=local GOTELEMETRY=off GOCACHE=$(NA_TMP)/go-cache GOPATH=$(NA_TMP)/go-path
+ifeq ($(shell command -v $(GO) 2>/dev/null),)
+test-go:
+	@echo "test-go: skipped: go not installed (make deps installs Debian's golang-go)"
+else
+test-go: lib emulator
+	$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix
+	@unformatted=$$($$($(GO) env GOROOT)/bin/gofmt -l bindings/go); \
+	    if [ -n "$$unformatted" ]; then echo "test-go: not gofmt-formatted: $$unformatted"; exit 1; fi
+	cd bindings/go && $(GO_ENV) $(GO) vet ./...
+	cd bindings/go && $(GO_ENV) NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(GO) test $(GO_TEST_FLAGS) -count=1 ./...
+	@rm -rf $(NA_TMP)/go-cache $(NA_TMP)/go-path
+endif
+
 # The flow tests start the emulator executable, so it is built first.
 test-swift: emulator
 	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(SWIFT) test
@@ -105,8 +147,10 @@ test-swift: emulator
 test-abi: check-symbols check-ldd test-c
 
 # A client nobody here wrote (MSAL for Python) against the emulator in --tls mode.
-test-interop: emulator
-	env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE NATIVEAUTH_EMULATOR=$(EMULATOR) $(PYTHON) -m pytest -q Tests/interop
+# The file token cache shared with MSAL for Python, across processes and kill -9 (test_file_cache.py).
+test-interop: lib emulator
+	env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE NATIVEAUTH_EMULATOR=$(EMULATOR) \
+	    NATIVEAUTH_LIBRARY=$(CURDIR)/$(RELEASE_SO) $(PYTHON) -m pytest -q Tests/interop
 
 # The emulator executable (debug build, shared with `swift test`).
 emulator:

@@ -2,7 +2,8 @@
 // NativeAuth — libnativeauth.so: Microsoft Entra External ID native authentication for C, Python and friends.
 //
 // Layering (dependencies point down only; README.md, "Design notes"):
-//   NativeAuthCABI  →  NativeAuthCore  →  NativeAuthJSON / NativeAuthHTTP / NativeAuthCrypto  →  C system libraries
+//   NativeAuthCABI  →  NativeAuthCache  →  NativeAuthCore  →  NativeAuthJSON / NativeAuthHTTP / NativeAuthCrypto  →
+//   C system libraries
 import PackageDescription
 
 let package = Package(
@@ -31,9 +32,13 @@ let package = Package(
         .target(name: "NativeAuthCrypto", dependencies: ["COpenSSL", "NativeAuthJSON"]),
         .target(name: "NativeAuthHTTP", dependencies: ["CCurl", "COpenSSL", "NativeAuthCrypto"]),
         .target(name: "NativeAuthCore", dependencies: ["NativeAuthJSON", "NativeAuthCrypto", "NativeAuthHTTP"]),
+        // The persistent token cache: MSAL's unified cache format in a locked, atomically replaced file.
+        .target(name: "NativeAuthCache", dependencies: ["NativeAuthCore", "NativeAuthJSON", "NativeAuthCrypto"]),
         .target(
             name: "NativeAuthCABI",
-            dependencies: ["NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "CNativeAuthHeader"],
+            dependencies: [
+                "NativeAuthCore", "NativeAuthCache", "NativeAuthJSON", "NativeAuthHTTP", "CNativeAuthHeader",
+            ],
             exclude: ["nativeauth.map"]
         ),
 
@@ -71,9 +76,14 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "NativeAuthCacheTests",
+            dependencies: ["NativeAuthCache", "NativeAuthCore", "NativeAuthJSON", "NativeAuthCrypto"]
+        ),
+        .testTarget(
             name: "NativeAuthCABITests",
             dependencies: [
                 "NativeAuthCABI", "NativeAuthJSON", "NativeAuthCore", "CNativeAuthHeader", "NativeAuthTestSupport",
+                "NativeAuthCrypto",
             ]
         ),
         // The library's flows through the C ABI, against the emulator executable in its own process.

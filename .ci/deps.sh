@@ -2,7 +2,10 @@
 # Installs what building and testing NativeAuth needs on a fresh Debian/Ubuntu machine with Swift 6 already
 # present. Idempotent: packages already installed are not fetched again.
 set -euo pipefail
-apt_packages=(libjansson-dev libcurl4-openssl-dev libssl-dev pkg-config valgrind make gcc binutils)
+# chromium + chromium-driver: the browser sign-in test drives a real Chromium (headless, offline) with Selenium.
+# golang-go: the Go binding (bindings/go, make test-go; Debian's Go, no modules downloaded).
+apt_packages=(libjansson-dev libcurl4-openssl-dev libssl-dev pkg-config valgrind make gcc binutils chromium
+              chromium-driver golang-go)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -16,9 +19,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 # Python packages for the interop tests (MSAL for Python is the independent client) and the bindings' tests.
 pip_install() { PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check "$@"; }
-if ! python3 -c "import pytest, msal, requests" 2>/dev/null; then
+if ! python3 -c "import pytest, msal, requests, selenium" 2>/dev/null; then
     # A Debian-managed Python refuses user installs (PEP 668); these are test-only packages, so allow it there.
-    pip_install pytest msal requests || pip_install --break-system-packages pytest msal requests
+    pip_install pytest msal requests selenium || pip_install --break-system-packages pytest msal requests selenium
 fi
 command -v swift >/dev/null || { echo "deps: Swift 6 is required (https://www.swift.org/install/linux/)"; exit 1; }
 echo "deps: ok ($(swift --version 2>&1 | head -1))"

@@ -28,8 +28,10 @@ class Emulator:
 
     def control(self, method: str, path: str, body: dict | None = None) -> dict:
         data = json.dumps(body).encode() if body is not None else None
+        # Every control needs the ready document's control_token.
         req = urllib.request.Request(self.base + "/_emulator/" + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json",
+                                              "X-Emulator-Token": self.ready["control_token"]})
         context = ssl.create_default_context(cafile=self.ready["ca_file"]) if "ca_file" in self.ready else None
         try:
             with urllib.request.urlopen(req, timeout=10, context=context) as r:

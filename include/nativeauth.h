@@ -16,17 +16,23 @@
  *       {"v":1,"error":{"code":"<stable code>","message":"<English sentence>", ...}}
  *   "code" is a stable string to branch on (listed in docs/errors.md); "message" is for people and may
  *   change. When the error came from a server answer, "error" also holds
- *       "server":{"error":…,"suberror":…,"error_codes":[…],"correlation_id":…,"trace_id":…,"http_status":…}
+ *       "server":{"error":…,"suberror":…,"error_codes":[…],"correlation_id":…,"trace_id":…,"http_status":…,
+ *                 "retry_after":… (the Retry-After header of a 429/503, as sent)}
  *   and, for argument errors, "field" names the offending member ("cache.path", "scopes[2]").
  *   Any call may answer invalid_argument, invalid_handle, out_of_memory or internal; every call that talks to the
- *   server may also answer network, timeout, tls or server. The "Errors" of each call below list the others.
+ *   server may also answer network, timeout, tls, server or throttled. With a file cache, every call that changes
+ *   the cache (a sign-in, a flow step that signs in, a refresh, a sign-out) may answer NA_ESTORAGE
+ *   (cache_unreadable, cache_write_failed, cache_insecure, cache_key_invalid) after its change took effect in
+ *   memory. The "Errors" of each call below list the others.
  *   A step that needs more input from the user is a result (a "status"), never an error.
  *   Messages and logs never contain passwords, one-time codes, continuation tokens or tokens.
  *
  * Memory.  Every char * the library hands out is freed with na_string_free() — never free(). Every const char *
  *   it returns is static and must not be freed. The library never keeps pointers passed in after a call returns.
  *
- * Handles.  A na_client is opaque. A handle that was freed (or never valid) is detected: calls answer NA_EINVAL
+ * Handles.  A na_client is opaque, and not an address: never dereference it (runtimes whose garbage collector
+ *   inspects pointers should hold it as an integer, e.g. uintptr_t). A handle that was freed (or never valid) is
+ *   detected: calls answer NA_EINVAL
  *   with code "invalid_handle" instead of crashing. A handle's value is never reused for another client (its slot
  *   is recycled only under a new 40-bit generation). Finding the client takes no lock.
  *
@@ -38,7 +44,15 @@
  *   host process; each is answered with an error document.
  *
  * Security.  TLS peer and host verification are always on (TLS 1.2 or newer). Only https is allowed, plus plain
- *   http to loopback hosts (localhost, 127.0.0.0/8, [::1]) for local emulators. Redirects are never followed.
+ *   http to exactly localhost, 127.0.0.1 and [::1] (local emulators), which never go through a proxy; other hosts
+ *   follow the environment's proxy settings (http_proxy, NO_PROXY, …) untouched. Redirects are never followed.
+ *   A request carrying a password, a code, a continuation token or a refresh token is never sent twice where the
+ *   server may have seen it (no resend after a timeout or a connection broken mid-answer); see SECURITY.md.
+ *
+ * Correlation.  All requests of one flow carry one client-request-id (a UUID); an independent call uses a fresh
+ *   one. na_sign_in, na_sign_up, na_reset_password, na_get_access_token and na_call_api accept
+ *   "correlation_id": "<UUID>" to choose it. Errors from a server answer carry it as server.correlation_id, and the
+ *   log callback receives it.
  * ---------------------------------------------------------------------------------------------------------------
  */
 #ifndef NATIVEAUTH_H
@@ -73,21 +87,25 @@ enum {
     NA_OK           =  0, /* success; *out_json holds the result                                              */
     NA_EINVAL       = -1, /* bad argument, request document or handle, an unsupported option, or configuration the
                              server refused. codes: invalid_argument, invalid_handle, not_supported, invalid_scope,
-                             invalid_client                                                                      */
+                             invalid_client, account_required                                                    */
     NA_EAUTH        = -2, /* the user's input was refused. codes: invalid_username, user_not_found,
                              invalid_credentials, invalid_code, invalid_password, user_already_exists,
                              attributes_invalid, user_has_no_password, invalid_contact, contact_blocked,
-                             auth_method_blocked                                                                */
+                             auth_method_blocked, access_denied                                                  */
     NA_ENOTFOUND    = -3, /* nothing to act on. codes: no_account                                                 */
     NA_EINTERACTION = -4, /* the user must act. codes: browser_required, interaction_required,
-                             refresh_token_expired, password_change_required                                    */
+                             refresh_token_expired, password_change_required, browser_unavailable               */
     NA_ENETWORK     = -5, /* no usable answer. codes: network, timeout, tls                                        */
-    NA_ESERVER      = -6, /* the server answered with an error or something unexpected. codes: server              */
-    NA_ESTATE       = -7, /* a flow is expired, finished, busy or at another step. codes: flow_expired, flow_invalid */
+    NA_ESERVER      = -6, /* the server answered with an error or something unexpected. codes: server, throttled,
+                             declined_scopes, password_reset_failed, id_token_invalid                           */
+    NA_ESTATE       = -7, /* a flow is expired, finished, busy, cancelled or at another step. codes: flow_expired,
+                             flow_invalid, cancelled                                                            */
     NA_ENOMEM       = -8, /* out of memory; *out_json is a static document that na_string_free() ignores.
                              codes: out_of_memory                                                               */
     NA_EINTERNAL    = -9, /* a bug in the library; please report it with the document. codes: internal           */
-    NA__LAST        = -10 /* never returned; marks the end of the list and moves as codes are appended         */
+    NA_ESTORAGE     = -10, /* the persistent token cache cannot be used or written. codes: cache_unreadable,
+                             cache_write_failed, cache_insecure, cache_key_invalid                              */
+    NA__LAST        = -11 /* never returned; marks the end of the list and moves as codes are appended         */
 };
 
 /* A short English description of a status code, e.g. "invalid argument" (static storage; never NULL:
@@ -113,14 +131,36 @@ typedef struct na_client na_client;
  *                        -- or "tenant_subdomain": "contoso", expanded to the authority above. Exactly one of the
  *                           two. "https://contoso.ciamlogin.com" (no path) is rewritten the same way. The
  *                           authority is normalised: lowercase scheme/host, no trailing slash; a query is refused.
+ *     "authority_type": "ciam",                 optional: "ciam" (Entra External ID; the default), "aad" (Entra
+ *                                               workforce; the default for login.microsoftonline.com), or "oidc":
+ *                                               any OpenID Connect provider — the authority is its issuer (a bare
+ *                                               origin is allowed), discovery is <authority>/.well-known/openid-
+ *                                               configuration and its "issuer" must equal the authority; browser
+ *                                               and device-code sign-in only (native-auth calls answer
+ *                                               "not_supported"); no client_info; accounts are keyed by (iss, sub)
  *     "client_id": "00001111-aaaa-2222-bbbb-3333cccc4444",          required; 1-256 printable ASCII characters
  *     "challenge_types": ["password", "oob"],   optional, default both; "redirect" is always added
  *     "capabilities": ["mfa_required", "registration_required"],   optional, default none
- *     "redirect_uri": "http://localhost",       optional; used by the browser flows
+ *     "redirect_uri": "http://localhost",       optional; the browser sign-in's redirect URI. Default
+ *                                               http://localhost (Entra) or http://127.0.0.1 (oidc). A loopback
+ *                                               http URI gets a listener on 127.0.0.1 and, without a port, an
+ *                                               ephemeral port (RFC 8252); a path is kept. Any other URI (myapp://
+ *                                               auth) has no listener: the app captures the redirect itself
+ *     "post_logout_redirect_uri": "http://localhost/signed-out",   optional; sent with the end-session URL
+ *     "browser_command": "firefox --new-window", optional; opens URLs when no browser callback is set (the URL is
+ *                                               appended, or replaces %s; no shell). Then $BROWSER, then xdg-open
  *     "connect_timeout_ms": 10000,              optional, 1..600000, default 10000
  *     "request_timeout_ms": 30000,              optional, 1..600000, default 30000 (whole request)
- *     "cache": {"type": "memory"},              optional, default memory. {"type":"file","path":"/abs/path"} is
- *                                               recognised but answered "not_supported" in this version.
+ *     "retry_after_max_s": 10,                  optional, 0..300, default 10: a 429/503 with a Retry-After (seconds
+ *                                               or HTTP-date) up to this long is waited out and retried once; a
+ *                                               longer one answers "throttled" with "retry_after_s"
+ *     "cache": {"type": "memory"},              optional, default memory (tokens live as long as the client).
+ *                        -- or {"type": "file", "path"?: "/abs/path.json", "encryption_key"?: "<base64 of 32 bytes>"}
+ *                           (just {"path": …} also means a file): tokens are kept in that file in MSAL's unified
+ *                           token cache format — the JSON MSAL for Python's SerializableTokenCache reads and writes —
+ *                           so this library in other programs, MSAL for Python and msal-extensions share one
+ *                           sign-in. Without "path": $XDG_CACHE_HOME/nativeauth/token_cache.json, else
+ *                           $HOME/.cache/nativeauth/token_cache.json. See "The file cache" below.
  *     "log_level": "off",                       optional: off (default), error, warning, info, verbose
  *     "ca_bundle": "/etc/ssl/certs/ca-certificates.crt"
  *                        -- optional CA file used to verify servers. Precedence: this setting, then the
@@ -130,8 +170,40 @@ typedef struct na_client na_client;
  * out_error_json: may be NULL. On failure receives an error document (free it with na_string_free); on success
  *   it is set to NULL.
  *
- * Returns NA_OK, NA_EINVAL (with "field" naming the bad member), or NA_ENOMEM.
- * Creating a client does no network I/O. */
+ * Returns NA_OK, NA_EINVAL (with "field" naming the bad member), NA_ESTORAGE (a file cache that must not be used:
+ * cache_insecure, cache_key_invalid), or NA_ENOMEM.
+ * Creating a client does no network I/O (a file cache is read).
+ *
+ * The file cache.
+ *   Format: MSAL's unified cache, exactly as MSAL for Python 1.39 writes it: top-level "AccessToken",
+ *   "RefreshToken", "IdToken", "Account", "AppMetadata"; keys lower-cased ("<home_account_id>-<environment>-
+ *   accesstoken-<client_id>-<realm>-<target>", …); "environment" the authority's host (no port), "realm" the tenant
+ *   segment of the OIDC discovery token_endpoint; "target" the granted scopes sorted and space-joined;
+ *   timestamps as strings of epoch seconds. This client's entries (its client_id and environment) are its accounts;
+ *   everything else in the file (other apps, other SDKs' fields and sections) is written back byte for byte. The
+ *   library adds one field of its own, "nativeauth_sign_in_scopes", to its RefreshToken entries.
+ *   Safety: the directory is created 0700 and the file written 0600; every change is a read-modify-write under
+ *   flock(LOCK_EX) on "<path>.lockfile" (the lock file msal-extensions uses), written to a temporary file in the same
+ *   directory, fsync'd and renamed into place — two processes never lose each other's entries, and a process killed
+ *   at any point leaves a complete file. A cache hit never touches the file; a miss, an account lookup or a refresh
+ *   first checks the file's inode, size and modification time and reloads it if another process changed it. A
+ *   refresh-token rotation is written before the call returns. Refreshes in different processes are not
+ *   serialised (the service accepts a refresh token until it expires).
+ *   Refused (na_client_new answers NA_ESTORAGE): a file (or directory) owned by another user or writable by group or
+ *   others, or a symbolic link: cache_insecure; an encrypted file and no key, or the wrong key, or altered bytes:
+ *   cache_key_invalid — the file is never replaced. A file readable by others is used and rewritten 0600.
+ *   Corrupt (not a JSON object): kept aside as "<path>.corrupt-<epoch seconds>", reported once through the log
+ *   (warning), and read as empty. Unreadable (permissions, a directory in its place): the client starts empty.
+ *   A change that cannot be written (unreadable file, permissions, disk full, read-only file system, or a file that
+ *   became insecure or was re-keyed meanwhile) is kept in memory: the call that made it answers NA_ESTORAGE
+ *   (cache_unreadable, cache_write_failed, cache_insecure or cache_key_invalid) after taking effect, the client keeps
+ *   working from memory, and the next change that can be written writes it too. na_client_info reports the last
+ *   problem as "cache":{"problem":"<code>"}.
+ *   Encryption ("encryption_key"): AES-256-GCM through libcrypto. The file is then binary: "NACE", version 0x01,
+ *   an 8-byte key id (the first 8 bytes of SHA-256("nativeauth cache key id" || key)), a 12-byte random nonce (new
+ *   for every write), the ciphertext and the 16-byte tag; the first 25 bytes are authenticated too. An encrypted
+ *   file is readable only by this library with the key (MSAL for Python reads plain files only). A plain file found
+ *   when a key is configured is read and encrypted by the next write. */
 int na_client_new(const char *config_json, na_client **out_client, char **out_error_json);
 
 /* Frees a client and everything it holds (tokens are wiped). NULL-safe; freeing twice is detected and ignored. */
@@ -142,7 +214,9 @@ void na_client_free(na_client *client);
  * result: {"v":1,"version":"0.1.0","config":{"authority":…,"client_id":…,"challenge_types":["oob","password",
  *          "redirect"],"capabilities":[…],"connect_timeout_ms":…,"request_timeout_ms":…,"cache":{"type":"memory"},
  *          "log_level":…,"ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default","ca_bundle":…?,
- *          "redirect_uri":…?}} */
+ *          "authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,"browser_command":…?}}
+ * A file cache reports {"type":"file","path":…,"encrypted":bool,"problem"?:"<code of the last failure>"} (never
+ * the key). */
 int na_client_info(na_client *client, const char *request_json, char **out_json);
 
 /* ---- Native authentication: sign in, sign up, reset password ---------------------------------------------- */
@@ -152,7 +226,8 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  * used by one call at a time, ends when the flow completes or fails for good, and is forgotten after 15 idle
  * minutes (the server's own continuation tokens live about 10 minutes: "flow_expired").
  *
- * States ("status"), each with "v":1 and "flow_type" ("sign_in" | "sign_up" | "reset_password"):
+ * States ("status"), each with "v":1 and "flow_type" ("sign_in" | "sign_up" | "reset_password" | "interactive" |
+ * "device_code"):
  *   "signed_in"              {"account":{"username","home_account_id","tenant_id","environment","claims":{…}},
  *                             "token":{"access_token","token_type":"Bearer","scopes":[…],"expires_on":<unix s>,
  *                                      "from_cache":false}}
@@ -166,18 +241,28 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  *   "registration_required"  {"flow","methods":[{"id","channel","login_hint","challenge_type"}]}
  *                                                                          → register_method
  *   "sign_up_completed"      {"flow"}                                      → sign_in
+ *                            (no "flow" when the server completed the sign-up without allowing an automatic
+ *                            sign-in — MSAL iOS reads it the same way: the app then calls na_sign_in)
  *   "password_reset_completed" {"flow"}                                    → sign_in
+ *   "browser_pending"        {"flow","authorization_url","redirect_uri","expires_in"}   → wait | submit_redirect
+ *   "device_code_required"   {"flow","user_code","verification_uri","verification_uri_complete"?,"expires_in",
+ *                             "interval","message"}                       → wait
  *
  * Errors with a "flow" member leave the flow usable (retry: invalid_code, invalid_password, invalid_credentials,
  * attributes_invalid, invalid_contact, contact_blocked, network, timeout, server). Client-side checks (an empty
- * username, password or code) answer without a network call.
+ * username, password or code) answer without a network call. A step the server finished part of keeps that part:
+ * when the token request after a successful strong-auth registration fails, the flow waits for "sign_in", which
+ * repeats only the token request. The ID token of a sign-in is checked ("aud" is the client id, "iss" has the host
+ * and tenant of the OIDC discovery issuer, "exp"/"nbf" with 5 minutes of skew; "id_token_invalid" otherwise) —
+ * not its signature: it came over verified TLS straight from the token endpoint. OIDC discovery is fetched once
+ * per client, at the first sign-in.
  *
  * Sign-in.  request {"username", "password"?, "scopes"?:[…], "claims"?:{…}}. Sends `scope` = scopes + openid
  *   profile offline_access. Without a password the answer is "password_required" (password accounts) or
  *   "code_required" (email one-time-passcode accounts; a given password is then ignored, as MSAL does).
  *   Errors: invalid_username, invalid_password (an empty password), user_not_found, invalid_credentials (with a
  *   "flow" to retry the password), password_change_required, browser_required, invalid_client, invalid_scope,
- *   flow_expired, flow_invalid. */
+ *   declined_scopes, id_token_invalid, flow_expired, flow_invalid, cancelled (signed out during the call). */
 int na_sign_in(na_client *client, const char *request_json, char **out_json);
 
 /* Sign-up.  request {"username", "password"?, "attributes"?:{"displayName":"Ann", "city":"Oslo", …}}.
@@ -190,7 +275,11 @@ int na_sign_in(na_client *client, const char *request_json, char **out_json);
 int na_sign_up(na_client *client, const char *request_json, char **out_json);
 
 /* Password reset.  request {"username"}. Answers "code_required", then "password_required" (the new password), then
- *   — after the library polls the server's completion endpoint — "password_reset_completed".
+ *   — after the library polls the server's completion endpoint — "password_reset_completed". Polling follows the
+ *   server's poll_interval (0 or absent: 2 s; at most 10 s) while it answers in_progress or not_started, for at
+ *   most 300 s; "failed" ends the flow with password_reset_failed; a password-policy error during polling
+ *   (invalid_password) leaves the flow waiting for another password; a cancel from another thread ends the wait
+ *   with "cancelled".
  *   Errors: invalid_username, user_not_found, user_has_no_password, browser_required, invalid_client,
  *   flow_expired, flow_invalid (the code and the new password are checked by na_flow_submit). */
 int na_reset_password(na_client *client, const char *request_json, char **out_json);
@@ -205,28 +294,106 @@ int na_reset_password(na_client *client, const char *request_json, char **out_js
  *   "register_method"    {"contact", "method_id"?} registration: the email address to register; answers
  *                                                 "code_required", or "signed_in" when the contact needs no
  *                                                 verification (it is the sign-in address)
- *   "sign_in"            {"scopes"?, "claims"?}   after "sign_up_completed" or "password_reset_completed"
- *   "cancel"             {}                       forgets the flow; answers {"v":1,"status":"cancelled"}
+ *   "sign_in"            {"scopes"?, "claims"?}   after "sign_up_completed" or "password_reset_completed" (or to
+ *                                                 retry the token request after a registration, see above)
+ *   "wait"               {"timeout_ms"?}          browser sign-in: serves the loopback listener until the redirect
+ *                                                 with this sign-in's "state" arrives → "signed_in"; device code:
+ *                                                 polls at "interval" (+5 s per slow_down) → "signed_in". When
+ *                                                 timeout_ms (default 300000 / 900000) passes first: the same
+ *                                                 pending state again, flow intact. At the sign-in's own expiry:
+ *                                                 "timeout" (browser) or "flow_expired" (device code), flow ended
+ *   "submit_redirect"    {"redirect_url"}         browser sign-in: the redirect as the app received it (its own
+ *                                                 web view or URI scheme handler); must be the flow's redirect_uri
+ *   "cancel"             {}                       forgets the flow; answers {"v":1,"status":"cancelled"}. It may be
+ *                                                 sent from another thread while a call waits on the flow (reset
+ *                                                 polling, "wait"): that call answers NA_ESTATE "cancelled"
+ *                                                 promptly, nothing it finishes afterwards revives the flow, and a
+ *                                                 browser sign-in's listening socket is closed
  * An action the flow is not waiting for answers NA_ESTATE "flow_invalid" with "expected":<action> and leaves the
  * flow as it was. Unknown or finished flows: "flow_invalid"; expired ones: "flow_expired".
  * Errors: invalid_code, invalid_password, invalid_credentials, attributes_invalid, user_already_exists,
  *   invalid_contact, contact_blocked, auth_method_blocked, password_change_required, browser_required, invalid_scope,
- *   flow_expired, flow_invalid. */
+ *   declined_scopes, id_token_invalid, password_reset_failed, flow_expired, flow_invalid, cancelled, access_denied,
+ *   interaction_required, timeout. */
 int na_flow_submit(na_client *client, const char *request_json, char **out_json);
+
+/* ---- Browser sign-in and device code --------------------------------------------------------------------- */
+
+/* A browser callback: opens url (valid during the call only) in a browser and returns 0, or non-zero when it
+ * cannot. It is called on the thread of the sign-in (or sign-out) call and must return without waiting for the
+ * sign-in: the library serves the redirect only after it returns. */
+typedef int (*na_browser_fn)(const char *url, void *user_data);
+
+/* Sets (or, with fn NULL, removes) the client's browser callback. Without one, URLs are opened with the
+ * configured "browser_command", else $BROWSER, else xdg-open. Returns NA_OK or NA_EINVAL (bad handle). */
+int na_client_set_browser_callback(na_client *client, na_browser_fn fn, void *user_data);
+
+/* Signs a user in through the browser (authorization code + PKCE S256, RFC 8252 loopback redirect), as MSAL's
+ * interactive sign-in.  request {"scopes"?:[…], "login_hint"?, "prompt"?: "select_account"|"login"|"consent"|
+ * "none"|"create", "domain_hint"?, "claims"?:{…}, "extra_query_parameters"?:{"name":"value"}, "response_mode"?:
+ * "query"|"form_post", "browser"?: "system"|"none", "timeout_ms"?: 300000, "correlation_id"?} (NULL: {}).
+ * The authorize URL comes from OIDC discovery: response_type=code, client_id, redirect_uri, scope (scopes + openid
+ * profile offline_access), state, nonce, code_challenge (S256), client_info=1 (Entra), and the options (the
+ * extra parameters may not replace these). The listener accepts only its redirect path with this sign-in's
+ * "state"; other requests get an error page and the wait goes on. The code is redeemed with the verifier and the
+ * ID token is checked — signature (RS256) against the discovery jwks_uri keys, "iss", "aud", "exp"/"nbf" with 5
+ * minutes of skew, "nonce" — before the account and tokens are cached (a sign-in adds or replaces that user's
+ * account). A provider that advertises RFC 9207 must send "iss" on the redirect, and a present "iss" must be its.
+ * "browser":"system" (default) opens the URL with the browser callback (else browser_command, $BROWSER,
+ * xdg-open) and waits up to timeout_ms: the answer is "signed_in" with "flow_type":"interactive".
+ * "browser":"none" opens nothing and answers "browser_pending"; continue with na_flow_submit "wait" or
+ * "submit_redirect" (an app that must be able to cancel uses this; cancel from another thread). A redirect URI
+ * that is not loopback http has no listener: "browser":"none" and submit_redirect only.
+ * The redirect's "error": access_denied → access_denied; interaction_required, login_required, consent_required →
+ * interaction_required; others → server with "server":{"error"}.
+ * Errors: browser_unavailable (NA_EINTERACTION; the error carries the URL to show), access_denied,
+ * interaction_required, id_token_invalid, timeout, cancelled, invalid_scope, declined_scopes, network, server. */
+int na_sign_in_interactive(na_client *client, const char *request_json, char **out_json);
+
+/* Signs a user in on a machine without a browser (RFC 8628 device authorization grant).  request {"scopes"?:[…],
+ * "correlation_id"?} (NULL: {}). Uses discovery's device_authorization_endpoint and answers
+ * "device_code_required" with "user_code", "verification_uri" (as the server sent it), "verification_uri_complete"?,
+ * "expires_in", "interval" and "message" (the server's, else composed from the URI and the code). Continue with
+ * na_flow_submit "wait", which polls and answers "signed_in", or "device_code_required" again at its own
+ * timeout_ms. When the token answer has no ID token, the account comes from the userinfo_endpoint.
+ * Errors: not_supported (the provider has no device endpoint), access_denied (the user refused), flow_expired (the
+ * code expired), cancelled, network, server. */
+int na_sign_in_device_code(na_client *client, const char *request_json, char **out_json);
 
 /* ---- Tokens, APIs, account, sign-out ------------------------------------------------------------------------ */
 
-/* An access token for scopes.  request {"scopes":[…] (required), "force_refresh"?:false, "claims"?:{…}}
- * result {"v":1,"access_token","token_type":"Bearer","scopes":[…],"expires_on":<unix s>,"from_cache":bool}
- * A cached token whose scopes include the request and that is not within 5 minutes of expiry (half its lifetime
- * for tokens shorter than 10 minutes) is served without a network call; past the server's "refresh_in" the library
- * refreshes early and still serves the cached token if that refresh fails. Otherwise one refresh-token request
- * (to the token_endpoint of OIDC discovery, fetched once per client and required to be on the authority's origin).
+/* An access token for scopes.  request {"scopes"?:[…], "force_refresh"?:false, "claims"?:{…}, "correlation_id"?,
+ * "account"?} result {"v":1,"access_token","token_type":"Bearer","scopes":[…],"expires_on":<unix s>,"from_cache":bool}
+ * "account" names the account (its "home_account_id", or its username in any case); without it the only signed-in
+ * account is meant: none answers "no_account", several answer "account_required" with "accounts" listing them. The
+ * cache holds any number of accounts; each is renewed the same way, whichever flow signed it in.
+ * Without "scopes" (or with an empty list, or OIDC scopes only — openid, profile, offline_access, email) the answer
+ * is the token for the sign-in's own scopes, as MSAL iOS's native-auth getAccessToken() without scopes; a request for
+ * OIDC scopes only is never matched against a token cached later for some API.
+ * A cached token whose scopes include the request is served without a network call while more than 5 minutes of
+ * its lifetime remain — MSAL's fixed expiry buffer (MSAL's common core MSIDAccessToken: s_expirationBuffer = 300;
+ * MSAL Python: expires_on - now < 5*60 means expired), so a token issued for 5 minutes or less is never served from
+ * the cache. Lifetimes ("expires_in", "ext_expires_in", "refresh_in") may come as numbers or numeric strings and are
+ * clamped to a year; a missing, zero, negative or non-numeric "expires_in" is refused ("server"). Past the server's
+ * "refresh_in" the library refreshes early and still serves the cached token if that refresh fails; while the server
+ * is unavailable (no connection, timeout, 5xx, throttled) a token past its expiry is served until its
+ * "ext_expires_in". Otherwise one refresh-token request goes to the token_endpoint of OIDC discovery (fetched once
+ * per client and required to be on the authority's origin), or — when discovery is unavailable — to the authority's
+ * own /oauth2/v2.0/token. When the server grants fewer scopes than asked, the token is cached under what it granted
+ * and the answer is "declined_scopes" with "declined" and "granted" lists (MSAL iOS's declined-scopes error).
+ * The refresh token is dropped only when the server says it is dead: invalid_grant with suberror bad_token (as MSAL
+ * iOS and Android), expired_refresh_token, or AADSTS 700082, 70008, 700084, 50173. Consent or MFA demanded for one
+ * scope set (interaction_required) leaves the user signed in for the others; network errors, 5xx and 429 never
+ * touch it.
  * Concurrent calls share one refresh: only one refresh runs per client at a time, callers asking for the same
  * scopes wait for it and share its result, and the rotated refresh token replaces the old one atomically, so a
  * refresh token is never presented twice. A new token replaces cached tokens whose scopes overlap it (MSAL's rule).
- * Errors: no_account (NA_ENOTFOUND), interaction_required and refresh_token_expired (NA_EINTERACTION: sign in again;
- * the dead refresh token is dropped), password_change_required, browser_required, invalid_scope. */
+ * Interaction errors carry "login_hint" (the account's, for na_sign_in_interactive) and, when the server sent a
+ * claims challenge, "claims" — a string holding the challenge's JSON; pass it back as is as the "claims" of
+ * na_sign_in_interactive (requests take "claims" as an object or as a string holding one).
+ * Errors: no_account (NA_ENOTFOUND), account_required, interaction_required and refresh_token_expired
+ * (NA_EINTERACTION: sign in again; the dead refresh token is dropped), password_change_required, browser_required,
+ * invalid_scope, declined_scopes, cache_write_failed (a rotated refresh token could not be written). */
 int na_get_access_token(na_client *client, const char *request_json, char **out_json);
 
 /* Calls an API with a bearer token.  request {"url", "method"?:"GET", "headers"?:{"name":"value"}, "body"?: string
@@ -234,17 +401,35 @@ int na_get_access_token(na_client *client, const char *request_json, char **out_
  * result {"v":1,"status":200,"headers":{"content-type":…},"body": parsed JSON | text} ("body_base64" for binary).
  * The token comes from na_get_access_token's logic. On 401 with WWW-Authenticate error="invalid_token" the library
  * refreshes once and retries once. An HTTP error status from the API is a result (NA_OK), not a library error.
- * Tokens are only sent over https, or http to loopback hosts; the request may not set Authorization itself.
+ * Tokens are only sent over https, or http to localhost, 127.0.0.1 or [::1]. The request may not set Authorization,
+ * nor the headers that frame or route it (Content-Length, Transfer-Encoding, Host, Connection, Keep-Alive, Upgrade,
+ * TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header values may not contain CR, LF or NUL; TRACE
+ * and CONNECT are refused ("invalid_argument" with "field"). A JSON body nested deeper than 64 levels comes back as
+ * text with "body_too_deep": true. "scopes", "account" and "correlation_id" as for na_get_access_token.
  * Errors: as na_get_access_token. */
 int na_call_api(na_client *client, const char *request_json, char **out_json);
 
-/* The signed-in account.  request {} or {"include_id_token":true} (NULL is read as {}).
+/* A signed-in account.  request {"account"?, "include_id_token"?:false} (NULL is read as {}).
  * result {"v":1,"account":{"username","home_account_id":"<uid>.<utid>","tenant_id","environment",
- *         "claims":{…ID token claims…},"id_token"?}}.  Error: no_account (NA_ENOTFOUND). */
+ *         "claims":{…ID token claims…},"id_token"?}}.  "account" as for na_get_access_token.
+ * Errors: no_account (NA_ENOTFOUND), account_required. */
 int na_get_account(na_client *client, const char *request_json, char **out_json);
 
-/* Signs out: forgets the account, its tokens and open flows (local, as MSAL's native sign-out; idempotent).
- * request {} (NULL is read as {}). result {"v":1,"status":"signed_out","was_signed_in":bool}. */
+/* Every signed-in account, ordered by username.  request {"include_id_token"?:false} (NULL is read as {}).
+ * result {"v":1,"accounts":[{account as na_get_account}…]} (an empty list when nobody is signed in). */
+int na_get_accounts(na_client *client, const char *request_json, char **out_json);
+
+/* Signs out: forgets an account's tokens, locally as MSAL's native sign-out.  request {"account"?, "all"?:false,
+ * "browser"?: "none"|"system"} (NULL is read as {}). Without "account" the only account is signed out; with "all"
+ * every account. With "all", or when no account is left, open flows are cancelled too. Signing out when nobody is
+ * signed in is not an error. A call in flight for the account (a sign-in or refresh) stores nothing afterwards.
+ * When one account was signed out and the provider has an end_session_endpoint, the result carries
+ * "end_session_url" (with id_token_hint, post_logout_redirect_uri when configured, client_id, and on Entra
+ * logout_hint from the ID token's login_hint claim); "browser":"system" opens it too ("browser_opened").
+ * result {"v":1,"status":"signed_out","was_signed_in":bool,"accounts":["<home_account_id>"…],"end_session_url"?,
+ *         "browser_opened"?}.
+ * Errors: no_account (an "account" that is not signed in), account_required (several accounts, no "account", no
+ * "all"), cache_write_failed (signed out in memory, but the file still holds the account). */
 int na_sign_out(na_client *client, const char *request_json, char **out_json);
 
 /* ---- Logging --------------------------------------------------------------------------------------------- */

@@ -142,7 +142,7 @@ struct conn { natls_proxy *proxy; int fd; };
 static void *serve_conn(void *arg) {
     struct conn *c = arg;
     natls_proxy *p = c->proxy;
-    int fd = c->fd, be = -1;
+    int fd = c->fd, be = -1, reset = 0;
     SSL *ssl = NULL;
     char buf[16384];
     struct sockaddr_in addr;
@@ -197,15 +197,19 @@ static void *serve_conn(void *arg) {
         }
         if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
             ssize_t r = recv(be, buf, sizeof buf, 0);
+            if (r < 0 && errno == ECONNRESET) reset = 1;  /* the backend reset: pass the reset on */
             if (r <= 0) break;
             if (SSL_write(ssl, buf, (int)r) != (int)r) break;
         }
     }
 done:
-    if (ssl) {
+    if (reset) {  /* no close_notify; SO_LINGER 0 makes close() send a TCP RST */
+        struct linger l = {1, 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    } else if (ssl) {
         SSL_shutdown(ssl);
-        SSL_free(ssl);
     }
+    if (ssl) SSL_free(ssl);
     if (be >= 0) close(be);
     close(fd);
     ERR_clear_error();

@@ -32,8 +32,12 @@ func decodeDocument(_ ptr: UnsafePointer<CChar>?, name: String, nullIsEmpty: Boo
         guard n <= maxRequestBytes else {
             throw .invalidArgument("\(name) is larger than \(maxRequestBytes) bytes")
         }
+        let text = UnsafeRawBufferPointer(start: ptr, count: n)
+        guard !JSONDepth.exceeds(text) else {
+            throw .invalidArgument("\(name) nests deeper than \(JSONDepth.limit) levels")
+        }
         do {
-            document = try JSONDocument(bytes: UnsafeRawBufferPointer(start: ptr, count: n))
+            document = try JSONDocument(bytes: text)
         } catch {
             throw .invalidArgument("\(name) is not valid JSON: \(error.description)")
         }

@@ -2,6 +2,7 @@
 // holds no logic of its own. Every function here must be `public` (a non-public @_cdecl silently vanishes from a
 // release .so), and HeaderConformance.swift checks each one against its prototype in the header.
 internal import Glibc
+import NativeAuthCache
 import NativeAuthCore
 import NativeAuthJSON
 
@@ -64,7 +65,7 @@ public func na_client_free(_ handle: OpaquePointer?) {
 public func na_client_info(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
     operation(handle, request, out, nullRequestIsEmpty: true) { c, _ in
         c.logger.log(.verbose, "na_client_info")
-        return .document(ClientFactory.info(c.configuration))
+        return .document(ClientFactory.info(c.configuration, store: c.store as? FileTokenStore))
     }
 }
 
@@ -108,6 +109,30 @@ struct HostLogCallback: @unchecked Sendable {
     }
 }
 
+/// The host's browser callback: opens a URL, answers 0 when it did.
+public typealias NABrowserFunction = @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Int32
+
+@_cdecl("na_client_set_browser_callback")
+public func na_client_set_browser_callback(
+    _ handle: OpaquePointer?,
+    _ fn: NABrowserFunction?,
+    _ userData: UnsafeMutableRawPointer?
+) -> Int32 {
+    let launcher: (any BrowserLauncher)? = fn.map { HostBrowserCallback(fn: $0, userData: userData) }
+    let done: Void? = handles.withClient(handle) { c in c.setBrowserLauncher(launcher) }
+    return done == nil ? NAStatus.invalidArgument.rawValue : NAStatus.ok.rawValue
+}
+
+/// The host's browser callback and its user data (called on the thread of the sign-in call).
+struct HostBrowserCallback: BrowserLauncher, @unchecked Sendable {
+    let fn: NABrowserFunction
+    let userData: UnsafeMutableRawPointer?
+
+    func open(_ url: String) -> Bool {
+        url.withCString { fn($0, userData) } == 0
+    }
+}
+
 // MARK: - Native authentication
 
 @_cdecl("na_sign_in")
@@ -131,12 +156,36 @@ public func na_reset_password(_ handle: OpaquePointer?, _ request: UnsafePointer
     }
 }
 
+// MARK: - Browser and device code
+
+@_cdecl("na_sign_in_interactive")
+public func na_sign_in_interactive(
+    _ handle: OpaquePointer?,
+    _ request: UnsafePointer<CChar>?,
+    _ out: OutString?
+) -> Int32 {
+    operation(handle, request, out, nullRequestIsEmpty: true) { c, f throws(NativeAuthError) in
+        .document(Encode.flow(try c.signInInteractive(Decode.interactive(f))))
+    }
+}
+
+@_cdecl("na_sign_in_device_code")
+public func na_sign_in_device_code(
+    _ handle: OpaquePointer?,
+    _ request: UnsafePointer<CChar>?,
+    _ out: OutString?
+) -> Int32 {
+    operation(handle, request, out, nullRequestIsEmpty: true) { c, f throws(NativeAuthError) in
+        .document(Encode.flow(try c.signInDeviceCode(Decode.deviceCode(f))))
+    }
+}
+
 @_cdecl("na_flow_submit")
 public func na_flow_submit(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
     operation(handle, request, out) { c, f throws(NativeAuthError) in
         let flow: FlowID
         let action: FlowAction?
-        do { (flow, action) = try Decode.flowAction(f) } catch {
+        do throws(NativeAuthError) { (flow, action) = try Decode.flowAction(f) } catch {
             throw error.flow.map { c.refused(error, flow: $0) } ?? error
         }
         guard let action else {
@@ -176,13 +225,24 @@ public func na_call_api(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar
 public func na_get_account(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
     operation(handle, request, out, nullRequestIsEmpty: true) { c, f throws(NativeAuthError) in
         let include = try Decode.includeIDToken(f)
-        return .document(Encode.accountResult(try c.account(), includeIDToken: include))
+        return .document(Encode.accountResult(try c.account(Decode.accountSelection(f)), includeIDToken: include))
+    }
+}
+
+@_cdecl("na_get_accounts")
+public func na_get_accounts(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
+    operation(handle, request, out, nullRequestIsEmpty: true) { c, f throws(NativeAuthError) in
+        let include = try Decode.includeIDToken(f)
+        return .document(Encode.accounts(c.accounts(), includeIDToken: include))
     }
 }
 
 @_cdecl("na_sign_out")
 public func na_sign_out(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
-    operation(handle, request, out, nullRequestIsEmpty: true) { c, _ in
-        .document(Encode.signedOut(wasSignedIn: c.signOut()))
+    operation(handle, request, out, nullRequestIsEmpty: true) { c, f throws(NativeAuthError) in
+        let result = try c.signOut(Decode.signOut(f))
+        // Signed out in memory, but the cache file still holds the account: the app must know.
+        if let failure = result.storeFailure { throw failure }
+        return .document(Encode.signedOut(result))
     }
 }

@@ -25,6 +25,9 @@ private func exportsMatchTheHeader() {
     typealias SetLog = (OpaquePointer?, Int32, na_log_fn?, UnsafeMutableRawPointer?) -> Int32
     let _: SetLog = CNativeAuthHeader.na_client_set_log_callback
     let _: SetLog = NativeAuthCABI.na_client_set_log_callback
+    typealias SetBrowser = (OpaquePointer?, na_browser_fn?, UnsafeMutableRawPointer?) -> Int32
+    let _: SetBrowser = CNativeAuthHeader.na_client_set_browser_callback
+    let _: SetBrowser = NativeAuthCABI.na_client_set_browser_callback
     let _: Op = CNativeAuthHeader.na_client_info
     let _: Op = NativeAuthCABI.na_client_info
     let _: Op = CNativeAuthHeader.na_sign_in
@@ -41,6 +44,12 @@ private func exportsMatchTheHeader() {
     let _: Op = NativeAuthCABI.na_call_api
     let _: Op = CNativeAuthHeader.na_get_account
     let _: Op = NativeAuthCABI.na_get_account
+    let _: Op = CNativeAuthHeader.na_get_accounts
+    let _: Op = NativeAuthCABI.na_get_accounts
+    let _: Op = CNativeAuthHeader.na_sign_in_interactive
+    let _: Op = NativeAuthCABI.na_sign_in_interactive
+    let _: Op = CNativeAuthHeader.na_sign_in_device_code
+    let _: Op = NativeAuthCABI.na_sign_in_device_code
     let _: Op = CNativeAuthHeader.na_sign_out
     let _: Op = NativeAuthCABI.na_sign_out
 }

@@ -9,7 +9,62 @@ enum Decode {
             username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
             password: fields { () throws(JSONFieldError) in try f.optionalString("password") },
             scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
-            claims: claims(f)
+            claims: claims(f),
+            correlationID: correlationID(f)
+        )
+    }
+
+    /// `account`: a `home_account_id` or a username.
+    static func account(_ f: Fields) throws(NativeAuthError) -> String? {
+        try fields { () throws(JSONFieldError) in try f.optionalString("account") }
+    }
+
+    /// `na_get_account`, `na_sign_out`: which account (`.only` without `account`).
+    static func accountSelection(_ f: Fields) throws(NativeAuthError) -> AccountSelection {
+        try Validate.account(account(f))
+    }
+
+    static func signOut(_ f: Fields) throws(NativeAuthError) -> SignOutRequest {
+        try SignOutRequest(
+            account: account(f),
+            all: fields { () throws(JSONFieldError) in try f.optionalBool("all") } ?? false,
+            browser: fields { () throws(JSONFieldError) in try f.optionalString("browser") }
+        )
+    }
+
+    static func interactive(_ f: Fields) throws(NativeAuthError) -> InteractiveRequest {
+        func string(_ key: String) throws(NativeAuthError) -> String? {
+            try fields { () throws(JSONFieldError) in try f.optionalString(key) }
+        }
+        var extra: [(String, String)] = []
+        if let o = try fields({ () throws(JSONFieldError) in try f.optionalObject("extra_query_parameters") }) {
+            for (name, value) in o.members.sorted(by: { $0.key < $1.key }) {
+                guard let v = value.stringValue else {
+                    let field = "extra_query_parameters.\(name.prefix(64))"
+                    throw .invalidArgument("\(field): must be a string", field: field)
+                }
+                extra.append((name, v))
+            }
+        }
+        return try InteractiveRequest(
+            scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
+            loginHint: string("login_hint"),
+            prompt: string("prompt"),
+            domainHint: string("domain_hint"),
+            claims: claims(f),
+            extraQueryParameters: extra,
+            responseMode: string("response_mode"),
+            browser: string("browser"),
+            timeoutMs: fields { () throws(JSONFieldError) in try f.optionalInt("timeout_ms", in: 0...86_400_000) }
+                .map { Int($0) },
+            correlationID: correlationID(f)
+        )
+    }
+
+    static func deviceCode(_ f: Fields) throws(NativeAuthError) -> DeviceCodeRequest {
+        try DeviceCodeRequest(
+            scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
+            correlationID: correlationID(f)
         )
     }
 
@@ -17,12 +72,16 @@ enum Decode {
         try SignUpRequest(
             username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
             password: fields { () throws(JSONFieldError) in try f.optionalString("password") },
-            attributes: attributes(f, required: false)
+            attributes: attributes(f, required: false),
+            correlationID: correlationID(f)
         )
     }
 
     static func resetPassword(_ f: Fields) throws(NativeAuthError) -> ResetPasswordRequest {
-        try ResetPasswordRequest(username: fields { () throws(JSONFieldError) in try f.optionalString("username") })
+        try ResetPasswordRequest(
+            username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
+            correlationID: correlationID(f)
+        )
     }
 
     /// A `na_flow_submit` request: the flow, and the action (`nil` for `cancel`). Arguments are checked before the
@@ -33,7 +92,7 @@ enum Decode {
             throw .invalidArgument("flow: required (the \"flow\" of a previous result)", field: "flow")
         }
         let flow = FlowID(id)
-        do { return try flowAction(f, flow) } catch {
+        do throws(NativeAuthError) { return try flowAction(f, flow) } catch {
             var e = error
             e.flow = flow
             throw e
@@ -73,6 +132,14 @@ enum Decode {
             return (flow, .submitAttributes(try attributes(f, required: true) ?? [:]))
         case .cancel:
             return (flow, nil)
+        case .wait:
+            let t = try fields { () throws(JSONFieldError) in try f.optionalInt("timeout_ms", in: 0...3_600_000) }
+            return (flow, .wait(timeoutMs: t.map { Int($0) }))
+        case .submitRedirect:
+            guard let url = try string("redirect_url"), !url.isEmpty else {
+                throw .invalidArgument("redirect_url: required (the redirect the app received)", field: "redirect_url")
+            }
+            return (flow, .submitRedirect(url))
         case .resendCode, .requestChallenge, .registerMethod, .signIn:
             break
         }
@@ -94,8 +161,15 @@ enum Decode {
         try TokenRequest(
             scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
             forceRefresh: fields { () throws(JSONFieldError) in try f.optionalBool("force_refresh") } ?? false,
-            claims: claims(f)
+            claims: claims(f),
+            correlationID: correlationID(f),
+            account: account(f)
         )
+    }
+
+    /// `correlation_id`: a UUID the app chose for this call's `client-request-id`.
+    static func correlationID(_ f: Fields) throws(NativeAuthError) -> String? {
+        try fields { () throws(JSONFieldError) in try f.optionalString("correlation_id") }
     }
 
     static func callAPI(_ f: Fields) throws(NativeAuthError) -> APIRequest {
@@ -104,7 +178,9 @@ enum Decode {
         let token = try TokenRequest(
             scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
             forceRefresh: fields { () throws(JSONFieldError) in try f.optionalBool("force_refresh") } ?? false,
-            claims: nil
+            claims: nil,
+            correlationID: correlationID(f),
+            account: account(f)
         )
         var headers: [(name: String, value: String)] = []
         if let h = try fields({ () throws(JSONFieldError) in try f.optionalObject("headers") }) {

@@ -41,6 +41,19 @@ enum Encode {
             o["status"] = "sign_up_completed"
         case .passwordResetCompleted:
             o["status"] = "password_reset_completed"
+        case .browserPending(let p):
+            o["status"] = "browser_pending"
+            o["authorization_url"] = .string(p.authorizationURL)
+            o["redirect_uri"] = .string(p.redirectURI)
+            o["expires_in"] = .int(p.expiresIn)
+        case .deviceCodeRequired(let d):
+            o["status"] = "device_code_required"
+            o["user_code"] = .string(d.userCode)
+            o["verification_uri"] = .string(d.verificationURI)
+            if let c = d.verificationURIComplete { o["verification_uri_complete"] = .string(c) }
+            o["expires_in"] = .int(d.expiresIn)
+            o["interval"] = .int(d.interval)
+            o["message"] = .string(d.message)
         }
         return .object(o)
     }
@@ -95,8 +108,20 @@ enum Encode {
         return bytes.withUnsafeBytes { RenderedToken(copying: $0) }
     }
 
-    static func signedOut(wasSignedIn: Bool) -> JSONValue {
-        ["v": 1, "status": "signed_out", "was_signed_in": .bool(wasSignedIn)]
+    static func signedOut(_ r: NativeAuthClient.SignOutResult) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "v": 1, "status": "signed_out", "was_signed_in": .bool(!r.removed.isEmpty),
+            "accounts": .array(r.removed.map { .string($0.homeAccountID) }),
+        ]
+        if let url = r.endSessionURL {
+            o["end_session_url"] = .string(url)
+            o["browser_opened"] = .bool(r.browserOpened)
+        }
+        return .object(o)
+    }
+
+    static func accounts(_ list: [Account], includeIDToken: Bool) -> JSONValue {
+        ["v": 1, "accounts": .array(list.map { account($0, includeIDToken: includeIDToken) })]
     }
 
     /// An API's answer: the body parsed when it is JSON, else text, else base64.
@@ -108,9 +133,12 @@ enum Encode {
         }
         o["headers"] = .object(h)
         let contentType = r.headers.first(where: { $0.name == "content-type" })?.value.lowercased() ?? ""
-        if contentType.contains("json"), let parsed = try? JSONValue.parse(r.body) {
+        let tooDeep = JSONDepth.exceeds(r.body)
+        if contentType.contains("json"), !tooDeep, let parsed = try? JSONValue.parse(r.body) {
             o["body"] = parsed
         } else if let text = String(validating: r.body, as: UTF8.self) {
+            // JSON nested deeper than JSONDepth.limit is passed on as text, flagged, rather than parsed.
+            if contentType.contains("json") && tooDeep { o["body_too_deep"] = true }
             o["body"] = .string(text)
         } else {
             o["body_base64"] = .string(Base64.encode(r.body))
@@ -128,6 +156,13 @@ enum Encode {
         if let r = e.reason { o["reason"] = .string(r) }
         if let a = e.attributes { o["attributes"] = .array(a.map { .string($0) }) }
         if let r = e.redirectReason { o["redirect_reason"] = .string(r) }
+        if let d = e.declined { o["declined"] = .array(d.map { .string($0) }) }
+        if let g = e.granted { o["granted"] = .array(g.map { .string($0) }) }
+        if let r = e.retryAfterSeconds { o["retry_after_s"] = .int(Int64(r)) }
+        if let a = e.accounts { o["accounts"] = .array(a.map { account($0, includeIDToken: false) }) }
+        if let h = e.loginHint { o["login_hint"] = .string(h) }
+        if let c = e.claims { o["claims"] = .string(c) }
+        if let u = e.authorizationURL { o["authorization_url"] = .string(u) }
         return ["v": 1, "error": .object(o)]
     }
 

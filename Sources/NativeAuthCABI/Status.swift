@@ -12,6 +12,7 @@ public enum NAStatus: Int32, Sendable, CaseIterable {
     case state = -7
     case noMemory = -8
     case `internal` = -9
+    case storage = -10
 
     /// The status of an error: the one place error categories become `NA_E*` codes.
     public init(_ error: NativeAuthError) {
@@ -29,6 +30,7 @@ public enum NAStatus: Int32, Sendable, CaseIterable {
         case .state: self = .state
         case .outOfMemory: self = .noMemory
         case .internal: self = .internal
+        case .storage: self = .storage
         }
     }
 
@@ -45,6 +47,7 @@ public enum NAStatus: Int32, Sendable, CaseIterable {
         case .state: return "NA_ESTATE"
         case .noMemory: return "NA_ENOMEM"
         case .internal: return "NA_EINTERNAL"
+        case .storage: return "NA_ESTORAGE"
         }
     }
 
@@ -61,6 +64,7 @@ public enum NAStatus: Int32, Sendable, CaseIterable {
         case .state: return "flow state error"
         case .noMemory: return "out of memory"
         case .internal: return "internal error"
+        case .storage: return "token cache storage error"
         }
     }
 }

@@ -9,7 +9,7 @@ public struct Authority: Sendable, Equatable {
 
     /// Parses and normalises `text` as MSAL iOS and JS do: lowercases scheme and host, drops the fragment and trailing
     /// slashes, and rewrites `https://<sub>.ciamlogin.com[/]` to `https://<sub>.ciamlogin.com/<sub>.onmicrosoft.com`.
-    public init(_ text: String) throws(NativeAuthError) {
+    public init(_ text: String, type: AuthorityType? = nil) throws(NativeAuthError) {
         guard text.utf8.count <= 2048 else { throw .invalidArgument("authority: longer than 2048 bytes") }
         let u: HTTPURL
         do { u = try HTTPURL(text) } catch {
@@ -24,10 +24,11 @@ public struct Authority: Sendable, Equatable {
         var path = u.path
         while path.hasSuffix("/") { path.removeLast() }
         let labels = u.host.split(separator: ".", omittingEmptySubsequences: false)
-        if path.isEmpty, labels.count >= 3, labels[1] == "ciamlogin", let first = labels.first {
+        if type != .oidc, path.isEmpty, labels.count >= 3, labels[1] == "ciamlogin", let first = labels.first {
             path = "/\(first).onmicrosoft.com"
         }
-        guard !path.isEmpty else {
+        // Any OpenID Connect issuer may be a bare origin (https://accounts.example.com).
+        guard !path.isEmpty || type == .oidc else {
             throw .invalidArgument(
                 "authority: must name the tenant, e.g. https://contoso.ciamlogin.com/contoso.onmicrosoft.com"
             )

@@ -1,12 +1,18 @@
 internal import NativeAuthCrypto
 import Synchronization
 
-/// Live flows by opaque handle ("f_…"). A flow is checked out for the duration of one call, so two calls cannot
-/// drive it at once; idle flows are forgotten after `ttl` seconds, and the oldest idle ones when `capacity` is reached.
+/// Live flows by opaque handle ("f_…"), each with the correlation id all its requests carry. A flow is checked out
+/// for the duration of one call, so two calls cannot drive it at once; idle flows are forgotten after `ttl` seconds,
+/// and the oldest idle ones when `capacity` is reached.
+///
+/// Cancelling a flow that a call is driving marks it: the call sees `isCancelled` (a waiting step stops), and when
+/// it checks the flow in, the flow is forgotten instead — a cancel is never undone by a call that finishes after it.
 final class FlowRegistry: Sendable {
     private struct Entry {
         var flow: Flow
+        var correlationID: String
         var busy: Bool
+        var cancelled: Bool
         var touched: Double
     }
 
@@ -15,58 +21,109 @@ final class FlowRegistry: Sendable {
     static let capacity = 256
 
     /// Stores a new flow (checked in) and returns its id. Fails only when the system random generator does.
-    func create(_ flow: Flow, now: Double) throws(NativeAuthError) -> FlowID {
+    func create(_ flow: Flow, correlationID: String, now: Double) throws(NativeAuthError) -> FlowID {
         let bytes: [UInt8]
         do { bytes = try SecureRandom.bytes(18) } catch {
             throw NativeAuthError(.internal, "The system random generator failed; no flow was created.")
         }
         let id = FlowID("f_" + Base64.urlEncode(bytes))
         entries.withLock { e in
-            e = e.filter { $0.value.busy || now - $0.value.touched < Self.ttl }
+            Self.purge(&e, now: now)
             if e.count >= Self.capacity,
                 let oldest = e.filter({ !$0.value.busy }).min(by: { $0.value.touched < $1.value.touched })?.key
             {
                 e.removeValue(forKey: oldest)
             }
-            e[id] = Entry(flow: flow, busy: false, touched: now)
+            e[id] = Entry(flow: flow, correlationID: correlationID, busy: false, cancelled: false, touched: now)
         }
         return id
     }
 
-    func checkout(_ id: FlowID, now: Double) throws(NativeAuthError) -> Flow {
-        try entries.withLock { e throws(NativeAuthError) -> Flow in
-            // An error names the flow only when the flow stays usable (include/nativeauth.h): not for these two.
+    /// Forgets idle flows past the idle `ttl` or their own lifetime (a browser sign-in's listening socket closes
+    /// with its flow).
+    private static func purge(_ e: inout [FlowID: Entry], now: Double) {
+        e = e.filter { $0.value.busy || (now - $0.value.touched < ttl && ($0.value.flow.expiresAt ?? now + 1) > now) }
+    }
+
+    /// Forgets expired flows now (called on every client call that touches flows).
+    func purgeExpired(now: Double) {
+        entries.withLock { Self.purge(&$0, now: now) }
+    }
+
+    /// Takes a flow for one call: its value and correlation id.
+    func checkout(_ id: FlowID, now: Double) throws(NativeAuthError) -> (Flow, String) {
+        try entries.withLock { e throws(NativeAuthError) -> (Flow, String) in
+            // An error names the flow only when the flow stays usable (include/nativeauth.h): a busy one, later.
             guard var entry = e[id] else {
                 throw NativeAuthError(.flowInvalid, "Unknown flow: it finished, was cancelled, or never existed.")
             }
-            guard now - entry.touched < Self.ttl else {
+            guard now - entry.touched < Self.ttl, (entry.flow.expiresAt ?? now + 1) > now else {
                 e.removeValue(forKey: id)
                 throw NativeAuthError(.flowExpired, "The flow expired; start again.")
             }
             guard !entry.busy else {
-                var err = NativeAuthError(.flowInvalid, "The flow is in use by another call.")
-                err.flow = id
-                throw err
+                var busy = NativeAuthError(.flowInvalid, "The flow is in use by another call.")
+                busy.flow = id
+                throw busy
             }
             entry.busy = true
             e[id] = entry
-            return entry.flow
+            Self.purge(&e, now: now)
+            return (entry.flow, entry.correlationID)
         }
     }
 
-    /// Ends a call: stores the flow's next value, or forgets it (nil).
-    func checkin(_ id: FlowID, _ flow: Flow?, now: Double) {
+    /// Ends a call: stores the flow's next value, or forgets it (nil, or cancelled meanwhile). Returns false when the
+    /// flow was cancelled during the call.
+    @discardableResult
+    func checkin(_ id: FlowID, _ flow: Flow?, now: Double) -> Bool {
+        entries.withLock { e -> Bool in
+            guard var entry = e[id], !entry.cancelled else {
+                e.removeValue(forKey: id)
+                return false
+            }
+            guard let flow else {
+                e.removeValue(forKey: id)
+                return true
+            }
+            entry.flow = flow
+            entry.busy = false
+            entry.touched = now
+            e[id] = entry
+            return true
+        }
+    }
+
+    /// Cancels a flow: forgotten at once when idle; marked when a call is driving it (see the type's comment).
+    func cancel(_ id: FlowID) {
         entries.withLock { e in
-            if let flow { e[id] = Entry(flow: flow, busy: false, touched: now) } else { e.removeValue(forKey: id) }
+            guard var entry = e[id] else { return }
+            if entry.busy {
+                entry.cancelled = true
+                e[id] = entry
+            } else {
+                e.removeValue(forKey: id)
+            }
         }
     }
 
-    /// Whether the flow exists and has not expired (busy or not).
+    /// Whether the flow exists, is not cancelled and has not expired (busy or not).
     func isOpen(_ id: FlowID, now: Double) -> Bool {
-        entries.withLock { e in e[id].map { now - $0.touched < Self.ttl } ?? false }
+        entries.withLock { e in
+            e[id].map { !$0.cancelled && now - $0.touched < Self.ttl && ($0.flow.expiresAt ?? now + 1) > now } ?? false
+        }
     }
 
-    func remove(_ id: FlowID) { _ = entries.withLock { $0.removeValue(forKey: id) } }
+    func isCancelled(_ id: FlowID) -> Bool { entries.withLock { $0[id]?.cancelled ?? true } }
 
-    func removeAll() { entries.withLock { $0.removeAll() } }
+    /// Cancels every flow (sign-out).
+    func cancelAll() {
+        entries.withLock { e in
+            e = e.filter { $0.value.busy }.mapValues { entry in
+                var x = entry
+                x.cancelled = true
+                return x
+            }
+        }
+    }
 }

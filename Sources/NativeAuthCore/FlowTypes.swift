@@ -10,6 +10,8 @@ public enum FlowType: String, Sendable {
     case signIn = "sign_in"
     case signUp = "sign_up"
     case resetPassword = "reset_password"
+    case interactive
+    case deviceCode = "device_code"
 }
 
 /// What the app may do to a flow (`na_flow_submit`).
@@ -24,6 +26,10 @@ public enum FlowAction: Sendable {
     case registerMethod(contact: String, methodID: String?)
     /// After sign-up or password reset: sign in with the flow's continuation token.
     case signIn(scopes: [String]?, claims: ClaimsRequest?)
+    /// Browser and device-code sign-in: wait for the redirect or the approval, at most `timeoutMs` this call.
+    case wait(timeoutMs: Int?)
+    /// Browser sign-in: the redirect, as an app that captured it itself received it.
+    case submitRedirect(String)
 
     /// The action without its arguments (what a flow reports it is waiting for).
     public enum Kind: String, Sendable, CaseIterable {
@@ -34,6 +40,8 @@ public enum FlowAction: Sendable {
         case requestChallenge = "request_challenge"
         case registerMethod = "register_method"
         case signIn = "sign_in"
+        case wait
+        case submitRedirect = "submit_redirect"
         case cancel
     }
 }
@@ -74,6 +82,31 @@ public enum FlowStatus: Sendable {
     case registrationRequired([AuthMethod])
     case signUpCompleted
     case passwordResetCompleted
+    /// A browser sign-in waits for its redirect (`"browser":"none"`).
+    case browserPending(BrowserPending)
+    /// A device-code sign-in waits for the user to enter the code.
+    case deviceCodeRequired(DeviceCodeInfo)
+}
+
+/// A browser sign-in waiting for its redirect.
+public struct BrowserPending: Sendable, Equatable {
+    public var authorizationURL: String
+    public var redirectURI: String
+    /// Seconds until the sign-in expires.
+    public var expiresIn: Int64
+}
+
+/// What a device-code sign-in shows the user.
+public struct DeviceCodeInfo: Sendable, Equatable {
+    public var userCode: String
+    public var verificationURI: String
+    public var verificationURIComplete: String?
+    /// Seconds until the code expires.
+    public var expiresIn: Int64
+    /// Seconds between polls.
+    public var interval: Int64
+    /// The server's instructions, or the library's when it sent none.
+    public var message: String
 }
 
 /// The answer of a flow call: its status, and the flow to continue (nil when it ended).
@@ -89,6 +122,8 @@ enum Flow: Sendable {
     case signUp(SignUpFlow)
     case resetPassword(ResetPasswordFlow)
     case strongAuth(StrongAuthFlow)
+    case interactive(InteractiveFlow)
+    case deviceCode(DeviceCodeFlow)
 
     /// MFA and registration continue a sign-in, so they report `sign_in`.
     var type: FlowType {
@@ -96,6 +131,27 @@ enum Flow: Sendable {
         case .signIn, .strongAuth: return .signIn
         case .signUp: return .signUp
         case .resetPassword: return .resetPassword
+        case .interactive: return .interactive
+        case .deviceCode: return .deviceCode
+        }
+    }
+
+    /// The user the flow signs in, when it knows (the `login_hint` of a `browser_required` fallback).
+    var username: String? {
+        switch self {
+        case .signIn(let f): return f.username
+        case .signUp(let f): return f.username
+        case .resetPassword(let f): return f.username
+        default: return nil
+        }
+    }
+
+    /// When the flow ends by itself (a browser or device-code sign-in's own lifetime), if it does.
+    var expiresAt: Double? {
+        switch self {
+        case .interactive(let f): return f.session.expiresAt
+        case .deviceCode(let f): return f.expiresAt
+        default: return nil
         }
     }
 
@@ -105,24 +161,85 @@ enum Flow: Sendable {
         case .signUp(let f): return try f.apply(action, ctx)
         case .resetPassword(let f): return try f.apply(action, ctx)
         case .strongAuth(let f): return try f.apply(action, ctx)
+        case .interactive(let f): return try f.apply(action, ctx)
+        case .deviceCode(let f): return try f.apply(action, ctx)
         }
     }
 }
 
-/// One step of a flow: the flow's next value (nil when it ended) and what to tell the app.
+/// One step of a flow: the flow's next value (nil when it ended) and what to tell the app — or, when the step got
+/// part of the way (a server step succeeded, a later one failed), the flow to continue from and the error.
 struct Transition: Sendable {
     var next: Flow?
-    var status: FlowStatus
+    var status: FlowStatus?
+    var failure: NativeAuthError? = nil
+
+    init(next: Flow?, status: FlowStatus) {
+        self.next = next
+        self.status = status
+    }
 
     static func ended(_ status: FlowStatus) -> Transition { Transition(next: nil, status: status) }
+
+    /// The flow ends, and the call answers `error`.
+    static func ended(_ error: NativeAuthError) -> Transition {
+        var t = Transition(next: nil, status: .passwordRequired)
+        t.status = nil
+        t.failure = error
+        return t
+    }
+
+    /// The step failed after the server finished part of it: the flow moves on to `next` (which retries only what
+    /// is left) and the call answers `error`.
+    static func failed(after next: Flow, _ error: NativeAuthError) -> Transition {
+        var t = Transition(next: next, status: .passwordRequired)
+        t.status = nil
+        t.failure = error
+        return t
+    }
 }
 
-/// What a flow needs to take a step: the server, and the token service that keeps a sign-in's tokens.
+/// What a flow needs to take a step: the server (its requests carry the flow's correlation id), the token service
+/// that keeps a sign-in's tokens, the clock, the logger, and whether the app cancelled the flow meanwhile.
 struct FlowContext: Sendable {
     let server: ServerAPI
     let tokens: TokenService
     let clock: any Clock
     let logger: Logger
+    var isCancelled: @Sendable () -> Bool = { false }
+    /// The sign-out epoch when this call began (see `TokenService.acceptSignIn`).
+    var epoch: UInt64 = 0
+
+    var correlationID: String { server.correlationID }
+
+    /// This context for one call of a flow.
+    func with(correlationID: String, isCancelled: @escaping @Sendable () -> Bool = { false }) -> FlowContext {
+        var c = FlowContext(
+            server: server.with(correlationID: correlationID),
+            tokens: tokens,
+            clock: clock,
+            logger: logger
+        )
+        c.isCancelled = isCancelled
+        c.epoch = tokens.cache.signOutEpoch
+        return c
+    }
+
+    func log(_ level: LogLevel, _ message: @autoclosure () -> LogMessage) {
+        logger.log(level, message(), correlationID: correlationID)
+    }
+
+    /// Waits `seconds`, in short slices so that a cancel from another thread ends the wait promptly (`cancelled`).
+    func sleep(_ seconds: Double) throws(NativeAuthError) {
+        var left = seconds
+        while left > 0 {
+            if isCancelled() { throw NativeAuthError(.cancelled, "The flow was cancelled.") }
+            let slice = min(left, 0.05)
+            clock.sleep(slice)
+            left -= slice
+        }
+        if isCancelled() { throw NativeAuthError(.cancelled, "The flow was cancelled.") }
+    }
 
     /// `flow_invalid` for an action the state cannot take.
     func wrongStep(_ action: FlowAction, expected: FlowAction.Kind) -> NativeAuthError {
@@ -139,8 +256,13 @@ struct FlowContext: Sendable {
     func redeem(_ answer: TokenAnswer, scopes: [String], claims: ClaimsRequest?) throws(NativeAuthError) -> Transition {
         switch answer {
         case .tokens(let response):
-            let (account, token) = try tokens.acceptSignIn(response, requestedScopes: scopes)
-            logger.log(.info, "signed in")
+            let (account, token) = try tokens.acceptSignIn(
+                response,
+                requestedScopes: scopes,
+                server: server,
+                epoch: epoch
+            )
+            log(.info, "signed in")
             return .ended(.signedIn(account, token))
         case .mfaRequired(let ct):
             let (next, methods) = try server.introspect(ct)
@@ -168,6 +290,8 @@ extension FlowAction {
         case .requestChallenge: return .requestChallenge
         case .registerMethod: return .registerMethod
         case .signIn: return .signIn
+        case .wait: return .wait
+        case .submitRedirect: return .submitRedirect
         }
     }
 }
@@ -178,7 +302,7 @@ func keepsFlow(_ e: NativeAuthError) -> Bool {
     if e.expected != nil { return true }
     switch e.code {
     case .invalidCode, .invalidPassword, .invalidCredentials, .attributesInvalid, .invalidContact, .contactBlocked,
-        .authMethodBlocked, .invalidScope, .network, .timeout, .tls, .server, .invalidArgument:
+        .authMethodBlocked, .invalidScope, .network, .timeout, .tls, .server, .throttled, .invalidArgument:
         return true
     default:
         return false

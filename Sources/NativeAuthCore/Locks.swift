@@ -19,13 +19,13 @@ final class ReadWriteLock: @unchecked Sendable {  // the pthread object is the s
         lock.deallocate()
     }
 
-    func withReadLock<R>(_ body: () throws -> R) rethrows -> R {
+    func withReadLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         pthread_rwlock_rdlock(lock)
         defer { pthread_rwlock_unlock(lock) }
         return try body()
     }
 
-    func withWriteLock<R>(_ body: () throws -> R) rethrows -> R {
+    func withWriteLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         pthread_rwlock_wrlock(lock)
         defer { pthread_rwlock_unlock(lock) }
         return try body()

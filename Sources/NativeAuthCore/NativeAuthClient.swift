@@ -1,4 +1,6 @@
+internal import NativeAuthCrypto
 internal import NativeAuthHTTP
+import Synchronization
 
 /// The library version (also in `include/nativeauth.h` as NA_VERSION_*).
 public enum NativeAuthVersion {
@@ -23,6 +25,11 @@ public final class NativeAuthClient: Sendable {
     let flows = FlowRegistry()
     let tokens: TokenService
     let context: FlowContext
+    /// The app's browser launcher (`na_client_set_browser_callback`), else the system's.
+    private let launcher = Mutex<(any BrowserLauncher)?>(nil)
+    private let systemLauncher: any BrowserLauncher
+    /// Where the token cache is persisted (`MemoryTokenStore` keeps nothing).
+    public let store: any TokenStore
 
     public init(
         configuration: ClientConfiguration,
@@ -30,68 +37,159 @@ public final class NativeAuthClient: Sendable {
         apiTransport: (any Transport)? = nil,
         clock: any Clock = SystemClock(),
         store: any TokenStore = MemoryTokenStore(),
+        environment: @escaping @Sendable (String) -> String? = { _ in nil },
         logger: Logger? = nil,
         renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil
-    ) {
+    ) throws(NativeAuthError) {
         self.configuration = configuration
         let logger = logger ?? Logger(level: configuration.logLevel)
         self.logger = logger
         self.clock = clock
+        self.store = store
         self.apiTransport = apiTransport ?? transport
         let server = ServerAPI(configuration: configuration, transport: transport, clock: clock, logger: logger)
         tokens = TokenService(
             server: server,
-            cache: TokenCache(store: store, renderer: renderer),
+            cache: try TokenCache(store: store, renderer: renderer),
             clock: clock,
             logger: logger
         )
         context = FlowContext(server: server, tokens: tokens, clock: clock, logger: logger)
+        systemLauncher = SystemBrowserLauncher(command: configuration.browserCommand, environment: environment)
+    }
+
+    /// Replaces the browser launcher (nil: back to the system's).
+    public func setBrowserLauncher(_ l: (any BrowserLauncher)?) {
+        launcher.withLock { $0 = l }
+    }
+
+    private var currentLauncher: any BrowserLauncher { launcher.withLock { $0 } ?? systemLauncher }
+
+    /// Native auth is Entra's: other providers answer `not_supported`.
+    private func requireNativeAuth() throws(NativeAuthError) {
+        guard configuration.authorityType.isEntra else {
+            throw NativeAuthError(
+                .notSupported,
+                "Native authentication exists only on Microsoft Entra; this client's authority_type is oidc."
+            )
+        }
+    }
+
+    /// A `browser_required` error with the username the app can pass on as `login_hint`.
+    private func hinted(_ e: NativeAuthError, _ username: String?) -> NativeAuthError {
+        guard e.code == .browserRequired, e.loginHint == nil, let username else { return e }
+        var x = e
+        x.loginHint = username
+        return x
     }
 
     // MARK: - Native authentication
 
+    /// A correlation id for a new flow or call: the app's, or a fresh UUID.
+    private func correlation(_ chosen: String?) throws(NativeAuthError) -> String {
+        if let chosen { return chosen }
+        do { return try SecureRandom.uuid() } catch {
+            throw NativeAuthError(.internal, "The system random generator failed.")
+        }
+    }
+
     /// `na_sign_in`.
     public func signIn(_ request: SignInRequest) throws(NativeAuthError) -> FlowResult {
+        try requireNativeAuth()
+        let id = try correlation(request.correlationID)
         let transition: Transition
         do {
-            transition = try SignInFlow.start(request, context)
+            transition = try SignInFlow.start(request, context.with(correlationID: id))
         } catch {
-            var e = error.error
-            if let retry = error.retry { e.flow = try flows.create(retry, now: clock.now()) }
+            var e = hinted(error.error, request.username)
+            if let retry = error.retry { e.flow = try flows.create(retry, correlationID: id, now: clock.now()) }
             throw e
         }
-        return try begin(transition, type: .signIn)
+        return try begin(transition, type: .signIn, correlationID: id)
     }
 
     /// `na_sign_up`.
     public func signUp(_ request: SignUpRequest) throws(NativeAuthError) -> FlowResult {
-        try begin(SignUpFlow.start(request, context), type: .signUp)
+        try requireNativeAuth()
+        let id = try correlation(request.correlationID)
+        do {
+            return try begin(
+                SignUpFlow.start(request, context.with(correlationID: id)),
+                type: .signUp,
+                correlationID: id
+            )
+        } catch {
+            throw hinted(error, request.username)
+        }
     }
 
     /// `na_reset_password`.
     public func resetPassword(_ request: ResetPasswordRequest) throws(NativeAuthError) -> FlowResult {
-        try begin(ResetPasswordFlow.start(request, context), type: .resetPassword)
+        try requireNativeAuth()
+        let id = try correlation(request.correlationID)
+        do {
+            let transition = try ResetPasswordFlow.start(request, context.with(correlationID: id))
+            return try begin(transition, type: .resetPassword, correlationID: id)
+        } catch {
+            throw hinted(error, request.username)
+        }
     }
 
-    /// `na_flow_submit`: one action on a flow a previous result returned. A failed step leaves the flow as it was
-    /// when a retry makes sense (the error then names the flow); otherwise the flow ends.
+    // MARK: - Browser and device code
+
+    /// `na_sign_in_interactive`.
+    public func signInInteractive(_ request: InteractiveRequest) throws(NativeAuthError) -> FlowResult {
+        let id = try correlation(request.correlationID)
+        flows.purgeExpired(now: clock.now())
+        let transition = try InteractiveFlow.start(
+            request,
+            context.with(correlationID: id),
+            launcher: currentLauncher
+        )
+        if let failure = transition.failure { throw failure }
+        return try begin(transition, type: .interactive, correlationID: id)
+    }
+
+    /// `na_sign_in_device_code`.
+    public func signInDeviceCode(_ request: DeviceCodeRequest) throws(NativeAuthError) -> FlowResult {
+        let id = try correlation(request.correlationID)
+        flows.purgeExpired(now: clock.now())
+        return try begin(
+            DeviceCodeFlow.start(request, context.with(correlationID: id)),
+            type: .deviceCode,
+            correlationID: id
+        )
+    }
+
+    /// `na_flow_submit`: one action on a flow a previous result returned. Its requests carry the flow's correlation
+    /// id. A failed step leaves the flow as it was when a retry makes sense (the error then names the flow);
+    /// otherwise the flow ends. A flow cancelled while the call ran is forgotten when it returns.
     public func submit(flow id: FlowID, _ action: FlowAction) throws(NativeAuthError) -> FlowResult {
-        let flow = try flows.checkout(id, now: clock.now())
+        let (flow, correlationID) = try flows.checkout(id, now: clock.now())
+        let username = flow.username
+        let flows = self.flows
+        let ctx = context.with(correlationID: correlationID, isCancelled: { flows.isCancelled(id) })
         let transition: Transition
         do {
-            transition = try flow.apply(action, context)
+            transition = try flow.apply(action, ctx)
         } catch {
             let keep = keepsFlow(error)
-            flows.checkin(id, keep ? flow : nil, now: clock.now())
-            var e = error
-            if keep { e.flow = id }
+            let kept = flows.checkin(id, keep ? flow : nil, now: clock.now())
+            var e = hinted(error, username)
+            if keep && kept { e.flow = id }
             throw e
         }
-        flows.checkin(id, transition.next, now: clock.now())
+        let kept = flows.checkin(id, transition.next, now: clock.now())
+        if var failure = transition.failure {
+            failure = hinted(failure, username)
+            if transition.next != nil && kept { failure.flow = id }
+            throw failure
+        }
+        guard let status = transition.status else { throw NativeAuthError(.internal, "a flow step gave no status") }
         return FlowResult(
             flowType: transition.next?.type ?? flow.type,
-            flow: transition.next == nil ? nil : id,
-            status: transition.status
+            flow: transition.next == nil || !kept ? nil : id,
+            status: status
         )
     }
 
@@ -103,18 +201,26 @@ public final class NativeAuthClient: Sendable {
         return e
     }
 
-    /// Forgets a flow (`cancel`).
+    /// Cancels a flow (`cancel`): forgotten at once; a call waiting on it (polling, or later a browser or device
+    /// code wait) stops with `cancelled`, and nothing it finishes afterwards revives the flow.
     public func cancel(flow id: FlowID) {
-        flows.remove(id)
+        flows.cancel(id)
     }
 
     /// Stores the flow a start step left, if any.
-    private func begin(_ transition: Transition, type: FlowType) throws(NativeAuthError) -> FlowResult {
-        guard let next = transition.next else {
-            return FlowResult(flowType: type, flow: nil, status: transition.status)
+    private func begin(
+        _ transition: Transition,
+        type: FlowType,
+        correlationID: String
+    ) throws(NativeAuthError)
+        -> FlowResult
+    {
+        guard let status = transition.status else {
+            throw transition.failure ?? NativeAuthError(.internal, "no status")
         }
-        let id = try flows.create(next, now: clock.now())
-        return FlowResult(flowType: next.type, flow: id, status: transition.status)
+        guard let next = transition.next else { return FlowResult(flowType: type, flow: nil, status: status) }
+        let id = try flows.create(next, correlationID: correlationID, now: clock.now())
+        return FlowResult(flowType: next.type, flow: id, status: status)
     }
 
     // MARK: - Tokens, APIs, account
@@ -130,19 +236,52 @@ public final class NativeAuthClient: Sendable {
     /// The client's clock (seconds since the epoch).
     public func now() -> Double { clock.now() }
 
-    /// The signed-in account.
-    public func account() throws(NativeAuthError) -> Account {
-        guard let account = tokens.account() else { throw NativeAuthError(.noAccount, "No user is signed in.") }
-        return account
+    /// The selected account (`.only`: the only one; several → `account_required`).
+    public func account(_ selection: AccountSelection = .only) throws(NativeAuthError) -> Account {
+        try tokens.account(selection)
     }
 
-    /// Forgets the account, its tokens and any open flows (local, as MSAL's native sign-out). Returns whether an
-    /// account was signed in.
-    public func signOut() -> Bool {
-        let had = tokens.removeAll()
-        flows.removeAll()
-        logger.log(.info, had ? "signed out" : "sign-out: no account was signed in")
-        return had
+    /// Every signed-in account.
+    public func accounts() -> [Account] { tokens.accounts() }
+
+    /// What a sign-out did.
+    public struct SignOutResult: Sendable {
+        public var removed: [Account]
+        /// The provider's end-session page for the account signed out, when it has one (and one account was).
+        public var endSessionURL: String?
+        /// Whether the browser was asked to open it.
+        public var browserOpened: Bool
+        /// The cache file could not be written: signed out in memory only.
+        public var storeFailure: NativeAuthError?
+    }
+
+    /// Forgets the selected account's tokens (every account's with `all`), locally as MSAL's native sign-out; with
+    /// `all`, or when no account is left, open flows are cancelled too. The result names the provider's end-session
+    /// URL for the account (`id_token_hint`, `post_logout_redirect_uri`, `client_id`, and on Entra `logout_hint`);
+    /// with `browser` `.system` it is opened too.
+    public func signOut(_ request: SignOutRequest) throws(NativeAuthError) -> SignOutResult {
+        var result = SignOutResult(removed: [], endSessionURL: nil, browserOpened: false)
+        do { result.removed = try tokens.signOut(request.account, all: request.all) } catch {
+            guard error.category == .storage, let removed = error.accounts else { throw error }
+            result.removed = removed  // the store could not write it: signed out in memory all the same
+            result.storeFailure = error
+        }
+        if request.all || tokens.cache.read({ $0.accounts.isEmpty }) { flows.cancelAll() }
+        logger.log(.info, result.removed.isEmpty ? "sign-out: no account was signed in" : "signed out")
+        if result.removed.count == 1, let account = result.removed.first {
+            let server = context.server.with(correlationID: (try? correlation(nil)) ?? "")
+            if let endpoint = (try? tokens.provider.metadata(server))??.endSessionEndpoint {
+                result.endSessionURL = server.endSessionURL(
+                    endpoint: endpoint,
+                    idTokenHint: account.idToken,
+                    logoutHint: account.claims["login_hint"]?.stringValue
+                )
+            }
+        }
+        if request.browser == .system, let url = result.endSessionURL {
+            result.browserOpened = currentLauncher.open(url)
+        }
+        return result
     }
 
     /// `na_call_api`: gets the token (cache first), sends it as `Authorization: Bearer`, and on a 401 `invalid_token`

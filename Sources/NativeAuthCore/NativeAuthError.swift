@@ -33,7 +33,7 @@ public struct ServerErrorDetails: Sendable, Equatable {
 public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The coarse class of an error code; the C ABI maps each to one `NA_E*` status.
     public enum Category: String, Sendable, CaseIterable {
-        case invalidArgument, auth, notFound, interaction, network, server, state, outOfMemory, `internal`
+        case invalidArgument, auth, notFound, interaction, network, server, state, outOfMemory, `internal`, storage
     }
 
     /// Stable, documented error codes. Only ever added to; `Code.table` lists every one.
@@ -77,6 +77,21 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         // Configuration problems reported by the server
         public static let invalidScope = Code(rawValue: "invalid_scope")
         public static let invalidClient = Code(rawValue: "invalid_client")
+        // Added with the conformance work
+        public static let declinedScopes = Code(rawValue: "declined_scopes")
+        public static let passwordResetFailed = Code(rawValue: "password_reset_failed")
+        public static let throttled = Code(rawValue: "throttled")
+        public static let cancelled = Code(rawValue: "cancelled")
+        public static let idTokenInvalid = Code(rawValue: "id_token_invalid")
+        // Added with the browser flows and accounts
+        public static let accountRequired = Code(rawValue: "account_required")
+        public static let browserUnavailable = Code(rawValue: "browser_unavailable")
+        public static let accessDenied = Code(rawValue: "access_denied")
+        // Added with the persistent cache
+        public static let cacheUnreadable = Code(rawValue: "cache_unreadable")
+        public static let cacheWriteFailed = Code(rawValue: "cache_write_failed")
+        public static let cacheInsecure = Code(rawValue: "cache_insecure")
+        public static let cacheKeyInvalid = Code(rawValue: "cache_key_invalid")
 
         /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`
         /// and the Python exception map are checked against it by the tests.
@@ -87,7 +102,7 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
                     + "(`field` names it)"
             ),
             (.invalidHandle, .invalidArgument, "the `na_client *` is NULL, freed, or was never created"),
-            (.notSupported, .invalidArgument, "a recognised option this version does not implement (`cache.path`)"),
+            (.notSupported, .invalidArgument, "a recognised option this version does not implement"),
             (.invalidScope, .invalidArgument, "the server refused the scopes"),
             (
                 .invalidClient, .invalidArgument,
@@ -97,7 +112,20 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.network, .network, "cannot connect, connection broken"),
             (.timeout, .network, "connect or request timeout elapsed"),
             (.tls, .network, "TLS handshake or certificate verification failed"),
-            (.server, .server, "unexpected server answer (5xx, oversized or undecodable response)"),
+            (.server, .server, "unexpected server answer (5xx, oversized or undecodable response, an unknown error)"),
+            (
+                .throttled, .server,
+                "429 or 503 with a Retry-After longer than `retry_after_max_s`; `retry_after_s` says how long to wait"
+            ),
+            (
+                .declinedScopes, .server,
+                "the server granted fewer scopes than asked: `declined` and `granted` list them (the token is cached)"
+            ),
+            (.passwordResetFailed, .server, "the server reports the password reset failed; start again"),
+            (
+                .idTokenInvalid, .server,
+                "the ID token failed its checks (`aud`, `iss`, `exp`/`nbf`); nothing was cached"
+            ),
             (.internal, .internal, "a bug; please report it"),
             (.invalidUsername, .auth, "empty, or refused by the server (AADSTS90100)"),
             (.userNotFound, .auth, "no such account (sign-in, reset)"),
@@ -109,6 +137,7 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             ),
             (.userAlreadyExists, .auth, "sign-up for an existing account"),
             (.attributesInvalid, .auth, "`attributes` lists the names; the flow stays usable"),
+            (.accessDenied, .auth, "the user (or the server) refused the browser sign-in or the device code"),
             (.userHasNoPassword, .auth, "reset for a one-time-passcode account (AADSTS500222)"),
             (.invalidContact, .auth, "registration: the contact is not valid (AADSTS901001)"),
             (.contactBlocked, .auth, "registration: the contact is blocked (`provider_blocked_by_rep`)"),
@@ -117,9 +146,32 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.interactionRequired, .interaction, "the refresh token was refused (revoked, consent, …): sign in again"),
             (.refreshTokenExpired, .interaction, "the refresh token expired (AADSTS700082)"),
             (.passwordChangeRequired, .interaction, "AADSTS50142"),
+            (
+                .browserUnavailable, .interaction,
+                "no browser could be opened; `authorization_url` is the address to show the user"
+            ),
             (.flowExpired, .state, "the flow's continuation token expired"),
             (.flowInvalid, .state, "unknown, finished, busy flow, or an action it is not waiting for (`expected`)"),
-            (.noAccount, .notFound, "no signed-in account"),
+            (.cancelled, .state, "the flow was cancelled (from another thread) while this call waited on it"),
+            (
+                .cacheUnreadable, .storage,
+                "the cache file cannot be read (permissions, a directory in its place); the client starts empty and "
+                    + "keeps changes in memory"
+            ),
+            (
+                .cacheWriteFailed, .storage,
+                "the cache file could not be written (permissions, disk full, read-only); the change is kept in memory"
+            ),
+            (
+                .cacheInsecure, .storage,
+                "the cache file or its directory is writable by others or owned by another user; it is not used"
+            ),
+            (.cacheKeyInvalid, .storage, "the cache file is encrypted with another key, or was altered"),
+            (.noAccount, .notFound, "no signed-in account (or none matches `account`)"),
+            (
+                .accountRequired, .invalidArgument,
+                "several accounts are signed in and the call named none: `accounts` lists them"
+            ),
         ]
 
         private static let categories: [Code: Category] = Dictionary(
@@ -149,6 +201,19 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
     public var attributes: [String]?
     /// `browser_required`: the server's `redirect_reason`.
     public var redirectReason: String?
+    /// `declined_scopes`: the scopes the server did not grant, and those it did.
+    public var declined: [String]?
+    public var granted: [String]?
+    /// `throttled`: how long the server asked to wait, in seconds.
+    public var retryAfterSeconds: Int?
+    /// `account_required`: the signed-in accounts.
+    public var accounts: [Account]?
+    /// `interaction_required`, `browser_required` and the other interaction errors: the `login_hint` to pass to
+    /// the interactive sign-in, and the server's claims challenge when it sent one.
+    public var loginHint: String?
+    public var claims: String?
+    /// `browser_unavailable`: the authorization URL the app should show.
+    public var authorizationURL: String?
 
     public init(
         _ code: Code,

@@ -24,9 +24,20 @@ final class RefreshGate: @unchecked Sendable {  // all state is guarded by `mute
         mutex.deallocate()
     }
 
-    /// Returns `(token, fromCache)`.
+    /// Waits on the condition until another thread signals or `deadline` (CLOCK_REALTIME seconds) passes; false
+    /// on timeout. A caller waiting for someone else's refresh never waits longer than its own request would.
+    private func wait(until deadline: Double) -> Bool {
+        var ts = timespec()
+        ts.tv_sec = Int(deadline)
+        ts.tv_nsec = Int((deadline - Double(Int(deadline))) * 1e9)
+        return pthread_cond_timedwait(cond, mutex, &ts) != ETIMEDOUT
+    }
+
+    /// Returns `(token, fromCache)`. `deadline` bounds the time spent waiting for another caller's refresh
+    /// (seconds since the epoch, as `SystemClock` reads it); past it the caller answers `timeout`.
     func run(
         key: String,
+        deadline: Double,
         check: () -> AccessToken?,
         refresh: () throws(NativeAuthError) -> AccessToken
     ) throws(NativeAuthError) -> (AccessToken, Bool) {
@@ -39,7 +50,19 @@ final class RefreshGate: @unchecked Sendable {  // all state is guarded by `mute
             if let a = active {
                 let same = a.key == key
                 if same { waiters[a.id, default: 0] += 1 }
-                while active?.id == a.id { pthread_cond_wait(cond, mutex) }
+                var timedOut = false
+                while active?.id == a.id && !timedOut { timedOut = !wait(until: deadline) }
+                if timedOut && active?.id == a.id {
+                    if same {
+                        waiters[a.id, default: 1] -= 1
+                        if waiters[a.id] ?? 0 <= 0 { waiters.removeValue(forKey: a.id) }
+                    }
+                    pthread_mutex_unlock(mutex)
+                    throw NativeAuthError(
+                        .timeout,
+                        "Another call's token refresh did not finish within this call's timeout."
+                    )
+                }
                 if same {
                     let r = results[a.id]
                     waiters[a.id, default: 1] -= 1

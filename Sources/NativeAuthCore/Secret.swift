@@ -45,6 +45,7 @@ public final class Secret: @unchecked Sendable, CustomStringConvertible, CustomD
 
     /// Equal bytes (compared without an early exit).
     public static func == (a: Secret, b: Secret) -> Bool {
+        if a === b { return true }  // one object (whether two are one says nothing about the bytes)
         guard a.count == b.count else { return false }
         var diff: UInt8 = 0
         for i in 0..<a.count { diff |= a.storage[i] ^ b.storage[i] }

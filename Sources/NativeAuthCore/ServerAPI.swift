@@ -24,6 +24,7 @@ enum Endpoint: String, Sendable {
     case registerChallenge = "/register/v1.0/challenge"
     case registerContinue = "/register/v1.0/continue"
     case discovery = "/v2.0/.well-known/openid-configuration"
+    case authorize = "/oauth2/v2.0/authorize"
 }
 
 /// What `/challenge` (sign-in or sign-up) chose.
@@ -61,7 +62,8 @@ enum SignUpSubmission: Sendable {
 }
 
 enum SignUpContinueAnswer: Sendable {
-    case completed(ContinuationToken)
+    /// Sign-up is complete; without a continuation token there is no automatic sign-in (as MSAL iOS reads it).
+    case completed(ContinuationToken?)
     case credentialRequired(ContinuationToken)
     case attributesRequired(ContinuationToken, [RequiredAttribute])
 }
@@ -76,6 +78,7 @@ enum ResetPollStatus: Sendable {
 struct TokenResponse: Sendable {
     var accessToken: Secret
     var expiresIn: Int64
+    var extExpiresIn: Int64?
     var refreshIn: Int64?
     /// The `scope` the server granted, when it said.
     var grantedScopes: [String]?
@@ -87,21 +90,41 @@ struct TokenResponse: Sendable {
 /// A decoded error answer.
 struct ServerErrorEnvelope: Sendable {
     var details: ServerErrorDetails
-    var description: String
     var invalidAttributes: [String]
+    var claims: String? = nil
+}
+
+/// The OIDC discovery document, as far as the library uses it.
+struct OIDCMetadata: Sendable {
+    var tokenEndpoint: String
+    var issuer: String?
+    var authorizationEndpoint: String? = nil
+    var deviceAuthorizationEndpoint: String? = nil
+    var endSessionEndpoint: String? = nil
+    var jwksURI: String? = nil
+    var userinfoEndpoint: String? = nil
+    /// RFC 9207: the provider adds `iss` to authorization responses.
+    var sendsIssuerInResponse = false
 }
 
 /// The protocol client: builds form requests, sends them with the retry policy, decodes answers. Knows nothing of
-/// flows.
+/// flows. Every request of one `ServerAPI` value carries its `correlationID` as `client-request-id`: a flow keeps
+/// one value for all its steps, an independent call makes a fresh one (`with(correlationID:)`).
 struct ServerAPI: Sendable {
     let configuration: ClientConfiguration
     let transport: any Transport
     let clock: any Clock
     let logger: Logger
-    /// The longest `Retry-After` the library waits for before retrying once; longer ones fail at once.
-    static let maxRetryAfter = 10.0
+    var correlationID: String = ""
     /// Tokens live at most this long in the cache, whatever the server says.
     static let maxLifetime: Int64 = 365 * 86_400
+
+    /// This API with every request carrying `id` as its `client-request-id`.
+    func with(correlationID id: String) -> ServerAPI {
+        var copy = self
+        copy.correlationID = id
+        return copy
+    }
 
     private var challengeTypes: String { configuration.challengeTypeNames.joined(separator: " ") }
 
@@ -146,9 +169,12 @@ struct ServerAPI: Sendable {
         case .mfaOOB: grantType = "mfa_oob"
         case .continuation: grantType = "continuation_token"
         }
+        // Native-auth token requests send client_info=true, as MSAL iOS (MSALNativeAuthTokenRequestParameters:
+        // `clientInfo = true`, sent as its description), MSAL Android (SignInTokenRequest: Boolean true) and
+        // msal-browser's custom-auth client do; the standard refresh grant sends 1 (see `refresh`).
         fields = [
             .secret("continuation_token", ct.secret), .text("grant_type", grantType),
-            .text("scope", requestScopes(scopes).joined(separator: " ")), .text("client_info", "1"),
+            .text("scope", requestScopes(scopes).joined(separator: " ")), .text("client_info", "true"),
         ]
         if let claims { fields.append(.text("claims", claims.json)) }
         switch grant {
@@ -159,7 +185,10 @@ struct ServerAPI: Sendable {
         case .oob(_, let code), .mfaOOB(_, let code):
             fields.append(.secret("oob", code))
         case .continuation(_, let username):
+            // MSAL iOS's token controller sends challenge_type with continuation-token grants too
+            // (createTokenRequest(includeChallengeType: true)); MSAL Android does the same.
             if let username { fields.append(.text("username", username)) }
+            fields.append(.text("challenge_type", challengeTypes))
         }
         switch try post(.token, fields) {
         case .ok(let body):
@@ -254,7 +283,8 @@ struct ServerAPI: Sendable {
         }
         switch try post(.signUpContinue, fields) {
         case .ok(let body):
-            return .completed(try continuation(body, "sign-up continue"))
+            let next = body["continuation_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+            return .completed(next.map { ContinuationToken(Secret($0)) })
         case .redirect(let reason):
             throw .browserRequired(reason)
         case .error(let envelope, let body):
@@ -324,27 +354,7 @@ struct ServerAPI: Sendable {
         }
     }
 
-    // MARK: - OAuth 2.0 / OpenID Connect
-
-    /// The `token_endpoint` of OIDC discovery. It must be on the authority's own origin: refresh tokens are never
-    /// sent anywhere else.
-    func discoverTokenEndpoint() throws(NativeAuthError) -> String {
-        let authority = configuration.authority
-        let url = authority.endpoint(Endpoint.discovery.rawValue)
-        let response = try send(HTTPRequest(url: url), name: Endpoint.discovery.rawValue)
-        guard response.status == 200, let doc = try? JSONValue.parse(response.body), case .object = doc else {
-            var e = NativeAuthError(.server, "Unexpected answer from OIDC discovery (HTTP \(response.status)).")
-            e.server = ServerErrorDetails(
-                correlationID: response.header("client-request-id"),
-                httpStatus: response.status
-            )
-            throw e
-        }
-        guard let endpoint = doc["token_endpoint"]?.stringValue, let u = try? HTTPURL(endpoint),
-            u.origin == authority.parsed.origin
-        else { throw .unexpected("discovery token_endpoint missing or not on the authority's origin") }
-        return endpoint
-    }
+    // MARK: - OAuth 2.0 / OpenID Connect (the browser and device-code grants are in ServerAPI+OIDC.swift)
 
     /// The refresh-token grant.
     func refresh(
@@ -357,8 +367,10 @@ struct ServerAPI: Sendable {
     {
         var fields: [FormField] = [
             .text("grant_type", "refresh_token"), .secret("refresh_token", refreshToken.secret),
-            .text("scope", requestScopes(scopes).joined(separator: " ")), .text("client_info", "1"),
+            .text("scope", requestScopes(scopes).joined(separator: " ")),
         ]
+        // client_info is Entra's (MSAL sends 1 on the standard grants); other providers may refuse unknown fields.
+        if configuration.authorityType.isEntra { fields.append(.text("client_info", "1")) }
         if let claims { fields.append(.text("claims", claims.json)) }
         if let r = configuration.redirectURI { fields.append(.text("redirect_uri", r)) }
         switch try post(url: endpoint, name: "/oauth2/v2.0/token (refresh)", fields) {
@@ -424,15 +436,19 @@ struct ServerAPI: Sendable {
         return (try continuation(body, endpoint.rawValue), methods)
     }
 
-    /// Validates a token response as MSAL does: an access token, type Bearer, a positive lifetime.
-    private func decodeTokenResponse(_ body: JSONValue) throws(NativeAuthError) -> TokenResponse {
+    /// Validates a token response as MSAL does: an access token, type Bearer, a positive lifetime. Lifetimes come
+    /// as JSON numbers or numeric strings (MSAL Python: `int(response["expires_in"])`); they are clamped to a year,
+    /// and a missing, non-numeric, zero or negative `expires_in` is refused — no value can overflow a conversion.
+    func decodeTokenResponse(_ body: JSONValue) throws(NativeAuthError) -> TokenResponse {
         guard let at = body["access_token"]?.stringValue, !at.isEmpty else {
             throw .unexpected("token response without access_token")
         }
         if let type = body["token_type"]?.stringValue, type.lowercased() != "bearer" {
             throw .unexpected("token_type \(type.prefix(20)) is not Bearer")
         }
-        let expiresIn = Self.seconds(body["expires_in"]) ?? 0
+        guard let expiresIn = Self.seconds(body["expires_in"]) else {
+            throw .unexpected("token response without a numeric expires_in")
+        }
         guard expiresIn > 0 else { throw .unexpected("token response without a positive expires_in") }
         var clientInfo: (String, String)? = nil
         if let ci = body["client_info"]?.stringValue {
@@ -443,8 +459,9 @@ struct ServerAPI: Sendable {
         }
         return TokenResponse(
             accessToken: Secret(at),
-            expiresIn: min(expiresIn, Self.maxLifetime),
-            refreshIn: Self.seconds(body["refresh_in"]).flatMap { $0 > 0 ? min($0, Self.maxLifetime) : nil },
+            expiresIn: expiresIn,
+            extExpiresIn: Self.seconds(body["ext_expires_in"]).flatMap { $0 > 0 ? $0 : nil },
+            refreshIn: Self.seconds(body["refresh_in"]).flatMap { $0 > 0 ? $0 : nil },
             grantedScopes: body["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) },
             refreshToken: body["refresh_token"]?.stringValue.flatMap { $0.isEmpty ? nil : RefreshToken(Secret($0)) },
             idToken: body["id_token"]?.stringValue,
@@ -452,9 +469,23 @@ struct ServerAPI: Sendable {
         )
     }
 
-    /// A number of seconds sent as a JSON integer or a numeric string.
-    private static func seconds(_ v: JSONValue?) -> Int64? {
-        v?.intValue ?? v?.stringValue.flatMap { Int64($0) }
+    /// A number of seconds sent as a JSON number or a numeric string, clamped to `maxLifetime` (a year); nil when
+    /// absent or not a number.
+    static func seconds(_ v: JSONValue?) -> Int64? {
+        let value: Double?
+        switch v {
+        case .int(let i)?: return min(i, maxLifetime)
+        case .double(let d)?: value = d
+        case .string(let s)?:
+            let t = s.trimmingSpaces
+            if let i = Int64(t) { return min(i, maxLifetime) }
+            value = t.utf8.count <= 32 ? Double(t) : nil
+        default: value = nil
+        }
+        guard let d = value, d.isFinite else { return nil }
+        if d >= Double(maxLifetime) { return maxLifetime }
+        if d <= -Double(maxLifetime) { return -maxLifetime }
+        return Int64(d.rounded(.down))
     }
 
     static func attributesJSON(_ a: [String: String]) -> String {
@@ -490,9 +521,10 @@ struct ServerAPI: Sendable {
         try post(url: configuration.authority.endpoint(endpoint.rawValue), name: endpoint.rawValue, fields)
     }
 
-    /// POSTs `fields` (client_id first) as a form and decodes the answer. The body, which holds secrets, is wiped
-    /// once the exchange is over.
-    private func post(url: String, name: String, _ fields: [FormField]) throws(NativeAuthError) -> Answer {
+    /// POSTs `fields` (client_id first) as a form and decodes the answer. Every such request carries a secret (a
+    /// continuation token, a password, a code or a refresh token), so it is never sent twice where the server may
+    /// have seen it (see `send`). The body is wiped once the exchange is over.
+    func post(url: String, name: String, _ fields: [FormField]) throws(NativeAuthError) -> Answer {
         var body: [UInt8] = []
         for (i, field) in ([FormField.text("client_id", configuration.clientID)] + fields).enumerated() {
             if i > 0 { body.append(UInt8(ascii: "&")) }
@@ -515,12 +547,22 @@ struct ServerAPI: Sendable {
         )
         body.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } }
         defer { request.wipeBody() }
-        return decode(try send(request, name: name), name: name)
+        var response = try send(request, name: name, resendable: false)
+        defer { response.wipeBody() }
+        return decode(response, name: name)
     }
 
-    /// Sends with the retry policy: one retry after a network error or a 5xx (after 0.5 s), and after a 429/503
-    /// honouring `Retry-After` up to `maxRetryAfter` seconds.
-    private func send(_ request: HTTPRequest, name: String) throws(NativeAuthError) -> HTTPResponse {
+    /// Sends with the retry policy:
+    /// - nothing reached the server (connect failure, connect timeout): one retry after 0.5 s;
+    /// - a 429 or 503 with a `Retry-After` of at most `retry_after_max_s`: wait it out, retry once; a longer one, or
+    ///   one still answered after the retry, is the error `throttled` with `retry_after_s`;
+    /// - a 5xx: one retry after 0.5 s (a POST was answered, so the server has seen it; one retry at most);
+    /// - a timeout or a connection broken after the request went out: a GET is retried once; a POST, which carries
+    ///   a secret, is not — presenting a refresh token twice can revoke its whole family on servers with reuse
+    ///   detection (the transport does not resend it either: its body cannot be rewound).
+    func send(_ request: HTTPRequest, name: String, resendable: Bool) throws(NativeAuthError) -> HTTPResponse {
+        var request = request
+        request.headers.append(("client-request-id", correlationID))
         var attempt = 0
         while true {
             attempt += 1
@@ -529,26 +571,53 @@ struct ServerAPI: Sendable {
             do {
                 response = try transport.send(request)
             } catch {
-                logger.log(.warning, "\(request.method) \(name) failed: \(error.kind.rawValue)")
-                if attempt == 1 && (error.kind == .network || error.kind == .connect) {
+                logger.log(
+                    .warning,
+                    "\(request.method) \(name) failed: \(error.kind.rawValue)",
+                    correlationID: correlationID
+                )
+                let nothingSent = error.kind == .connect || error.kind == .connectTimeout
+                if attempt == 1 && (nothingSent || (resendable && (error.kind == .network || error.kind == .timeout))) {
                     clock.sleep(0.5)
                     continue
                 }
-                throw NativeAuthError(error)
+                var e = NativeAuthError(error)
+                e.server = ServerErrorDetails(correlationID: correlationID)
+                throw e
             }
             let ms = Int((clock.now() - started) * 1000)
             logger.log(
                 .verbose,
                 "\(request.method) \(name) -> \(response.status) (\(ms) ms)",
-                correlationID: response.header("client-request-id")
+                correlationID: correlationID
             )
-            if attempt == 1 && (response.status >= 500 || response.status == 429) {
-                let retryAfter = response.header("retry-after").flatMap { Double($0.trimmedSpaces) }
-                if let ra = retryAfter, ra > Self.maxRetryAfter {
-                    return response  // too long to wait inside a blocking call: report it
+            if response.status == 429 || response.status == 503,
+                let header = response.header("retry-after"),
+                let wait = RetryAfter.seconds(header, now: clock.now())
+            {
+                guard attempt == 1, wait <= configuration.retryAfterMaxSeconds else {
+                    var e = NativeAuthError(
+                        .throttled,
+                        "The server asked to wait \(Int(wait.rounded(.up))) s before trying again."
+                    )
+                    e.server = ServerErrorDetails(
+                        correlationID: correlationID,
+                        httpStatus: response.status,
+                        retryAfter: header
+                    )
+                    e.retryAfterSeconds = Int(wait.rounded(.up))
+                    throw e
                 }
-                if response.status == 429 && retryAfter == nil { return response }
-                clock.sleep(retryAfter ?? 0.5)
+                logger.log(
+                    .info,
+                    "\(name): waiting \(Int(wait.rounded(.up))) s (Retry-After)",
+                    correlationID: correlationID
+                )
+                clock.sleep(wait)
+                continue
+            }
+            if attempt == 1 && (response.status >= 500 || (resendable && response.status == 429)) {
+                clock.sleep(0.5)
                 continue
             }
             return response
@@ -556,13 +625,17 @@ struct ServerAPI: Sendable {
     }
 
     private func decode(_ response: HTTPResponse, name: String) -> Answer {
-        let correlation = response.header("client-request-id")
-        let body = (try? JSONValue.parse(response.body)) ?? .null
+        let correlation = correlationID.isEmpty ? response.header("client-request-id") : correlationID
+        // The identity server answers JSON: a body it labels as something else (an HTML error page of a proxy, a
+        // captive portal) is not read as an answer, whatever it contains.
+        let contentType = response.header("content-type")?.lowercased()
+        let labelledJSON = contentType.map { $0.contains("json") } ?? true
+        let body = labelledJSON ? ((try? JSONValue.parse(response.body)) ?? .null) : .null
         if response.status == 200 {
             guard case .object = body else {
                 let details = ServerErrorDetails(correlationID: correlation, httpStatus: 200)
                 return .error(
-                    ServerErrorEnvelope(details: details, description: "", invalidAttributes: []),
+                    ServerErrorEnvelope(details: details, invalidAttributes: []),
                     body: .null
                 )
             }
@@ -575,7 +648,7 @@ struct ServerAPI: Sendable {
             error: body["error"]?.stringValue,
             suberror: body["suberror"]?.stringValue,
             errorCodes: body["error_codes"]?.arrayValue?.compactMap(\.intValue) ?? [],
-            correlationID: body["correlation_id"]?.stringValue ?? correlation,
+            correlationID: correlation,
             traceID: body["trace_id"]?.stringValue ?? response.header("x-ms-request-id"),
             httpStatus: response.status,
             retryAfter: response.header("retry-after")
@@ -585,21 +658,12 @@ struct ServerAPI: Sendable {
             let code = details.errorCodes.first.map { " (\($0))" } ?? ""
             logger.log(.info, "\(name) answered \(error)\(sub)\(code)", correlationID: details.correlationID)
         }
-        let envelope = ServerErrorEnvelope(
+        var envelope = ServerErrorEnvelope(
             details: details,
-            description: body["error_description"]?.stringValue ?? "",
             invalidAttributes: body["invalid_attributes"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
         )
+        // A claims challenge (conditional access): what the interactive sign-in must ask for.
+        envelope.claims = body["claims"]?.stringValue.flatMap { $0.isEmpty || $0.utf8.count > 8192 ? nil : $0 }
         return .error(envelope, body: body)
-    }
-}
-
-extension String {
-    /// The string without leading and trailing spaces and tabs.
-    var trimmedSpaces: String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
-        return String(s)
     }
 }

@@ -9,20 +9,32 @@ enum ErrorContext: Sendable {
     case registerChallenge
     /// The refresh-token grant.
     case refresh
+    /// The authorization-code and device-code grants and the device authorization request.
+    case codeRedemption
 }
 
 extension NativeAuthError {
-    /// Maps a server error envelope to the library's stable codes. Messages are the library's own sentences: the
-    /// server's `error_description` may name the user and is never repeated.
+    /// Maps a server error envelope to the library's stable codes, from its `error`, `suberror` and `error_codes`
+    /// only — never from the English `error_description`, which the server may reword (and which may name the
+    /// user: it is never repeated either). The table follows MSAL's validators: iOS
+    /// `MSALNativeAuth*ResponseValidator` with `MSALNativeAuthESTSApiErrorCodes` (50034 user not found, 50126
+    /// invalid credentials, 500222 no password, 90100 invalid request parameter), Android `*ApiResult` and
+    /// `ApiErrorResponseUtil` (400002, `invalid_oob_value`), and MSAL's silent-flow rules for the refresh grant.
+    /// Anything else is `server`, with the server's fields attached.
     static func from(_ envelope: ServerErrorEnvelope, context: ErrorContext) -> NativeAuthError {
+        var e = mapped(envelope, context: context)
+        // A claims challenge goes back to the app with the interaction it asks for.
+        if e.category == .interaction, let claims = envelope.claims { e.claims = claims }
+        return e
+    }
+
+    private static func mapped(_ envelope: ServerErrorEnvelope, context: ErrorContext) -> NativeAuthError {
         let d = envelope.details
         let error = d.error ?? ""
         let sub = d.suberror ?? ""
         let codes = d.errorCodes
-        let description = envelope.description
-        func make(_ code: Code, _ message: String) -> NativeAuthError {
-            NativeAuthError(code, message, server: d)
-        }
+        func make(_ code: Code, _ message: String) -> NativeAuthError { NativeAuthError(code, message, server: d) }
+
         if let status = d.httpStatus, status >= 500 || status == 429 {
             return make(
                 .server,
@@ -34,40 +46,63 @@ extension NativeAuthError {
         if error.isEmpty {
             return make(
                 .server,
-                "The server answered with something that is not a native-auth response (HTTP \(d.httpStatus ?? 0))."
+                "The server answered with something that is not an OAuth error (HTTP \(d.httpStatus ?? 0))."
             )
         }
         if context == .refresh {
-            if codes.contains(700082) || error == "expired_refresh_token" {
+            if error == "expired_refresh_token" || codes.contains(700082) {
                 return make(.refreshTokenExpired, "The refresh token has expired; the user must sign in again.")
             }
             if error == "invalid_scope" { return make(.invalidScope, "The server refused the requested scopes.") }
             if codes.contains(50142) {
                 return make(.passwordChangeRequired, "The user must change their password; sign in again.")
             }
+            // MSAL's InteractionRequiredAuthError: interaction_required, consent_required, login_required, and
+            // invalid_grant (bad_token, consent_required, basic_action, additional_action, message_only, …).
             if ["invalid_grant", "interaction_required", "consent_required", "login_required"].contains(error) {
-                return make(.interactionRequired, "The user must sign in again (the refresh token was refused).")
+                return make(
+                    .interactionRequired,
+                    sub == "bad_token"
+                        ? "The refresh token was refused; the user must sign in again."
+                        : "The server needs the user to sign in again for these scopes."
+                )
             }
         }
-        if error == "expired_token" { return make(.flowExpired, "The flow expired; start again.") }
-        if codes.contains(55200) || codes.contains(55000)
-            || description.contains("continuation_token") && error == "invalid_request"
-            || (error == "invalid_grant" && description.lowercased().contains("continuation token"))
-        {
+        if context == .codeRedemption {
+            switch error {
+            case "access_denied", "authorization_declined":
+                return make(.accessDenied, "The sign-in was refused.")
+            case "interaction_required", "login_required", "consent_required":
+                return make(.interactionRequired, "The server needs the user to sign in interactively.")
+            case "invalid_grant":
+                return make(
+                    .server,
+                    "The authorization code was refused (expired, already used, or the PKCE verifier does not match)."
+                )
+            case "expired_token":
+                return make(.flowExpired, "The sign-in expired; start again.")
+            default: break
+            }
+        }
+        if error == "expired_token" || codes.contains(552003) {
+            return make(.flowExpired, "The flow expired; start again.")
+        }
+        if codes.contains(55200) || codes.contains(55000) {  // "The continuation_token is invalid"
             return make(.flowInvalid, "The server no longer accepts this flow; start again.")
         }
         if error == "invalid_client" || error == "unauthorized_client" {
             return make(
                 .invalidClient,
-                "The server refused this client_id for native authentication (check the app registration: public "
-                    + "client, native authentication enabled)."
+                "The server refused this client_id for native authentication "
+                    + "(check the app registration: public client, native authentication enabled)."
             )
         }
         if error == "invalid_request" && codes.contains(90100) {
-            if description.contains("client_id") { return make(.invalidClient, "The server refused the client_id.") }
+            // MSAL tells username from client_id by the description's wording; this library reads fields only. Its
+            // configuration check already refuses a malformed client_id, so the username is what the server means.
             return make(.invalidUsername, "The username is not valid.")
         }
-        if error == "user_not_found" || codes.contains(50034) {
+        if error == "user_not_found" || codes.first == 50034 {
             return make(.userNotFound, "No account exists for this username.")
         }
         if sub == "invalid_oob_value" { return make(.invalidCode, "The code is not valid.") }
@@ -76,7 +111,7 @@ extension NativeAuthError {
             e.reason = sub
             return e
         }
-        if error == "invalid_grant" && codes.contains(50126) {
+        if error == "invalid_grant" && codes.first == 50126 {
             return make(.invalidCredentials, "The username or password is incorrect.")
         }
         if error == "user_already_exists" {
@@ -102,12 +137,9 @@ extension NativeAuthError {
                 : make(.authMethodBlocked, "This authentication method is blocked.")
         }
         if error == "unsupported_challenge_type" {
-            var e = make(
-                .browserRequired,
-                "The server needs a challenge type this client does not support; use the browser."
-            )
-            e.redirectReason = nil
-            return e
+            // The client's challenge types and the tenant's policy disagree: a configuration problem, not a reason
+            // to send the user to a browser (the server says that with `redirect`).
+            return make(.server, "The server refused the challenge types this client is configured with.")
         }
         return make(.server, "The server refused the request (\(error)\(sub.isEmpty ? "" : " / " + sub)).")
     }

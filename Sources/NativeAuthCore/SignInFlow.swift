@@ -16,7 +16,7 @@ struct SignInFlow: Sendable {
     /// flow waiting for the password: `retry` carries it.
     static func start(_ request: SignInRequest, _ ctx: FlowContext) throws(SignInStartFailure) -> Transition {
         do {
-            ctx.logger.log(.info, "sign-in started")
+            ctx.log(.info, "sign-in started")
             let first = try ctx.server.initiate(username: request.username)
             let flow: (State) -> SignInFlow = {
                 SignInFlow(username: request.username, scopes: request.scopes, claims: request.claims, state: $0)

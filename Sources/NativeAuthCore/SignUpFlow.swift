@@ -13,7 +13,7 @@ struct SignUpFlow: Sendable {
     var state: State
 
     static func start(_ request: SignUpRequest, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
-        ctx.logger.log(.info, "sign-up started")
+        ctx.log(.info, "sign-up started")
         let ct = try ctx.server.signUpStart(
             username: request.username,
             password: request.password,
@@ -54,7 +54,11 @@ struct SignUpFlow: Sendable {
     private func next(_ answer: SignUpContinueAnswer, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
         switch answer {
         case .completed(let ct):
-            ctx.logger.log(.info, "sign-up completed")
+            ctx.log(.info, "sign-up completed")
+            // Without a continuation token the server allows no automatic sign-in: the flow ends here and the app
+            // signs in normally (MSAL iOS, SignUpResponseValidator: "Even if the continuationToken is nil, the signUp
+            // flow is considered successfully completed").
+            guard let ct else { return .ended(.signUpCompleted) }
             return moving(to: .completed(ct), .signUpCompleted)
         case .credentialRequired(let ct):
             switch try ctx.server.signUpChallenge(ct) {

@@ -13,6 +13,8 @@ struct StrongAuthFlow: Sendable {
             contact: String,
             challenge: CodeChallenge
         )
+        /// `register/v1.0/continue` succeeded; only the token request is left (it failed once and may be retried).
+        case registered(ContinuationToken)
     }
 
     var state: State
@@ -43,13 +45,14 @@ struct StrongAuthFlow: Sendable {
         case (.registrationCode(let ct, let methods, let current, let contact, _), .resendCode):
             return try register(ct, methods: methods, contact: contact, methodID: nil, current: current, ctx)
         case (.registrationCode(let ct, _, _, _, _), .submitCode(let code)):
-            let next = try ctx.server.registerContinue(ct, code: code)
-            let answer = try ctx.server.token(.continuation(next, username: nil), scopes: scopes, claims: claims)
-            return try ctx.redeem(answer, scopes: scopes, claims: claims)
+            return try finishRegistration(ctx.server.registerContinue(ct, code: code), ctx)
+        case (.registered(let ct), .signIn), (.registered(let ct), .submitCode):
+            return try finishRegistration(ct, ctx)
 
         case (.mfaSelect, _): throw ctx.wrongStep(action, expected: .requestChallenge)
         case (.registrationSelect, _): throw ctx.wrongStep(action, expected: .registerMethod)
         case (.mfaCode, _), (.registrationCode, _): throw ctx.wrongStep(action, expected: .submitCode)
+        case (.registered, _): throw ctx.wrongStep(action, expected: .signIn)
         }
     }
 
@@ -95,9 +98,7 @@ struct StrongAuthFlow: Sendable {
         }
         switch try ctx.server.registerChallenge(ct, method: method, target: contact) {
         case .preverified(let next):
-            let done = try ctx.server.registerContinue(next, code: nil)
-            let answer = try ctx.server.token(.continuation(done, username: nil), scopes: scopes, claims: claims)
-            return try ctx.redeem(answer, scopes: scopes, claims: claims)
+            return try finishRegistration(ctx.server.registerContinue(next, code: nil), ctx)
         case .code(let next, let challenge):
             var flow = self
             flow.state = .registrationCode(
@@ -108,6 +109,21 @@ struct StrongAuthFlow: Sendable {
                 challenge: challenge
             )
             return Transition(next: .strongAuth(flow), status: .codeRequired(challenge))
+        }
+    }
+
+    /// The token request after a successful `register/v1.0/continue`. If it fails, the registration stays done: the
+    /// flow moves to `registered`, and a retry (`sign_in`, or `submit_code` again) repeats only the token request —
+    /// never `register/v1.0/continue`, whose continuation token the server has already consumed.
+    private func finishRegistration(_ ct: ContinuationToken, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
+        do {
+            let answer = try ctx.server.token(.continuation(ct, username: nil), scopes: scopes, claims: claims)
+            return try ctx.redeem(answer, scopes: scopes, claims: claims)
+        } catch {
+            guard keepsFlow(error) else { throw error }
+            var flow = self
+            flow.state = .registered(ct)
+            return .failed(after: .strongAuth(flow), error)
         }
     }
 }

@@ -1,3 +1,4 @@
+internal import NativeAuthCrypto
 public import NativeAuthJSON
 import Synchronization
 
@@ -12,7 +13,85 @@ public struct Account: Sendable, Equatable {
     public var environment: String
     public var idToken: String?
     /// The ID token's claims (decoded, not verified: they came over TLS straight from the token endpoint).
-    public var claims: JSONValue
+    public var claims: JSONValue {
+        get { lazyClaims?.value ?? storedClaims }
+        set {
+            storedClaims = newValue
+            lazyClaims = nil
+        }
+    }
+    private var storedClaims: JSONValue
+    /// Claims decoded from `idToken` when first read (accounts loaded from a persistent cache).
+    private var lazyClaims: LazyClaims?
+    /// The realm MSAL's unified token cache files this account's tokens under: the tenant segment of the token
+    /// endpoint (OIDC discovery's, as MSAL Python's `Authority.tenant`), else of the authority.
+    public var realm: String = ""
+
+    public init(
+        homeAccountID: String,
+        username: String,
+        tenantID: String,
+        environment: String,
+        idToken: String?,
+        claims: JSONValue,
+        realm: String = ""
+    ) {
+        self.homeAccountID = homeAccountID
+        self.username = username
+        self.tenantID = tenantID
+        self.environment = environment
+        self.idToken = idToken
+        self.storedClaims = claims
+        self.realm = realm
+    }
+
+    /// An account whose claims are decoded from `idToken` when first read (a store loading many accounts pays for
+    /// the decoding of those it serves only).
+    public init(
+        homeAccountID: String,
+        username: String,
+        tenantID: String,
+        environment: String,
+        idToken: String?,
+        claimsFromIDToken: Bool,
+        realm: String = ""
+    ) {
+        self.init(
+            homeAccountID: homeAccountID,
+            username: username,
+            tenantID: tenantID,
+            environment: environment,
+            idToken: idToken,
+            claims: .object([:]),
+            realm: realm
+        )
+        if claimsFromIDToken, let idToken { lazyClaims = LazyClaims(idToken) }
+    }
+
+    public static func == (a: Account, b: Account) -> Bool {
+        guard a.homeAccountID == b.homeAccountID, a.username == b.username, a.tenantID == b.tenantID,
+            a.environment == b.environment, a.idToken == b.idToken, a.realm == b.realm
+        else { return false }
+        if let x = a.lazyClaims, let y = b.lazyClaims, x === y { return true }
+        return a.claims == b.claims
+    }
+}
+
+/// An ID token's claims, decoded once when first read.
+final class LazyClaims: Sendable {
+    private let token: String
+    private let decoded = Mutex<JSONValue?>(nil)
+
+    init(_ token: String) { self.token = token }
+
+    var value: JSONValue {
+        decoded.withLock { d in
+            if let d { return d }
+            let claims = (try? JWT(decoding: token))?.claims ?? .object([:])
+            d = claims
+            return claims
+        }
+    }
 }
 
 /// A result document rendered once, when its token was cached (see `TokenCache`'s `renderer`). Its bytes hold the
@@ -46,16 +125,49 @@ public final class AccessToken: Sendable {
     public let expiresOn: Double
     public let refreshOn: Double?
     public let cachedAt: Double
+    /// The server's `ext_expires_in` as a time: while the server is unavailable (5xx, no connection) a token past its
+    /// expiry is still served until then, as MSAL iOS does with extended lifetimes.
+    public let extExpiresOn: Double?
     /// The token's result document as the C ABI serves it from the cache, rendered when the token was stored.
     public let rendered: RenderedToken?
 
-    public init(value: Secret, scopes: [String], expiresOn: Double, refreshOn: Double?, cachedAt: Double) {
+    public convenience init(
+        value: Secret,
+        scopes: [String],
+        expiresOn: Double,
+        refreshOn: Double?,
+        cachedAt: Double,
+        extExpiresOn: Double? = nil
+    ) {
+        self.init(
+            value: value,
+            scopes: scopes,
+            key: ScopeKey(scopes),
+            expiresOn: expiresOn,
+            refreshOn: refreshOn,
+            cachedAt: cachedAt,
+            extExpiresOn: extExpiresOn
+        )
+    }
+
+    /// A token whose `key` is already known (it must be `ScopeKey(scopes)`): a store loading many tokens of the same
+    /// scope sets computes each key once.
+    public init(
+        value: Secret,
+        scopes: [String],
+        key: ScopeKey,
+        expiresOn: Double,
+        refreshOn: Double?,
+        cachedAt: Double,
+        extExpiresOn: Double? = nil
+    ) {
         self.value = value
         self.scopes = scopes
-        self.key = ScopeKey(scopes)
+        self.key = key
         self.expiresOn = expiresOn
         self.refreshOn = refreshOn
         self.cachedAt = cachedAt
+        self.extExpiresOn = extExpiresOn
         self.rendered = nil
     }
 
@@ -66,6 +178,7 @@ public final class AccessToken: Sendable {
         expiresOn = t.expiresOn
         refreshOn = t.refreshOn
         cachedAt = t.cachedAt
+        extExpiresOn = t.extExpiresOn
         self.rendered = rendered
     }
 
@@ -89,11 +202,14 @@ public struct TokenValidity: Sendable {
     public var cachedAt: Double
     public var refreshOn: Double?
 
-    /// Usable when more than the buffer remains: 5 minutes (MSAL's default), or half the lifetime for tokens that
-    /// live less than 10 minutes, so short-lived tokens can still be served from cache.
+    /// MSAL's expiry buffer: a token is served only while more than 5 minutes of its lifetime remain, whatever
+    /// that lifetime (MSAL's common core `MSIDAccessToken` has `s_expirationBuffer = 300`; MSAL Python's
+    /// `acquire_token_silent` treats `expires_on - now < 5*60` as expired). A token issued for 5 minutes or less is
+    /// therefore never served from the cache. A token "cached" in the future (a clock set back) is not served either.
+    public static let expiryBuffer = 300.0
+
     public func isUsable(at now: Double) -> Bool {
-        let buffer = min(300, max(0, (expiresOn - cachedAt) / 2))
-        return now < expiresOn - buffer
+        now < expiresOn - Self.expiryBuffer && cachedAt <= now + 1
     }
 
     /// Past the server's `refresh_in`: refresh early.
@@ -110,19 +226,33 @@ public struct TokenValidity: Sendable {
 public struct AccountEntry: Sendable {
     public var account: Account
     public var refreshToken: RefreshToken?
+    /// The scopes the sign-in asked for: what `na_get_access_token` without scopes means (MSAL iOS's
+    /// `getAccessToken()` without scopes returns the sign-in's token).
+    public var signInScopes: [String] = []
+    /// Which sign-in this entry comes from: a refresh that began under an earlier sign-in of the same account
+    /// stores nothing into a later one.
+    public var session: UInt64 = 0
     /// By `ScopeKey.key`.
     public var accessTokens: [String: AccessToken] = [:]
+
+    public init(account: Account, refreshToken: RefreshToken?) {
+        self.account = account
+        self.refreshToken = refreshToken
+    }
 
     /// The token for `key`: the exact scope set (one hash lookup), else any usable token whose scopes include the
     /// request (MSAL's superset match), the one that lives longest.
     func accessToken(for key: ScopeKey, at now: Double) -> AccessToken? {
         if let exact = accessTokens[key.key], exact.isUsable(at: now) { return exact }
+        // An empty set (OIDC scopes only) is a subset of everything: it matches only its own exact entry, never a
+        // token cached later for some API.
+        guard !key.set.isEmpty else { return nil }
         return accessTokens.values.filter { key.set.isSubset(of: $0.key.set) && $0.isUsable(at: now) }
             .max { $0.expiresOn < $1.expiresOn }
     }
 
     /// MSAL's overlap rule on save: a new token replaces cached ones whose scopes intersect it.
-    mutating func store(_ token: AccessToken) {
+    public mutating func store(_ token: AccessToken) {
         accessTokens = accessTokens.filter {
             $0.value.key.set.isDisjoint(with: token.key.set) && !($0.value.key.set.isEmpty && token.key.set.isEmpty)
         }
@@ -130,83 +260,271 @@ public struct AccountEntry: Sendable {
     }
 }
 
-/// Everything the cache holds. Native auth keeps one signed-in account per client.
+/// Everything the cache holds: any number of accounts (a sign-in adds or replaces that user's account), and the
+/// bookkeeping that keeps a sign-out from being undone by a call in flight.
 public struct CacheData: Sendable {
+    /// By `Account.homeAccountID`.
     public var accounts: [String: AccountEntry] = [:]
+    /// Counts sign-outs; `signedOutAt` and `allSignedOutAt` say when each account, and everyone, last signed out.
+    /// A sign-in or refresh that began before a sign-out of its account stores nothing after it.
+    public var signOutEpoch: UInt64 = 0
+    public var signedOutAt: [String: UInt64] = [:]
+    public var allSignedOutAt: UInt64 = 0
+    /// Numbers sign-in sessions (see `AccountEntry.session`).
+    public var lastSession: UInt64 = 0
     public init() {}
 
-    /// The signed-in account's entry (native auth keeps one).
-    var current: AccountEntry? { accounts.first?.value }
+    /// Whether `account` signed out (alone, or with everyone) after `epoch`.
+    func signedOut(_ account: String, since epoch: UInt64) -> Bool {
+        allSignedOutAt > epoch || (signedOutAt[account] ?? 0) > epoch
+    }
 }
 
-/// Where the cache is persisted: the seam for persistent stores. `save` is called under the cache's write lock.
+/// Which account a call is about: the one it names (a `home_account_id`, or a username in any case), or — when it
+/// names none — the only one.
+public enum AccountSelection: Sendable, Equatable {
+    case only
+    case named(String)
+}
+
+/// What a store's read-modify-write left: the accounts as they now are, and — when they could not be written — why.
+public struct StoreOutcome: Sendable {
+    public var accounts: [String: AccountEntry]
+    public var writeError: NativeAuthError?
+    public init(accounts: [String: AccountEntry], writeError: NativeAuthError? = nil) {
+        self.accounts = accounts
+        self.writeError = writeError
+    }
+}
+
+/// Where the cache is persisted: the seam for persistent stores (the in-memory store keeps nothing itself).
 public protocol TokenStore: Sendable {
-    func load() -> CacheData
-    func save(_ data: CacheData)
+    /// The stored accounts, when the client starts and whenever `changeCounter` moved. Throws when the store must
+    /// not be used (a wrong encryption key, an insecure file); a corrupt store is set aside and reads as empty.
+    func load() throws(NativeAuthError) -> [String: AccountEntry]
+    /// Applies `change` exactly once as one read-modify-write. `current` is the client's own view; a persistent
+    /// store instead locks, re-reads what other processes wrote, applies the change to that and writes it
+    /// atomically — so two processes never lose each other's entries. When it cannot read or write, it applies the
+    /// change to `current` and answers why in `writeError`: the client then keeps the change in memory.
+    func modify(current: [String: AccountEntry], _ change: (inout [String: AccountEntry]) -> Void) -> StoreOutcome
+    /// Moves whenever the stored accounts may have changed outside this client (another process wrote them). Read
+    /// on every cached-token call: an atomic load, never a system call.
+    var changeCounter: UInt64 { get }
+    /// Looks (with a system call if need be) whether the stored accounts changed outside this client, and moves
+    /// `changeCounter` if so. Called on the paths that are about to do real work (a cache miss, an account lookup,
+    /// before a refresh), never on a cache hit.
+    func checkForChanges()
+}
+
+extension TokenStore {
+    public func checkForChanges() {}
 }
 
 /// The in-memory store (the default; nothing touches disk).
 public struct MemoryTokenStore: TokenStore {
     public init() {}
-    public func load() -> CacheData { CacheData() }
-    public func save(_ data: CacheData) {}
+    public func load() throws(NativeAuthError) -> [String: AccountEntry] { [:] }
+    public func modify(
+        current: [String: AccountEntry],
+        _ change: (inout [String: AccountEntry]) -> Void
+    )
+        -> StoreOutcome
+    {
+        var accounts = current
+        change(&accounts)
+        return StoreOutcome(accounts: accounts)
+    }
+    public var changeCounter: UInt64 { 0 }
 }
 
 /// The token cache. Reads take a shared lock (threads serving cached tokens never wait for each other); updates take
-/// the exclusive lock and are saved through the store.
-public final class TokenCache: @unchecked Sendable {  // `data` and `index` are guarded by `lock`
+/// the exclusive lock and go through the store.
+public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `seenChanges` are guarded by `lock`
     private let store: any TokenStore
     private let lock = ReadWriteLock()
     private var data: CacheData
-    /// The current account's access tokens by scope key: the hot path's one hash lookup.
-    private var index: [String: AccessToken] = [:]
+    /// Each account's access tokens by scope key: the hot path's hash lookups.
+    private var index: [String: [String: AccessToken]] = [:]
+    /// The store's `changeCounter` the in-memory view reflects (written under the write lock; read without it).
+    private let seenChanges = Atomic<UInt64>(0)
     /// Renders a token's cached-answer document once, when it is stored.
     let renderer: (@Sendable (AccessToken) -> RenderedToken?)?
     /// Counts updates: an answer found at generation g is still the cache's answer while the generation is g (and
     /// the token is still within its lifetime).
     private let generationCounter = Atomic<UInt64>(0)
 
-    public var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
+    /// Changes whenever the cache changes, here or (through the store) in another process.
+    public var generation: UInt64 { generationCounter.load(ordering: .acquiring) &+ store.changeCounter }
 
+    /// Loads the stored accounts; a store that cannot be read (a wrong key, an insecure file) is an error.
     public init(
         store: any TokenStore = MemoryTokenStore(),
         renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil
-    ) {
+    ) throws(NativeAuthError) {
         self.store = store
         self.renderer = renderer
-        data = store.load()
-        index = data.current?.accessTokens ?? [:]
+        data = CacheData()
+        seenChanges.store(store.changeCounter, ordering: .relaxed)
+        data.accounts = try store.load()
+        reindex()
+    }
+
+    /// Sessions are this process's own bookkeeping, which a store does not keep: `stored` with the sessions of
+    /// `mine` for the accounts that are still the same sign-in (the same refresh token).
+    private static func keepingSessions(
+        _ stored: [String: AccountEntry],
+        from mine: [String: AccountEntry]
+    ) -> [String: AccountEntry] {
+        var merged = stored
+        for (id, own) in mine where own.session != 0 {
+            guard let entry = stored[id], entry.session == 0, own.refreshToken == entry.refreshToken else { continue }
+            merged[id]?.session = own.session
+        }
+        return merged
+    }
+
+    private func reindex() {
+        index = data.accounts.mapValues(\.accessTokens)
+    }
+
+    /// Reloads the in-memory view if the store changed outside this client (called before reads; `thorough` on
+    /// paths about to do real work, where the store may spend a system call to look).
+    private func refreshFromStore(thorough: Bool = false) {
+        if thorough { store.checkForChanges() }
+        let counter = store.changeCounter
+        guard counter != seenChanges.load(ordering: .acquiring) else { return }
+        lock.withWriteLock {
+            guard counter != seenChanges.load(ordering: .relaxed) else { return }
+            // A store that cannot be read now keeps the in-memory view (it reported why when it failed).
+            seenChanges.store(counter, ordering: .releasing)
+            guard let accounts = try? store.load() else { return }
+            data.accounts = Self.keepingSessions(accounts, from: data.accounts)
+            reindex()
+            generationCounter.add(1, ordering: .releasing)
+        }
     }
 
     enum Lookup {
         case noAccount
-        /// A usable token, and the cache generation it was found at.
-        case hit(AccessToken, generation: UInt64)
-        case miss
+        case accountRequired([Account])
+        /// A usable token of `account`, and the cache generation it was found at.
+        case hit(AccessToken, account: String, generation: UInt64)
+        case miss(account: String)
     }
 
-    /// A usable cached token for `key`: the exact scope set by one hash lookup, else MSAL's superset match.
-    func lookup(_ key: ScopeKey, at now: Double) -> Lookup {
-        lock.withReadLock {
-            let g = generationCounter.load(ordering: .relaxed)  // stable: updates take the write lock
-            if let exact = index[key.key], exact.isUsable(at: now) { return .hit(exact, generation: g) }
-            guard let entry = data.current else { return .noAccount }
-            guard let token = entry.accessToken(for: key, at: now) else { return .miss }
-            return .hit(token, generation: g)
+    /// Which account a selection names: its id, or why there is none.
+    enum Resolution {
+        case account(String)
+        case none(Lookup)
+    }
+
+    /// The account a selection names, under the lock.
+    private func resolve(_ selection: AccountSelection) -> Resolution {
+        switch selection {
+        case .only:
+            guard let first = data.accounts.first else { return .none(.noAccount) }
+            guard data.accounts.count == 1 else {
+                return .none(.accountRequired(data.accounts.values.map(\.account).sorted { $0.username < $1.username }))
+            }
+            return .account(first.key)
+        case .named(let name):
+            return Self.find(name, in: data.accounts).map { .account($0) } ?? .none(.noAccount)
         }
     }
 
-    public func read<R>(_ body: (CacheData) -> R) -> R {
-        lock.withReadLock { body(data) }
+    /// The account `name` names: a `home_account_id`, else a username in any case.
+    static func find(_ name: String, in accounts: [String: AccountEntry]) -> String? {
+        if accounts[name] != nil { return name }
+        let lower = name.lowercased()
+        return accounts.first(where: { $0.value.account.username.lowercased() == lower })?.key
     }
 
-    public func update<R>(_ body: (inout CacheData) -> R) -> R {
+    /// A usable cached token for `key` of the selected account: the exact scope set by one hash lookup, else MSAL's
+    /// superset match.
+    func lookup(_ key: ScopeKey, account selection: AccountSelection, at now: Double) -> Lookup {
+        refreshFromStore()
+        let found = find(key, account: selection, at: now)
+        // A token a store loaded gets its cached-answer document when it is first served (a store may load
+        // thousands; rendering them all would slow every start and every reload).
+        if case .hit(let token, let id, let g) = found, token.rendered == nil, renderer != nil {
+            return .hit(renderOnFirstUse(token, account: id), account: id, generation: g)
+        }
+        return found
+    }
+
+    /// `token` with its answer rendered, put in its place in the cache (if it is still there).
+    private func renderOnFirstUse(_ token: AccessToken, account id: String) -> AccessToken {
+        let rendered = token.rendering(with: renderer)
         lock.withWriteLock {
-            let r = body(&data)
-            index = data.current?.accessTokens ?? [:]
+            let k = token.key.key
+            if index[id]?[k] === token { index[id]?[k] = rendered }
+            if data.accounts[id]?.accessTokens[k] === token { data.accounts[id]?.accessTokens[k] = rendered }
+        }
+        return rendered
+    }
+
+    private func find(_ key: ScopeKey, account selection: AccountSelection, at now: Double) -> Lookup {
+        lock.withReadLock {
+            let g = generationCounter.load(ordering: .relaxed) &+ seenChanges.load(ordering: .relaxed)
+            let id: String
+            switch resolve(selection) {
+            case .account(let found): id = found
+            case .none(let why): return why
+            }
+            if let exact = index[id]?[key.key], exact.isUsable(at: now) {
+                return .hit(exact, account: id, generation: g)
+            }
+            guard let token = data.accounts[id]?.accessToken(for: key, at: now) else { return .miss(account: id) }
+            return .hit(token, account: id, generation: g)
+        }
+    }
+
+    /// The selected account's id, or why there is none.
+    func account(_ selection: AccountSelection) -> Resolution {
+        refreshFromStore(thorough: true)
+        return lock.withReadLock { resolve(selection) }
+    }
+
+    /// A token for `key` past its expiry but within its extended lifetime (`ext_expires_in`), for when the server is
+    /// unavailable.
+    func extendedLookup(_ key: ScopeKey, account: String, at now: Double) -> AccessToken? {
+        lock.withReadLock {
+            guard let t = index[account]?[key.key], let ext = t.extExpiresOn, now < ext else { return nil }
+            return t
+        }
+    }
+
+    /// The current sign-out epoch (see `CacheData.signOutEpoch`).
+    var signOutEpoch: UInt64 { lock.withReadLock { data.signOutEpoch } }
+
+    public func read<R>(_ body: (CacheData) -> R) -> R {
+        refreshFromStore(thorough: true)
+        return lock.withReadLock { body(data) }
+    }
+
+    /// Changes the cache: `body` runs once, on the store's current view (for a persistent store, re-read under its
+    /// lock). Its change is kept in memory even when the store could not write it: that failure is then thrown, after
+    /// the change took effect here (the caller's result is lost with it, so `body` should return what it needs only
+    /// when the caller also handles the failure).
+    @discardableResult
+    public func update<R>(_ body: (inout CacheData) -> R) throws(NativeAuthError) -> R {
+        try lock.withWriteLock { () throws(NativeAuthError) -> R in
+            var d = data
+            var result: R? = nil
+            let mine = data.accounts
+            let outcome = store.modify(current: data.accounts) { accounts in
+                d.accounts = Self.keepingSessions(accounts, from: mine)
+                result = body(&d)
+                accounts = d.accounts
+            }
+            d.accounts = outcome.accounts
+            data = d
+            seenChanges.store(store.changeCounter, ordering: .releasing)
+            reindex()
             generationCounter.add(1, ordering: .releasing)
-            store.save(data)
-            return r
+            if let failure = outcome.writeError { throw failure }
+            guard let result else { throw NativeAuthError(.internal, "a cache update produced no result") }
+            return result
         }
     }
 

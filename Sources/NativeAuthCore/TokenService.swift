@@ -1,4 +1,5 @@
 internal import NativeAuthCrypto
+internal import NativeAuthHTTP
 public import NativeAuthJSON
 import Synchronization
 
@@ -8,21 +9,42 @@ final class TokenService: Sendable {
     let cache: TokenCache
     let clock: any Clock
     let logger: Logger
+    let provider: OIDCProvider
     private let gate = RefreshGate()
-    private let tokenEndpoint = Mutex<String?>(nil)
 
     init(server: ServerAPI, cache: TokenCache, clock: any Clock, logger: Logger) {
         self.server = server
         self.cache = cache
         self.clock = clock
         self.logger = logger
+        self.provider = OIDCProvider(clock: clock, logger: logger)
     }
 
-    /// A token response as a cached token (rendered) and, when it carries account information, the account.
-    private func accept(
+    /// How a token response's ID token is checked, and where the account's claims come from.
+    struct IDTokenPolicy: Sendable {
+        /// A failed check fails the call (a sign-in); otherwise (a refresh) the cached account is kept.
+        var strict = true
+        /// The sign-in's nonce, for tokens of a browser sign-in.
+        var nonce: String? = nil
+        /// Check the signature against the provider's keys (tokens that passed through a browser).
+        var signature = false
+        /// Claims from the userinfo endpoint, for a response without an ID token (some device-code providers).
+        var userinfo: JSONValue? = nil
+    }
+
+    /// A token response as a cached token (rendered) and the account it names, when it names one. Entra: from
+    /// `client_info` (`<uid>.<utid>`), else — as MSAL Python does for a response without client_info — from the ID
+    /// token (`oid`, else `sub`, with `tid`). Other providers: from (`iss`, `sub`), see `oidcAccountID`.
+    /// On a refresh (`strict` false) an ID token that fails its checks names no account — the cached one is kept —
+    /// instead of failing the call: the access token itself is fine.
+    func accept(
         _ r: TokenResponse,
-        requestedScopes: [String]
-    ) throws(NativeAuthError) -> (Account?, AccessToken) {
+        requestedScopes: [String],
+        server: ServerAPI,
+        policy: IDTokenPolicy = IDTokenPolicy()
+    )
+        throws(NativeAuthError) -> (Account?, AccessToken)
+    {
         let now = clock.now()
         let granted = r.grantedScopes ?? requestScopes(requestedScopes)
         let token = cache.rendering(
@@ -31,139 +53,413 @@ final class TokenService: Sendable {
                 scopes: granted,
                 expiresOn: now + Double(r.expiresIn),
                 refreshOn: r.refreshIn.map { now + Double($0) },
-                cachedAt: now
+                cachedAt: now,
+                extExpiresOn: r.extExpiresIn.map { now + Double($0) }
             )
         )
-        guard let (uid, utid) = r.clientInfo else { return (nil, token) }
-        var claims: JSONValue = .object([:])
+        var claims: JSONValue = policy.userinfo ?? .object([:])
+        if policy.nonce != nil, r.idToken == nil {
+            throw NativeAuthError(.idTokenInvalid, "The token response of the browser sign-in has no ID token.")
+        }
         if let idToken = r.idToken {
             guard let jwt = try? JWT(decoding: idToken) else { throw .unexpected("id_token is not a JWT") }
             claims = jwt.claims
+            do {
+                try provider.validate(jwt, server, nonce: policy.nonce, signature: policy.signature)
+            } catch {
+                guard !policy.strict else { throw error }
+                logger.log(
+                    .warning,
+                    "a refreshed ID token failed its checks; the account is unchanged",
+                    correlationID: server.correlationID
+                )
+                return (nil, token)
+            }
+        }
+        let configuration = server.configuration
+        let homeAccountID: String
+        var tenantID = claims["tid"]?.stringValue
+        if !configuration.authorityType.isEntra {
+            var iss = r.idToken == nil ? nil : claims["iss"]?.stringValue
+            if iss == nil { iss = try provider.metadata(server)?.issuer ?? configuration.authority.url }
+            guard let sub = claims["sub"]?.stringValue, !sub.isEmpty, let iss else { return (nil, token) }
+            homeAccountID = Self.oidcAccountID(issuer: iss, subject: sub)
+        } else if let (uid, utid) = r.clientInfo {
+            homeAccountID = "\(uid).\(utid)"
+            tenantID = tenantID ?? utid
+        } else if let uid = claims["oid"]?.stringValue ?? claims["sub"]?.stringValue, !uid.isEmpty {
+            homeAccountID = tenantID.map { "\(uid).\($0)" } ?? uid
+        } else {
+            return (nil, token)
         }
         let username =
             claims["preferred_username"]?.stringValue ?? claims["email"]?.stringValue ?? claims["sub"]?.stringValue
             ?? ""
         let account = Account(
-            homeAccountID: "\(uid).\(utid)",
+            homeAccountID: homeAccountID,
             username: username,
-            tenantID: claims["tid"]?.stringValue ?? utid,
-            environment: server.configuration.authority.parsed.host,
+            tenantID: tenantID ?? "",
+            environment: configuration.authority.parsed.host,
             idToken: r.idToken,
-            claims: claims
+            claims: claims,
+            realm: realm(server)
         )
         return (account, token)
     }
 
-    /// Saves a sign-in's tokens: the new account replaces any previous one (one account per client).
-    func acceptSignIn(_ r: TokenResponse, requestedScopes: [String]) throws(NativeAuthError) -> (Account, AccessToken) {
-        let (account, token) = try accept(r, requestedScopes: requestedScopes)
-        guard let account else { throw .unexpected("token response without client_info") }
-        cache.update { d in
-            var entry = AccountEntry(account: account, refreshToken: r.refreshToken)
-            entry.store(token)
-            d.accounts = [account.homeAccountID: entry]
+    /// A generic OpenID Connect account's `home_account_id`: `<sub>.<h>`, where `<h>` is the first 22 characters of
+    /// the base64url SHA-256 of the issuer — stable, and distinct for each (`iss`, `sub`) pair (a `sub` is unique
+    /// only within its issuer, OIDC Core §2).
+    static func oidcAccountID(issuer: String, subject: String) -> String {
+        "\(subject).\(Base64.urlEncode(SHA256.hash(Array(issuer.utf8))).prefix(22))"
+    }
+
+    /// The realm MSAL files this client's tokens under: the tenant segment of the token endpoint (OIDC discovery's,
+    /// as MSAL Python's `Authority.tenant` — usually the tenant id), else of the authority.
+    private func realm(_ server: ServerAPI) -> String {
+        let endpoint = provider.cachedMetadata?.tokenEndpoint ?? server.configuration.authority.url
+        guard let url = try? HTTPURL(endpoint), let first = url.path.split(separator: "/").first else { return "" }
+        return String(first)
+    }
+
+    /// MSAL's declined-scopes rule (MSIDDefaultTokenResponseValidator): the token is cached under the scopes the
+    /// server granted; if it granted fewer than asked (OIDC scopes aside), the caller gets `declined_scopes` with
+    /// both lists instead of a token that lacks them.
+    private func checkDeclined(_ token: AccessToken, requested: [String]) throws(NativeAuthError) {
+        let declined = requested.filter {
+            !oidcScopeSet.contains($0.lowercased()) && !token.key.set.contains($0.lowercased())
         }
+        guard !declined.isEmpty else { return }
+        var e = NativeAuthError(
+            .declinedScopes,
+            "The server granted fewer scopes than requested; the token for the granted ones is cached."
+        )
+        e.declined = declined
+        e.granted = token.scopes.filter { !oidcScopeSet.contains($0.lowercased()) }
+        throw e
+    }
+
+    /// Saves a sign-in's tokens: the user's account is added, or replaces that user's previous entry (keeping its
+    /// other access tokens); other accounts are untouched. `epoch` is the sign-out epoch when the call began: if
+    /// this user (or everyone) signed out since, nothing is stored and the call answers `cancelled`.
+    func acceptSignIn(
+        _ r: TokenResponse,
+        requestedScopes: [String],
+        server: ServerAPI,
+        epoch: UInt64,
+        policy: IDTokenPolicy = IDTokenPolicy()
+    )
+        throws(NativeAuthError) -> (Account, AccessToken)
+    {
+        let (account, token) = try accept(r, requestedScopes: requestedScopes, server: server, policy: policy)
+        guard let account else {
+            throw .unexpected("token response without client_info or an ID token that names the user")
+        }
+        let stored = try cache.update { d -> Bool in
+            guard !d.signedOut(account.homeAccountID, since: epoch) else { return false }
+            var entry = AccountEntry(account: account, refreshToken: r.refreshToken)
+            // As MSAL, a new sign-in of the same user keeps that user's other access tokens (each valid on its
+            // own until it expires); the refresh token, ID token and sign-in scopes are the new sign-in's.
+            entry.accessTokens = d.accounts[account.homeAccountID]?.accessTokens ?? [:]
+            entry.signInScopes = requestedScopes
+            d.lastSession += 1
+            entry.session = d.lastSession
+            entry.store(token)
+            d.accounts[account.homeAccountID] = entry
+            return true
+        }
+        guard stored else {
+            throw NativeAuthError(
+                .cancelled,
+                "The user signed out while this sign-in was in progress; nothing was kept."
+            )
+        }
+        try checkDeclined(token, requested: requestedScopes)
         return (account, token)
     }
 
-    /// The signed-in account.
-    func account() -> Account? { cache.read { $0.current?.account } }
-
-    /// Forgets every account and token. Returns whether an account was signed in.
-    func removeAll() -> Bool {
-        cache.update { d -> Bool in
-            let had = !d.accounts.isEmpty
-            d = CacheData()
-            return had
+    /// The error for a selection that names no account.
+    static func noSuchAccount(_ why: TokenCache.Lookup) -> NativeAuthError {
+        if case .accountRequired(let accounts) = why {
+            var e = NativeAuthError(
+                .accountRequired,
+                "Several accounts are signed in; name one with \"account\" (a home_account_id or a username)."
+            )
+            e.accounts = accounts
+            return e
         }
+        return NativeAuthError(.noAccount, "No such account is signed in.")
+    }
+
+    /// The id of the account a selection names.
+    func accountID(_ selection: AccountSelection) throws(NativeAuthError) -> String {
+        switch cache.account(selection) {
+        case .account(let id): return id
+        case .none(let why): throw Self.noSuchAccount(why)
+        }
+    }
+
+    /// The account a selection names.
+    func account(_ selection: AccountSelection) throws(NativeAuthError) -> Account {
+        let id = try accountID(selection)
+        guard let account = cache.read({ $0.accounts[id]?.account }) else {
+            throw NativeAuthError(.noAccount, "No such account is signed in.")
+        }
+        return account
+    }
+
+    /// Every signed-in account, by username.
+    func accounts() -> [Account] {
+        cache.read { $0.accounts.values.map(\.account) }.sorted {
+            ($0.username, $0.homeAccountID) < ($1.username, $1.homeAccountID)
+        }
+    }
+
+    /// Forgets the selected account's entries, or — with `all` — every account's. A call in flight for a removed
+    /// account stores nothing afterwards. Answers the accounts removed (none when no account was signed in and the
+    /// call named none).
+    func signOut(_ selection: AccountSelection, all: Bool) throws(NativeAuthError) -> [Account] {
+        if !all, case .named = selection { _ = try accountID(selection) }
+        var removed: [Account] = []
+        do {
+            try signOutUpdate(selection, all: all, removed: &removed)
+        } catch {
+            // The change stands in memory; the error carries what was removed (see NativeAuthClient.signOut).
+            var e = error
+            e.accounts = removed
+            throw e
+        }
+        if !all, case .only = selection, removed.isEmpty {
+            // Several accounts and no selector: which one is meant is the app's to say.
+            if case .none(let why) = cache.account(.only), case .accountRequired = why { throw Self.noSuchAccount(why) }
+        }
+        return removed
+    }
+
+    private func signOutUpdate(
+        _ selection: AccountSelection,
+        all: Bool,
+        removed: inout [Account]
+    ) throws(NativeAuthError) {
+        var out: [Account] = []
+        defer { removed = out }
+        try cache.update { d in
+            d.signOutEpoch += 1
+            if all {
+                out = d.accounts.values.map(\.account)
+                d.accounts = [:]
+                d.allSignedOutAt = d.signOutEpoch
+                return
+            }
+            let id: String
+            switch selection {
+            case .named(let name):
+                guard let found = TokenCache.find(name, in: d.accounts) else { return }
+                id = found
+            case .only:
+                guard let only = d.accounts.first?.key else {
+                    // Nobody is signed in: a sign-in under way when the user asked to sign out keeps nothing.
+                    d.allSignedOutAt = d.signOutEpoch
+                    return
+                }
+                guard d.accounts.count == 1 else { return }
+                id = only
+            }
+            if let entry = d.accounts.removeValue(forKey: id) { out.append(entry.account) }
+            d.signedOutAt[id] = d.signOutEpoch
+        }
+    }
+
+    /// The scopes a request means: its own, or — without any, or with OIDC scopes only — the sign-in's (MSAL iOS's
+    /// native-auth `getAccessToken()` needs no scopes and answers the sign-in's token). A request for `openid` alone
+    /// is never matched against a token cached later for some API.
+    private func scopes(
+        _ request: TokenRequest,
+        account id: String
+    ) throws(NativeAuthError) -> (
+        scopes: [String], key: ScopeKey
+    ) {
+        if let scopes = request.scopes, let key = request.key, !key.set.isEmpty { return (scopes, key) }
+        guard let signIn = cache.read({ $0.accounts[id]?.signInScopes }) else {
+            throw NativeAuthError(.noAccount, "No such account is signed in.")
+        }
+        return (signIn, ScopeKey(signIn))
     }
 
     /// `na_get_access_token`: from the cache when a usable token covers the scopes (past its `refresh_in` the token
     /// is refreshed early, and still served if that fails), else one refresh shared by concurrent callers.
     func accessToken(_ request: TokenRequest) throws(NativeAuthError) -> TokenResult {
         let now = clock.now()
+        var selection = request.account
         var fallback: AccessToken? = nil
+        var accountID: String? = nil
+        var resolved: (scopes: [String], key: ScopeKey)? = nil
+        if let scopes = request.scopes, let key = request.key, !key.set.isEmpty { resolved = (scopes, key) }
+        if resolved == nil {
+            let id = try self.accountID(selection)
+            accountID = id
+            selection = .named(id)
+            resolved = try self.scopes(request, account: id)
+        }
+        guard let (scopes, key) = resolved else { throw NativeAuthError(.internal, "no scopes resolved") }
         if !request.forceRefresh, request.claims == nil {
-            switch cache.lookup(request.key, at: now) {
-            case .noAccount:
-                throw NativeAuthError(.noAccount, "No user is signed in.")
-            case .hit(let token, let generation):
+            let found = cache.lookup(key, account: selection, at: now)
+            switch found {
+            case .noAccount, .accountRequired:
+                throw Self.noSuchAccount(found)
+            case .hit(let token, let id, let generation):
                 guard token.wantsRefresh(at: now) else {
                     logger.log(.verbose, "access token served from cache")
                     return TokenResult(token: token, fromCache: true, cacheGeneration: generation)
                 }
+                accountID = id
                 fallback = token  // refresh_in passed: refresh early, but the token is still good if that fails
-            case .miss:
-                break
+            case .miss(let id):
+                accountID = id
             }
         }
-        let current = cache.read { d in d.current.map { ($0.account.homeAccountID, $0.refreshToken) } }
-        guard let (accountID, refreshToken) = current else {
-            throw NativeAuthError(.noAccount, "No user is signed in.")
+        let id: String
+        if let accountID { id = accountID } else { id = try self.accountID(selection) }
+        let current = cache.read { d in d.accounts[id].map { ($0.refreshToken, $0.account) } }
+        guard let (refreshToken, account) = current else {
+            throw NativeAuthError(.noAccount, "No such account is signed in.")
         }
         guard let rt = refreshToken else {
             if let fallback { return TokenResult(token: fallback, fromCache: true) }
-            throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
+            var e = NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
+            e.loginHint = Self.loginHint(account)
+            throw e
         }
         let fingerprint = rt.secret.withUnsafeBytes { Base64.urlEncode(SHA256.hash($0)) }
-        let key = [accountID, fingerprint, request.key.key, request.claims?.json ?? ""].joined(separator: "|")
+        let gateKey = [id, fingerprint, key.key, request.claims?.json ?? ""].joined(separator: "|")
         let canShare = !request.forceRefresh && fallback == nil && request.claims == nil
+        let correlationID: String
+        if let chosen = request.correlationID {
+            correlationID = chosen
+        } else {
+            do { correlationID = try SecureRandom.uuid() } catch {
+                throw NativeAuthError(.internal, "The system random generator failed.")
+            }
+        }
         do {
+            let deadline = SystemClock().now() + Double(server.configuration.requestTimeoutMs) / 1000 * 2
             let (token, fromCache) = try gate.run(
-                key: key,
+                key: gateKey,
+                deadline: deadline,
                 check: { () -> AccessToken? in
-                    guard canShare, case .hit(let t, _) = cache.lookup(request.key, at: clock.now()) else { return nil }
+                    guard canShare, case .hit(let t, _, _) = cache.lookup(key, account: .named(id), at: clock.now())
+                    else { return nil }
                     return t
                 },
-                refresh: { () throws(NativeAuthError) -> AccessToken in try refresh(request) }
+                refresh: { () throws(NativeAuthError) -> AccessToken in
+                    try refresh(account: id, scopes: scopes, claims: request.claims, correlationID: correlationID)
+                }
             )
+            try checkDeclined(token, requested: scopes)
             return TokenResult(token: token, fromCache: fromCache)
         } catch {
             if let fallback {
                 logger.log(.warning, "early refresh failed (\(error.code)); serving the cached token")
                 return TokenResult(token: fallback, fromCache: true)
             }
-            throw error
+            if Self.serverUnavailable(error), !request.forceRefresh, request.claims == nil,
+                let extended = cache.extendedLookup(key, account: id, at: clock.now())
+            {
+                logger.log(
+                    .warning,
+                    "the server is unavailable (\(error.code)); serving a token in its extended lifetime"
+                )
+                return TokenResult(token: extended, fromCache: true)
+            }
+            var e = error
+            if e.code.category == .interaction, e.loginHint == nil { e.loginHint = Self.loginHint(account) }
+            throw e
         }
     }
 
-    /// The token endpoint from OIDC discovery, fetched once per client.
-    private func refreshEndpoint() throws(NativeAuthError) -> String {
-        if let cached = tokenEndpoint.withLock({ $0 }) { return cached }
-        let endpoint = try server.discoverTokenEndpoint()
-        tokenEndpoint.withLock { $0 = endpoint }
-        return endpoint
+    /// What an app passes as `login_hint` to sign this account in again: the ID token's `login_hint` claim when it
+    /// has one (Entra issues it for this purpose), else the username.
+    static func loginHint(_ account: Account) -> String? {
+        if let hint = account.claims["login_hint"]?.stringValue, !hint.isEmpty { return hint }
+        return account.username.isEmpty ? nil : account.username
+    }
+
+    /// The server could not answer (no connection, timeout, 5xx, throttling): no verdict on the token.
+    static func serverUnavailable(_ e: NativeAuthError) -> Bool {
+        switch e.code {
+        case .network, .timeout, .throttled: return true
+        case .server: return (e.server?.httpStatus ?? 0) >= 500 || e.server?.httpStatus == nil
+        default: return false
+        }
+    }
+
+    /// Whether a refresh failure means the refresh token itself is dead, so it must not be presented again. MSAL
+    /// iOS (MSIDDefaultSilentTokenRequest: "MSAL removes RTs on invalid_grant + bad token combination") and MSAL
+    /// Android (BaseController: INVALID_GRANT with BAD_TOKEN) drop it only then; the AADSTS codes below also say
+    /// the token itself expired or was revoked. Consent, MFA and other interaction answers concern one scope set
+    /// and keep it; network errors, 5xx and 429 never touch it.
+    static func refreshTokenIsDead(_ e: NativeAuthError) -> Bool {
+        guard let s = e.server else { return false }
+        if s.error == "invalid_grant" && s.suberror == "bad_token" { return true }
+        if s.error == "expired_refresh_token" { return true }
+        let deadCodes: Set<Int64> = [700082, 70008, 700084, 50173]
+        return s.errorCodes.contains(where: deadCodes.contains)
     }
 
     /// One refresh-token grant; the rotated refresh token replaces the old one under the cache lock.
-    private func refresh(_ request: TokenRequest) throws(NativeAuthError) -> AccessToken {
-        let current = cache.read { d in d.current.map { ($0.account.homeAccountID, $0.refreshToken) } }
-        guard let (accountID, cached) = current, let rt = cached else {
+    private func refresh(
+        account accountID: String,
+        scopes: [String],
+        claims: ClaimsRequest?,
+        correlationID: String
+    ) throws(NativeAuthError)
+        -> AccessToken
+    {
+        let current = cache.read { d in d.accounts[accountID].map { ($0.refreshToken, $0.session) } }
+        guard let (cached, session) = current, let rt = cached else {
             throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
         }
-        let endpoint = try refreshEndpoint()
-        logger.log(.info, "refreshing an access token for \(request.key.set.count) scope(s)")
+        let server = server.with(correlationID: correlationID)
+        let endpoint = try provider.tokenEndpoint(server)
+        logger.log(
+            .info,
+            "refreshing an access token for \(ScopeKey(scopes).set.count) scope(s)",
+            correlationID: correlationID
+        )
         let response: TokenResponse
         do {
-            response = try server.refresh(
-                endpoint: endpoint,
-                refreshToken: rt,
-                scopes: request.scopes,
-                claims: request.claims
-            )
+            response = try server.refresh(endpoint: endpoint, refreshToken: rt, scopes: scopes, claims: claims)
         } catch {
-            if error.code == .interactionRequired || error.code == .refreshTokenExpired {
-                // Dead: never present it again.
-                cache.update { d in
-                    if d.accounts[accountID]?.refreshToken == rt { d.accounts[accountID]?.refreshToken = nil }
+            // Generic OpenID Connect providers refuse to widen a grant on refresh (RFC 6749 §6: the scope may not
+            // exceed the original grant): for the app that is one more interactive sign-in, with these scopes.
+            if !server.configuration.authorityType.isEntra, error.code == .invalidScope {
+                var e = NativeAuthError(
+                    .interactionRequired,
+                    "The provider does not extend this sign-in to these scopes; sign in interactively for them.",
+                    server: error.server
+                )
+                e.claims = error.claims
+                throw e
+            }
+            if Self.refreshTokenIsDead(error) {
+                try? cache.update { d in
+                    if d.accounts[accountID]?.session == session, d.accounts[accountID]?.refreshToken == rt {
+                        d.accounts[accountID]?.refreshToken = nil
+                    }
                 }
             }
             throw error
         }
-        let (account, token) = try accept(response, requestedScopes: request.scopes)
-        cache.update { d in
-            // Signed out, or another user signed in, while this refresh was on the wire: keep nothing of it.
-            guard var entry = d.accounts[accountID] else { return }
+        let (account, token) = try accept(
+            response,
+            requestedScopes: scopes,
+            server: server,
+            policy: IDTokenPolicy(strict: false)
+        )
+        // A rotated refresh token that cannot be written is reported: the next process would present the old one.
+        try cache.update { d in
+            // Signed out, or signed in again, while this refresh was on the wire: keep nothing of it.
+            guard var entry = d.accounts[accountID], entry.session == session else { return }
             if let newRT = response.refreshToken, entry.refreshToken == rt { entry.refreshToken = newRT }
             if let account, account.homeAccountID == accountID, account.idToken != nil { entry.account = account }
             entry.store(token)

@@ -11,7 +11,7 @@ extension NativeAuthError {
     /// Maps a transport failure to the library's error codes (`network`, `timeout`, `tls`, `invalid_argument`).
     public init(_ e: HTTPError) {
         switch e.kind {
-        case .timeout: self.init(.timeout, e.message)
+        case .timeout, .connectTimeout: self.init(.timeout, e.message)
         case .tls: self.init(.tls, e.message)
         case .invalidURL: self.init(.invalidArgument, e.message)
         case .responseTooLarge: self.init(.server, e.message)

@@ -15,6 +15,7 @@ public struct JWT: Sendable {
         guard let h = Base64.decode(parts[0]), let p = Base64.decode(parts[1]), let s = Base64.decode(parts[2]) else {
             throw CryptoError("jwt: a part is not base64url")
         }
+        guard !JSONDepth.exceeds(h), !JSONDepth.exceeds(p) else { throw CryptoError("jwt: nested too deeply") }
         guard let header = try? JSONValue.parse(h), case .object = header else {
             throw CryptoError("jwt: header is not a JSON object")
         }

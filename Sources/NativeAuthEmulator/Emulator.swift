@@ -10,8 +10,15 @@ public final class Emulator: Sendable {
     let signingKey: RSAPrivateKey
     let kid: String
     let jwk: JSONValue
+    /// The generic OIDC provider's own signing key (`/oidc/jwks`).
+    let oidcSigningKey: RSAPrivateKey
+    let oidcKid: String
+    let oidcJWK: JSONValue
     let clock = EmulatorClock()
     let store: Mutex<Store>
+    /// The secret every `/_emulator/*` request must carry in `X-Emulator-Token` (32 random bytes, base64url). It is
+    /// in the ready document only, so that only whoever started the emulator can drive its controls.
+    public let controlToken: String
     private let base = Mutex<String>("http://127.0.0.1")
 
     public init(config: EmulatorConfig = .demo) throws {
@@ -23,7 +30,15 @@ public final class Emulator: Sendable {
             "kty": "RSA", "use": "sig", "alg": "RS256", "kid": .string(kid), "n": .string(Base64.urlEncode(n)),
             "e": .string(Base64.urlEncode(e)),
         ]
+        oidcSigningKey = try RSAPrivateKey.generate()
+        let (on, oe) = try oidcSigningKey.publicComponents()
+        oidcKid = Ids.token("ok", bytes: 6)
+        oidcJWK = [
+            "kty": "RSA", "use": "sig", "alg": "RS256", "kid": .string(oidcKid), "n": .string(Base64.urlEncode(on)),
+            "e": .string(Base64.urlEncode(oe)),
+        ]
         store = Mutex(Store(config: config))
+        controlToken = Base64.urlEncode(try SecureRandom.bytes(32))
     }
 
     /// The externally visible base URL ("http://127.0.0.1:PORT" or "https://…"). Set by the server once bound.
@@ -50,7 +65,11 @@ public final class Emulator: Sendable {
     // MARK: - Dispatch
 
     /// Handles one request. Never throws, never traps on input.
-    public func handle(_ req: EmulatorRequest) -> EmulatorResponse {
+    public func handle(_ req: EmulatorRequest) -> EmulatorResponse { handle(req, fault: nil) }
+
+    /// Handles one request under an injected fault: a stage-"before" fault with an answer of its own replaces the
+    /// service; a stage-"after" one answers over it. The request log says what the fault did.
+    func handle(_ req: EmulatorRequest, fault: Fault?) -> EmulatorResponse {
         let ctx = RequestContext(
             correlationID: req.headers["client-request-id"] ?? Ids.uuid(),
             traceID: Ids.uuid(),
@@ -58,20 +77,37 @@ public final class Emulator: Sendable {
             baseURL: baseURL
         )
         var response: EmulatorResponse
+        var handledStatus: Int? = nil
+        if let fault, fault.stage == .before, fault.replacesAnswer {
+            response = faultAnswer(fault, ctx, handled: nil)
+        } else {
+            response = serve(req, ctx)
+            if let fault, fault.stage == .after, fault.replacesAnswer || fault.drop {
+                handledStatus = response.status
+                if fault.replacesAnswer { response = faultAnswer(fault, ctx, handled: response) }
+            }
+        }
+        if let fault { response = reshape(response, fault) }
+        response.headers.append(("client-request-id", ctx.correlationID))
+        response.headers.append(("x-ms-request-id", ctx.traceID))
+        if !req.path.hasPrefix("/_emulator") {
+            let delivered = fault?.drop == true ? 0 : response.status
+            record(req, status: delivered, ctx, fault: fault?.kind, handledStatus: handledStatus)
+        }
+        return response
+    }
+
+    private func serve(_ req: EmulatorRequest, _ ctx: RequestContext) -> EmulatorResponse {
         do {
-            response = try route(req, ctx)
+            return try route(req, ctx)
         } catch let e as ServiceError {
-            response = errorResponse(e, ctx)
+            return errorResponse(e, ctx)
         } catch {
-            response = errorResponse(
+            return errorResponse(
                 ServiceError("server_error", [50000], "AADSTS50000: There was an error issuing a token.", status: 500),
                 ctx
             )
         }
-        response.headers.append(("client-request-id", ctx.correlationID))
-        response.headers.append(("x-ms-request-id", ctx.traceID))
-        if !req.path.hasPrefix("/_emulator") { record(req, response, ctx) }
-        return response
     }
 
     func errorResponse(_ e: ServiceError, _ ctx: RequestContext) -> EmulatorResponse {
@@ -103,7 +139,8 @@ public final class Emulator: Sendable {
             return protectedAPI(api, req, ctx)
         }
         if req.path == "/" { return indexPage(ctx) }
-        if req.path == "/devicelogin" { return devicePage(req, ctx) }
+        if req.path == "/devicelogin" { return devicePage(req, ctx, idp: .entra) }
+        if segments.first == "oidc" { return try oidcRoute(req, segments.dropFirst().joined(separator: "/"), ctx) }
         guard let tenant = segments.first, isTenant(tenant) else {
             return .json(
                 ["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."],
@@ -114,8 +151,9 @@ public final class Emulator: Sendable {
         switch (req.method, rest) {
         case ("GET", "v2.0/.well-known/openid-configuration"): return .json(discovery(ctx, tenant: String(tenant)))
         case ("GET", "discovery/v2.0/keys"): return .json(["keys": [jwk]])
-        case ("GET", "oauth2/v2.0/authorize"), ("POST", "oauth2/v2.0/authorize"): return authorize(req, ctx)
-        case ("GET", "oauth2/v2.0/logout"), ("POST", "oauth2/v2.0/logout"): return logout(req, ctx)
+        case ("GET", "oauth2/v2.0/authorize"), ("POST", "oauth2/v2.0/authorize"):
+            return authorize(req, ctx, idp: .entra)
+        case ("GET", "oauth2/v2.0/logout"), ("POST", "oauth2/v2.0/logout"): return endSession(req, ctx, idp: .entra)
         default: break
         }
         guard req.method == "POST" else {
@@ -134,6 +172,8 @@ public final class Emulator: Sendable {
                 "AADSTS900144: The request body must be application/x-www-form-urlencoded."
             )
         }
+        countPresentedSecrets(rest, form)
+        if let reason = browserRequired(rest, form) { return redirect(reason) }
         switch rest {
         case "oauth2/v2.0/initiate": return try signInInitiate(form, ctx)
         case "oauth2/v2.0/challenge": return try signInChallenge(form, ctx)
@@ -159,15 +199,48 @@ public final class Emulator: Sendable {
         }
     }
 
+    // MARK: - Secrets presented
+
+    /// Counts the passwords and refresh tokens the service receives (whatever it answers), and refresh-token values
+    /// received more than once: how a test proves a client never presents a secret twice, e.g. after a timeout.
+    func countPresentedSecrets(_ endpoint: String, _ form: [String: String]) {
+        func present(_ field: String) -> Bool { !(form[field] ?? "").isEmpty }
+        let grant = form["grant_type"] ?? ""
+        let password: Bool
+        switch endpoint {
+        case "oauth2/v2.0/token", "oidc/token": password = grant == "password" && present("password")
+        case "signup/v1.0/start": password = present("password")
+        case "signup/v1.0/continue": password = grant == "password" && present("password")
+        case "resetpassword/v1.0/submit": password = present("new_password")
+        default: password = false
+        }
+        let tokenEndpoint = endpoint == "oauth2/v2.0/token" || endpoint == "oidc/token"
+        let refreshToken = tokenEndpoint && grant == "refresh_token" ? form["refresh_token"] : nil
+        guard password || !(refreshToken ?? "").isEmpty else { return }
+        store.withLock { s in
+            if password { s.count("password_presentations") }
+            if let rt = refreshToken, !rt.isEmpty {
+                s.count("refresh_token_presentations")
+                if !s.presentedRefreshTokens.insert(rt).inserted { s.count("refresh_token_presented_twice") }
+            }
+        }
+    }
+
     // MARK: - Request log
 
     static let secretFields: Set<String> = [
         "password", "new_password", "oob", "continuation_token", "refresh_token", "code", "code_verifier",
         "device_code",
-        "client_secret", "client_assertion", "id_token_hint", "assertion", "attributes",
+        "client_secret", "client_assertion", "id_token_hint", "assertion", "attributes", "token",
     ]
 
-    private func record(_ req: EmulatorRequest, _ resp: EmulatorResponse, _ ctx: RequestContext, fault: String? = nil) {
+    private func record(
+        _ req: EmulatorRequest,
+        status: Int,
+        _ ctx: RequestContext,
+        fault: String? = nil,
+        handledStatus: Int? = nil
+    ) {
         var fields: [String: String] = [:]
         if req.method == "POST", req.headers["content-type"]?.hasPrefix("application/x-www-form-urlencoded") ?? true,
             let form = Form.decode(String(decoding: req.body, as: UTF8.self))
@@ -191,11 +264,12 @@ public final class Emulator: Sendable {
                     time: ctx.now,
                     method: req.method,
                     path: req.path,
-                    status: resp.status,
+                    status: status,
                     clientRequestID: req.headers["client-request-id"],
                     fields: fields,
                     headers: headers,
-                    fault: fault
+                    fault: fault,
+                    handledStatus: handledStatus
                 )
             )
             if s.log.count > 10_000 { s.log.removeFirst(s.log.count - 10_000) }
@@ -210,12 +284,13 @@ public final class Emulator: Sendable {
             now: clock.now(),
             baseURL: baseURL
         )
-        record(req, EmulatorResponse(status: status), ctx, fault: kind)
+        record(req, status: status, ctx, fault: kind)
     }
 
     /// The next injected fault for `path`, if any (consumes one use).
     func takeFault(for path: String) -> Fault? {
-        store.withLock { s in
+        if path.hasPrefix("/_emulator") { return nil }  // the controls always work
+        return store.withLock { s in
             guard let i = s.faults.firstIndex(where: { path.hasSuffix($0.pathSuffix) && $0.remaining > 0 }) else {
                 return nil
             }
@@ -240,6 +315,7 @@ public final class Emulator: Sendable {
             ]
             if let p = u.password { o["password"] = .string(p) }
             if let m = u.mfaEmail { o["mfa_email"] = .string(m) }
+            if u.requiresBrowser { o["requires_browser"] = true }
             users.append(.object(o))
         }
         let publicClient = c.clients.first { $0.isPublic && $0.nativeAuthEnabled }
@@ -262,7 +338,10 @@ public final class Emulator: Sendable {
                 }
             ),
             "users": .array(users),
+            "device_verification_uri": .string("\(baseURL)/devicelogin"),
+            "oidc": oidcReadyDocument(c),
             "controls": .string("\(baseURL)/_emulator"),
+            "control_token": .string(controlToken),
             "pid": .int(Int64(ProcessInfo.processInfo.processIdentifier)),
         ]
         if let caFile { doc["ca_file"] = .string(caFile) }

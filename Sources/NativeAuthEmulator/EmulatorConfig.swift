@@ -31,6 +31,15 @@ public struct UserRecord: Sendable, Equatable {
     public var mfaRequired: Bool
     /// Passwords used before (for `password_recently_used`).
     public var previousPasswords: [String] = []
+    /// Native auth answers `redirect` at every endpoint for this user; the browser page still signs them in.
+    public var requiresBrowser = false
+    /// The `redirect_reason` then (a default when nil).
+    public var redirectReason: String? = nil
+    /// Access tokens minted for this user live this many seconds (nil: the tenant's lifetime).
+    public var accessTokenLifetime: Int? = nil
+    /// The generic OIDC provider gives this user a `preferred_username` (the email's local part); when false its
+    /// tokens and userinfo carry only `email`.
+    public var oidcPreferredUsername = true
 
     public var kind: String {
         if mfaRequired && mfaEmail == nil { return "password+registration_required" }
@@ -64,6 +73,23 @@ public struct ProtectedAPIConfig: Sendable, Equatable {
     public func scope(_ permission: String) -> String { "api://\(appID)/\(permission)" }
 }
 
+/// The generic OpenID Connect provider served under `<base>/oidc` (same users, its own issuer, key, client and rules).
+public struct OIDCProviderConfig: Sendable, Equatable {
+    /// Its one (public) client.
+    public var clientID = "nativeauth-oidc-demo"
+    /// Exact redirect URIs besides loopback ones (always allowed).
+    public var redirectURIs: [String] = []
+    /// A refresh answer carries an ID token (without `nonce`); when false it carries none.
+    public var idTokenOnRefresh = true
+    /// The device-authorization answer carries a `message`.
+    public var deviceMessage = false
+    /// Device-code token answers carry an ID token (when `openid` was asked for); false: never, as some providers
+    /// do — clients then read the account from userinfo.
+    public var deviceIDToken = true
+
+    public init() {}
+}
+
 /// Lifetimes, in seconds.
 public struct Lifetimes: Sendable, Equatable {
     public var accessToken = 3600
@@ -82,6 +108,16 @@ public struct PasswordPolicy: Sendable, Equatable {
     public var maxLength = 256
     public var banned: [String] = ["password", "password1", "password123", "12345678", "qwerty123", "letmein123"]
 }
+
+/// The password-policy suberrors (`invalid_grant`, AADSTS399246) and their descriptions.
+let passwordPolicySuberrors: [String: String] = [
+    "password_too_short": "The new password is too short.",
+    "password_too_long": "The new password is too long.",
+    "password_banned": "The new password is banned.",
+    "password_is_invalid": "The new password contains invalid characters.",
+    "password_too_weak": "New password is too weak.",
+    "password_recently_used": "The new password was used recently.",
+]
 
 /// Everything the emulated tenant is made of. `EmulatorConfig.demo` is the built-in demo tenant.
 public struct EmulatorConfig: Sendable, Equatable {
@@ -102,7 +138,21 @@ public struct EmulatorConfig: Sendable, Equatable {
     public var resetPollInterval = 1
     /// How many `poll_completion` calls answer `in_progress` before `succeeded`.
     public var resetInProgressPolls = 1
+    /// What `poll_completion` answers after the `in_progress` polls: "succeeded" or "failed".
+    public var resetPollResult = "succeeded"
+    /// A password suberror (`password_banned`, …) `poll_completion` answers instead, as when the service evaluates
+    /// the password policy asynchronously.
+    public var resetPollPolicyError: String? = nil
+    /// `poll_completion` succeeds without a continuation token (no automatic sign-in).
+    public var resetCompletionWithoutToken = false
+    /// A completed `/signup/v1.0/continue` answers 200 without a continuation token (no automatic sign-in).
+    public var signUpCompletionWithoutToken = false
     public var deviceCodeInterval = 1
+    /// Seconds a `slow_down` answer adds to a device code's polling interval (RFC 8628 §3.5 asks clients for 5).
+    public var deviceSlowDownIncrement = 5
+    /// Entra ID tokens carry the opaque `login_hint` optional claim (what a client sends as `logout_hint`).
+    public var idTokenLoginHint = true
+    public var oidc = OIDCProviderConfig()
     /// Contacts that JIT registration refuses (`access_denied` + `provider_blocked_by_rep`).
     public var blockedContacts: [String] = ["blocked@fabrikam.com"]
 
@@ -158,7 +208,8 @@ public struct EmulatorConfig: Sendable, Equatable {
                 attributes: [:],
                 objectID: "11110000-aaaa-4bbb-8ccc-000000000002",
                 mfaEmail: nil,
-                mfaRequired: false
+                mfaRequired: false,
+                oidcPreferredUsername: false
             ),
             UserRecord(
                 email: "mike@contoso.com",
@@ -245,6 +296,8 @@ public struct EmulatorConfig: Sendable, Equatable {
             guard c.signUpMethod == "email_password" || c.signUpMethod == "email_otp" else {
                 throw JSONFieldError(path: "sign_up.method", problem: .invalid("must be email_password or email_otp"))
             }
+            c.signUpCompletionWithoutToken =
+                try s.optionalBool("completion_without_token") ?? c.signUpCompletionWithoutToken
             if let attrs = try s.optionalArray("attributes") {
                 c.signUpAttributes = []
                 for (i, v) in attrs.enumerated() {
@@ -312,8 +365,39 @@ public struct EmulatorConfig: Sendable, Equatable {
             c.resetInProgressPolls = Int(
                 try r.optionalInt("in_progress_polls", in: 0...10) ?? Int64(c.resetInProgressPolls)
             )
+            c.resetPollResult = try r.optionalString("poll_result") ?? c.resetPollResult
+            guard c.resetPollResult == "succeeded" || c.resetPollResult == "failed" else {
+                throw JSONFieldError(
+                    path: "reset_password.poll_result",
+                    problem: .invalid("must be succeeded or failed")
+                )
+            }
+            c.resetPollPolicyError = try r.optionalString("poll_policy_error")
+            if let sub = c.resetPollPolicyError, passwordPolicySuberrors[sub] == nil {
+                throw JSONFieldError(
+                    path: "reset_password.poll_policy_error",
+                    problem: .invalid("must be one of \(passwordPolicySuberrors.keys.sorted().joined(separator: ", "))")
+                )
+            }
+            c.resetCompletionWithoutToken =
+                try r.optionalBool("completion_without_token") ?? c.resetCompletionWithoutToken
         }
         c.deviceCodeInterval = Int(try f.optionalInt("device_code_interval", in: 1...60) ?? Int64(c.deviceCodeInterval))
+        c.deviceSlowDownIncrement = Int(
+            try f.optionalInt("device_slow_down_increment", in: 0...60) ?? Int64(c.deviceSlowDownIncrement)
+        )
+        c.idTokenLoginHint = try f.optionalBool("id_token_login_hint") ?? c.idTokenLoginHint
+        if let o = try f.optionalObject("oidc") {
+            try rejectUnknownMembers(
+                o,
+                ["client_id", "redirect_uris", "id_token_on_refresh", "device_message", "device_id_token"]
+            )
+            c.oidc.clientID = try o.optionalString("client_id") ?? c.oidc.clientID
+            c.oidc.redirectURIs = try o.optionalStringArray("redirect_uris") ?? c.oidc.redirectURIs
+            c.oidc.idTokenOnRefresh = try o.optionalBool("id_token_on_refresh") ?? c.oidc.idTokenOnRefresh
+            c.oidc.deviceMessage = try o.optionalBool("device_message") ?? c.oidc.deviceMessage
+            c.oidc.deviceIDToken = try o.optionalBool("device_id_token") ?? c.oidc.deviceIDToken
+        }
         c.blockedContacts = try f.optionalStringArray("blocked_contacts") ?? c.blockedContacts
         return c
     }
@@ -335,7 +419,7 @@ public struct EmulatorConfig: Sendable, Equatable {
         let mfaEmail = try o.optionalString("mfa_email")
         let registration = try o.optionalBool("requires_registration") ?? false
         let mfaRequired = try o.optionalBool("mfa_required") ?? (mfaEmail != nil || registration)
-        return UserRecord(
+        var user = UserRecord(
             email: email.lowercased(),
             password: try o.optionalString("password"),
             displayName: try o.optionalString("display_name") ?? email,
@@ -346,5 +430,10 @@ public struct EmulatorConfig: Sendable, Equatable {
             mfaEmail: mfaEmail,
             mfaRequired: mfaRequired
         )
+        user.requiresBrowser = try o.optionalBool("requires_browser") ?? false
+        user.redirectReason = try o.optionalString("redirect_reason")
+        user.accessTokenLifetime = try o.optionalInt("access_token_lifetime", in: 1...86_400).map(Int.init)
+        user.oidcPreferredUsername = try o.optionalBool("oidc_preferred_username") ?? true
+        return user
     }
 }

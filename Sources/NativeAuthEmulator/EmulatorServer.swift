@@ -3,6 +3,7 @@ import FlyingFox
 import FlyingSocks
 import Foundation
 import NativeAuthJSON
+import Synchronization
 
 /// The HTTP front of an `Emulator`: FlyingFox on 127.0.0.1 (plain HTTP), optionally behind our libssl TLS
 /// terminator (`--tls`). Moves bytes, applies injected faults, counts TCP connections, logs one line per request.
@@ -36,9 +37,11 @@ public final class EmulatorServer: Sendable {
     ) async throws -> EmulatorServer {
         let logger = ConnectionCounter(emulator: emulator, logRequests: logRequests)
         let backendPort: UInt16 = tls ? 0 : port
-        let server = HTTPServer(address: try .inet(ip4: "127.0.0.1", port: backendPort), timeout: 120, logger: logger)
+        // The handler timeout leaves room for the longest injected delay (120 s) on top of the work.
+        let server = HTTPServer(address: try .inet(ip4: "127.0.0.1", port: backendPort), timeout: 300, logger: logger)
+        let listening = ListeningPort()
         await server.appendRoute("*") { [emulator] request in
-            await Self.respond(emulator, request, logRequests: logRequests)
+            await Self.respond(emulator, request, listening: listening, logRequests: logRequests)
         }
         let task = Task { try await server.run() }
         do {
@@ -51,6 +54,7 @@ public final class EmulatorServer: Sendable {
             task.cancel()
             throw StartError(description: "cannot determine the listening port")
         }
+        listening.port.withLock { $0 = bound }
         Self.setNoDelayOnListener(port: bound)
         var proxy: ProxyBox? = nil
         var publicPort = Int(bound)
@@ -132,12 +136,19 @@ public final class EmulatorServer: Sendable {
 
     // MARK: - Request adapter
 
-    private static func respond(_ emulator: Emulator, _ request: HTTPRequest, logRequests: Bool) async -> HTTPResponse {
+    private static func respond(
+        _ emulator: Emulator,
+        _ request: HTTPRequest,
+        listening: ListeningPort,
+        logRequests: Bool
+    ) async -> HTTPResponse {
         let started = Date()
         var headers: [String: String] = [:]
         for (k, v) in request.headers { headers[k.rawValue.lowercased()] = v }
-        var query: [String: String] = [:]
-        for item in request.query { query[item.name] = item.value }
+        // The query as `application/x-www-form-urlencoded` ("+" is a space, as browsers and OAuth clients send it);
+        // FlyingFox's own items keep "+" as is.
+        var query: [String: String] = Form.decode(request.target.query()) ?? [:]
+        if query.isEmpty { for item in request.query { query[item.name] = item.value } }
         let body = (try? await request.bodyData) ?? Data()
         let req = EmulatorRequest(
             method: request.method.rawValue,
@@ -147,88 +158,84 @@ public final class EmulatorServer: Sendable {
             body: Array(body)
         )
 
-        var response: EmulatorResponse
-        var truncate = false
-        if let fault = emulator.takeFault(for: req.path) {
+        let fault = emulator.takeFault(for: req.path)
+        if let fault, fault.stage == .before {
             if fault.delayMs > 0 { try? await Task.sleep(nanoseconds: UInt64(fault.delayMs) * 1_000_000) }
             if fault.drop {
-                emulator.recordFault(req, status: 0, kind: "drop")
+                emulator.recordFault(req, status: 0, kind: fault.kind)
                 log(logRequests, req, 0, started, note: "fault: dropped")
-                // FlyingFox asks a WebSocket handler for its frames before writing anything; failing there closes the
-                // connection with zero bytes sent — a dropped connection as a client sees it.
-                return HTTPResponse(webSocket: DropConnection())
+                return dropConnection()
             }
-            if let status = fault.status {
-                let ctx = RequestContext(
-                    correlationID: req.headers["client-request-id"] ?? Ids.uuid(),
-                    traceID: Ids.uuid(),
-                    now: emulator.clock.now(),
-                    baseURL: emulator.baseURL
-                )
-                if let b = fault.body {
-                    response = .json(b, status: status)
-                } else {
-                    let name =
-                        status >= 500
-                        ? (status == 503 ? "temporarily_unavailable" : "server_error")
-                        : (status == 429 ? "too_many_requests" : "invalid_request")
-                    response = emulator.errorResponse(
-                        ServiceError(
-                            name,
-                            [status >= 500 ? 50000 : 90000],
-                            "AADSTS\(status >= 500 ? 50000 : 90000): Injected fault (HTTP \(status)).",
-                            status: status
-                        ),
-                        ctx
-                    )
-                }
-                if let ra = fault.retryAfter { response.headers.append(("Retry-After", String(ra))) }
-                response.headers.append(("client-request-id", ctx.correlationID))
-                emulator.recordFault(req, status: status, kind: "status")
-                log(logRequests, req, status, started, note: "fault")
-                return convert(response, truncate: fault.truncate)
-            }
-            truncate = fault.truncate
         }
-        response = emulator.handle(req)
-        log(logRequests, req, response.status, started, note: truncate ? "fault: truncated" : nil)
-        return convert(response, truncate: truncate)
+        let response = emulator.handle(req, fault: fault)
+        if let fault, fault.stage == .after {
+            if fault.delayMs > 0 { try? await Task.sleep(nanoseconds: UInt64(fault.delayMs) * 1_000_000) }
+            if fault.drop {
+                log(logRequests, req, 0, started, note: "fault: handled, then dropped")
+                return dropConnection()
+            }
+        }
+        log(logRequests, req, response.status, started, note: fault.map { "fault: \($0.kind)" })
+        let peerPort: UInt16? = if case .ip4(_, let p)? = request.remoteAddress { p } else { nil }
+        let localPort = listening.port.withLock { $0 }
+        return convert(response, fault) {
+            if let peerPort { Self.resetOnClose(localPort: localPort, peerPort: peerPort) }
+        }
     }
 
-    private static func convert(_ r: EmulatorResponse, truncate: Bool) -> HTTPResponse {
+    /// FlyingFox asks a WebSocket handler for its frames before writing anything; failing there closes the
+    /// connection with zero bytes sent — a dropped connection as a client sees it.
+    private static func dropConnection() -> HTTPResponse { HTTPResponse(webSocket: DropConnection()) }
+
+    private static func convert(
+        _ r: EmulatorResponse,
+        _ fault: Fault?,
+        reset: @escaping @Sendable () -> Void
+    ) -> HTTPResponse {
         var headers = HTTPHeaders()
         for (k, v) in r.headers { headers.addValue(v, for: HTTPHeader(k)) }
-        let status = HTTPStatusCode(r.status, phrase: phrase(r.status))
-        if truncate && r.body.count > 1 {
-            // Promise the whole body, send half, then fail: the connection closes mid-body.
-            return HTTPResponse(
-                statusCode: status,
-                headers: headers,
-                body: HTTPBodySequence(
-                    from: TruncatedBody(bytes: Array(r.body.prefix(r.body.count / 2))),
-                    count: r.body.count
-                )
-            )
+        let status = HTTPStatusCode(r.status, phrase: httpReasonPhrase(r.status))
+        guard let f = fault, f.spoilsDelivery else {
+            return HTTPResponse(statusCode: status, headers: headers, body: Data(r.body))
         }
-        return HTTPResponse(statusCode: status, headers: headers, body: Data(r.body))
+        // The whole body is promised (Content-Length); a reset or truncation stops short of it.
+        let stop: Int? = f.resetAfterBytes.map { min($0, r.body.count) } ?? (f.truncate ? r.body.count / 2 : nil)
+        let spoiled = SpoiledBody(
+            bytes: r.body,
+            chunk: f.trickleMs > 0 ? f.chunkBytes : 65_536,
+            pauseMs: f.trickleMs,
+            stopAfter: stop,
+            onStop: f.resetAfterBytes != nil ? reset : nil
+        )
+        return HTTPResponse(
+            statusCode: status,
+            headers: headers,
+            body: HTTPBodySequence(from: spoiled, count: r.body.count)
+        )
     }
 
-    private static func phrase(_ code: Int) -> String {
-        switch code {
-        case 200: return "OK"
-        case 201: return "Created"
-        case 302: return "Found"
-        case 400: return "Bad Request"
-        case 401: return "Unauthorized"
-        case 403: return "Forbidden"
-        case 404: return "Not Found"
-        case 405: return "Method Not Allowed"
-        case 429: return "Too Many Requests"
-        case 500: return "Internal Server Error"
-        case 502: return "Bad Gateway"
-        case 503: return "Service Unavailable"
-        default: return "Status"
+    /// Makes the server's socket of the connection from `peerPort` send a TCP RST when FlyingFox closes it
+    /// (SO_LINGER with a zero timeout): a connection reset, not an orderly close.
+    private static func resetOnClose(localPort: UInt16, peerPort: UInt16) {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int32($0) }
+        for fd in fds ?? Array(0..<4096) {
+            guard port(of: fd, peer: false) == localPort, port(of: fd, peer: true) == peerPort else { continue }
+            var l = linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, socklen_t(MemoryLayout<linger>.size))
+            return
         }
+    }
+
+    private static func port(of fd: Int32, peer: Bool) -> UInt16? {
+        var addr = sockaddr_in()
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                peer ? getpeername(fd, $0, &len) : getsockname(fd, $0, &len)
+            }
+        }
+        guard ok == 0, addr.sin_family == sa_family_t(AF_INET) else { return nil }
+        return UInt16(bigEndian: addr.sin_port)
     }
 
     /// One line per request on stderr: method, path, status, milliseconds. Never bodies, queries or headers.
@@ -263,22 +270,42 @@ private struct DropConnection: WSHandler {
     }
 }
 
-/// A body that yields its bytes and then fails, so the connection closes before the promised length.
-private struct TruncatedBody: AsyncBufferedSequence {
+/// The listening port, known once the server is bound (the route closure is installed before).
+private final class ListeningPort: Sendable {
+    let port = Mutex<UInt16>(0)
+}
+
+/// A body sent `chunk` bytes at a time, `pauseMs` apart; with `stopAfter`, it fails after that many bytes (calling
+/// `onStop` first), so FlyingFox closes the connection before the promised length.
+private struct SpoiledBody: AsyncBufferedSequence {
     typealias Element = UInt8
     let bytes: [UInt8]
-    func makeAsyncIterator() -> Iterator { Iterator(bytes: bytes) }
+    let chunk: Int
+    let pauseMs: Int
+    let stopAfter: Int?
+    let onStop: (@Sendable () -> Void)?
 
-    struct Truncated: Error {}
+    func makeAsyncIterator() -> Iterator { Iterator(body: self) }
+
+    struct Stopped: Error {}
 
     struct Iterator: AsyncBufferedIteratorProtocol {
-        let bytes: [UInt8]
-        var sent = false
-        mutating func next() async throws -> UInt8? { throw Truncated() }
+        let body: SpoiledBody
+        var offset = 0
+
+        mutating func next() async throws -> UInt8? { try await nextBuffer(suggested: 1)?.first }
+
         mutating func nextBuffer(suggested count: Int) async throws -> [UInt8]? {
-            if sent { throw Truncated() }
-            sent = true
-            return bytes
+            let limit = body.stopAfter ?? body.bytes.count
+            if offset >= limit {
+                guard body.stopAfter != nil else { return nil }
+                body.onStop?()
+                throw Stopped()
+            }
+            if offset > 0, body.pauseMs > 0 { try await Task.sleep(nanoseconds: UInt64(body.pauseMs) * 1_000_000) }
+            let n = Swift.min(body.chunk, Swift.max(1, count), limit - offset)
+            defer { offset += n }
+            return Array(body.bytes[offset..<offset + n])
         }
     }
 }

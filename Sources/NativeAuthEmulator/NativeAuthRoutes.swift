@@ -77,6 +77,31 @@ extension Emulator {
         return Set(raw.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init))
     }
 
+    static let nativeEndpoints: Set<String> = [
+        "oauth2/v2.0/initiate", "oauth2/v2.0/challenge", "oauth2/v2.0/introspect", "oauth2/v2.0/token",
+        "signup/v1.0/start", "signup/v1.0/challenge", "signup/v1.0/continue", "resetpassword/v1.0/start",
+        "resetpassword/v1.0/challenge", "resetpassword/v1.0/continue", "resetpassword/v1.0/submit",
+        "resetpassword/v1.0/poll_completion", "register/v1.0/introspect", "register/v1.0/challenge",
+        "register/v1.0/continue",
+    ]
+    static let nativeGrants: Set<String> = ["password", "oob", "mfa_oob", "continuation_token"]
+
+    /// The `redirect_reason` when a native-auth request concerns a user who must use the browser (`requires_browser`):
+    /// by `username` at the start endpoints, by the flow behind `continuation_token` afterwards. Standard grants at
+    /// /token (refresh token, authorization code, device code) are not native auth and go on.
+    func browserRequired(_ endpoint: String, _ form: [String: String]) -> String? {
+        guard Self.nativeEndpoints.contains(endpoint) else { return nil }
+        if endpoint == "oauth2/v2.0/token", !Self.nativeGrants.contains(form["grant_type"] ?? "") { return nil }
+        return store.withLock { s -> String? in
+            guard (try? nativeClient(form, s)) != nil else { return nil }  // client errors come first
+            var email = form["username"]?.lowercased()
+            if let ct = form["continuation_token"], let f = s.flows[ct] { email = f.username }
+            guard let email, let user = s.users[email], user.requiresBrowser else { return nil }
+            s.count("browser_required")
+            return user.redirectReason ?? "This account must sign in through the browser."
+        }
+    }
+
     func redirect(_ reason: String) -> EmulatorResponse {
         .json(["challenge_type": "redirect", "redirect_reason": .string(reason)])
     }
@@ -154,27 +179,26 @@ extension Emulator {
     /// The tenant's password policy (its suberrors).
     func passwordProblem(_ pw: String, user: UserRecord?, _ s: Store) -> ServiceError? {
         let p = s.config.passwordPolicy
-        func fail(_ sub: String, _ text: String) -> ServiceError {
-            ServiceError("invalid_grant", [399246], "AADSTS399246: \(text)", suberror: sub)
-        }
-        if pw.count < p.minLength { return fail("password_too_short", "The new password is too short.") }
-        if pw.count > p.maxLength { return fail("password_too_long", "The new password is too long.") }
-        if p.banned.contains(where: { $0.lowercased() == pw.lowercased() }) {
-            return fail("password_banned", "The new password is banned.")
-        }
-        if pw.contains(where: { $0.isNewline || $0 == "\u{0}" }) {
-            return fail("password_is_invalid", "The new password contains invalid characters.")
-        }
+        func fail(_ sub: String) -> ServiceError { passwordPolicyError(sub) }
+        if pw.count < p.minLength { return fail("password_too_short") }
+        if pw.count > p.maxLength { return fail("password_too_long") }
+        if p.banned.contains(where: { $0.lowercased() == pw.lowercased() }) { return fail("password_banned") }
+        if pw.contains(where: { $0.isNewline || $0 == "\u{0}" }) { return fail("password_is_invalid") }
         var classes = 0
         if pw.contains(where: \.isLowercase) { classes += 1 }
         if pw.contains(where: \.isUppercase) { classes += 1 }
         if pw.contains(where: \.isNumber) { classes += 1 }
         if pw.contains(where: { !$0.isLetter && !$0.isNumber }) { classes += 1 }
-        if classes < 3 { return fail("password_too_weak", "New password is too weak.") }
+        if classes < 3 { return fail("password_too_weak") }
         if let user, user.password == pw || user.previousPasswords.contains(pw) {
-            return fail("password_recently_used", "The new password was used recently.")
+            return fail("password_recently_used")
         }
         return nil
+    }
+
+    func passwordPolicyError(_ suberror: String) -> ServiceError {
+        let text = passwordPolicySuberrors[suberror] ?? "The new password does not meet the policy."
+        return ServiceError("invalid_grant", [399246], "AADSTS399246: \(text)", suberror: suberror)
     }
 
     // MARK: - Sign-in
@@ -725,6 +749,10 @@ extension Emulator {
                 mfaRequired: false
             )
             s.count("users_signed_up")
+            if s.config.signUpCompletionWithoutToken {  // spec §2.2.3: completed, no automatic sign-in
+                s.forget(token)
+                return .json([:])
+            }
             f.stage = .readyForToken
             f.password = nil
             token = s.advance(f, from: token, now: ctx.now)
@@ -826,6 +854,7 @@ extension Emulator {
             f.password = pw
             f.stage = .resetSubmitted
             f.pollsLeft = s.config.resetInProgressPolls
+            f.submittedWith = token
             token = s.advance(f, from: token, now: ctx.now)
             return .json([
                 "continuation_token": .string(token), "poll_interval": .int(Int64(s.config.resetPollInterval)),
@@ -849,16 +878,47 @@ extension Emulator {
                 s.flows[token] = f
                 return .json(["status": "in_progress"])
             }
+            if let suberror = s.config.resetPollPolicyError {
+                // Spec §2.3: MSAL iOS handles invalid_grant + password suberrors here (the policy may be evaluated
+                // asynchronously) and goes back to "new password required" with the submit's continuation token.
+                // UNCONFIRMED which token the service then accepts at /submit: both the token submit answered (what
+                // MSAL iOS presents) and the one submit was called with stay usable, for one submission.
+                reopenForSubmit(f, pollToken: token, &s, now: ctx.now)
+                throw passwordPolicyError(suberror)
+            }
+            if s.config.resetPollResult == "failed" {
+                // Spec §2.3: after "failed" the app may submit the new password again (UNCONFIRMED: with which
+                // token, and whether the answer carries one; the same tokens as above are accepted).
+                reopenForSubmit(f, pollToken: token, &s, now: ctx.now)
+                return .json(["status": "failed"])
+            }
             guard var user = s.users[f.username], let pw = f.password else { throw .userNotFound() }
             if let old = user.password { user.previousPasswords.append(old) }
             user.password = pw
             s.users[f.username] = user
             s.revokeSessions(of: f.username)  // a password change ends existing sessions
             f.password = nil
+            if s.config.resetCompletionWithoutToken {  // spec §2.3: the token "may be absent"
+                s.forget(token)
+                return .json(["status": "succeeded"])
+            }
             f.stage = .readyForToken
             token = s.advance(f, from: token, now: ctx.now)
             return .json(["status": "succeeded", "continuation_token": .string(token)])
         }
+    }
+
+    /// After a failed (or policy-refused) reset: the flow can take a new password again, under the token submit
+    /// answered and the one submit was called with (one submission through either retires both).
+    func reopenForSubmit(_ flow: Flow, pollToken: String, _ s: inout Store, now: Double) {
+        var f = flow
+        f.stage = .resetVerified
+        f.password = nil
+        f.pollsLeft = 0
+        f.expires = now + Double(s.config.lifetimes.continuationToken)
+        f.aliases = [pollToken] + (f.submittedWith.map { [$0] } ?? [])
+        f.submittedWith = nil
+        for key in f.aliases { s.flows[key] = f }
     }
 }
 

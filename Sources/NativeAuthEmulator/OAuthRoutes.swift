@@ -86,6 +86,30 @@ extension Emulator {
         return grant
     }
 
+    /// The opaque `login_hint` optional claim of Entra ID tokens. Clients send it back as `login_hint` or
+    /// `logout_hint`; the emulator reads it with `resolveHint`.
+    func loginHintClaim(_ user: UserRecord) -> String {
+        let doc: JSONValue = [
+            "v": 1, "uid": .string(user.objectID), "utid": .string(tenantID), "upn": .string(user.email),
+        ]
+        return "O." + Base64.urlEncode(doc.serializedBytes() ?? [])
+    }
+
+    /// The account a `login_hint` / `logout_hint` names: an email address, an Entra `login_hint` claim, or (generic
+    /// OIDC) a subject identifier.
+    func resolveHint(_ hint: String?, idp: IdP, _ s: Store) -> String? {
+        guard let hint = hint?.trimmingCharacters(in: .whitespaces), !hint.isEmpty else { return nil }
+        if s.users[hint.lowercased()] != nil { return hint.lowercased() }
+        if idp == .entra, hint.hasPrefix("O."), let bytes = Base64.decode(hint.dropFirst(2)),
+            let doc = try? JSONValue.parse(bytes), let upn = doc["upn"]?.stringValue?.lowercased(),
+            let user = s.users[upn], doc["uid"]?.stringValue == user.objectID
+        {
+            return upn
+        }
+        if idp == .oidc, let user = s.users.values.first(where: { oidcSubject($0) == hint }) { return user.email }
+        return nil
+    }
+
     func clientInfo(_ user: UserRecord) -> String {
         let doc: JSONValue = ["uid": .string(user.objectID), "utid": .string(tenantID)]
         return Base64.urlEncode(doc.serializedBytes() ?? [])
@@ -104,12 +128,15 @@ extension Emulator {
     ) throws(ServiceError) -> JSONValue {
         let now = Int64(ctx.now)
         let life = s.config.lifetimes
+        let atLife = Int64(user.accessTokenLifetime ?? life.accessToken)
         let iss = "\(ctx.baseURL)/\(tenantID)/v2.0"
+        let uti = Ids.token("", bytes: 12)
+        s.accessTokenOwners[uti] = user.email
         var at: [String: JSONValue] = [
-            "iss": .string(iss), "iat": .int(now), "nbf": .int(now), "exp": .int(now + Int64(life.accessToken)),
+            "iss": .string(iss), "iat": .int(now), "nbf": .int(now), "exp": .int(now + atLife),
             "tid": .string(tenantID), "oid": .string(user.objectID), "sub": .string(user.objectID),
             "azp": .string(client.clientID), "ver": "2.0", "preferred_username": .string(user.email),
-            "name": .string(user.displayName), "uti": .string(Ids.token("", bytes: 12)),
+            "name": .string(user.displayName), "uti": .string(uti),
         ]
         if let api = scopes.api {
             at["aud"] = .string(api.appID)
@@ -120,7 +147,7 @@ extension Emulator {
         }
         var body: [String: JSONValue] = [
             "token_type": "Bearer", "scope": .string(scopes.responseScope),
-            "expires_in": .int(Int64(life.accessToken)), "ext_expires_in": .int(Int64(life.accessToken)),
+            "expires_in": .int(atLife), "ext_expires_in": .int(atLife),
             "client_info": .string(clientInfo(user)),
         ]
         do {
@@ -136,6 +163,7 @@ extension Emulator {
                 if let g = user.givenName { id["given_name"] = .string(g) }
                 if let f = user.surname { id["family_name"] = .string(f) }
                 if let nonce { id["nonce"] = .string(nonce) }
+                if s.config.idTokenLoginHint { id["login_hint"] = .string(loginHintClaim(user)) }
                 body["id_token"] = .string(try JWT.signRS256(claims: .object(id), key: signingKey, kid: kid))
             }
         } catch {
@@ -176,6 +204,16 @@ extension Emulator {
 
     func token(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         guard let grant = form["grant_type"], !grant.isEmpty else { throw .missingParameter("grant_type") }
+        // An injected error answers before anything is processed: no refresh token is consumed or rotated.
+        if let injected = injectedTokenError(form, grant: grant, ctx) { throw injected }
+        return tamperTokenAnswer(try tokenGrant(form, grant: grant, ctx), grant: grant, form, ctx)
+    }
+
+    private func tokenGrant(
+        _ form: [String: String],
+        grant: String,
+        _ ctx: RequestContext
+    ) throws(ServiceError) -> EmulatorResponse {
         if let native = try nativeToken(form, grant: grant, ctx) { return native }
         switch grant {
         case "refresh_token": return try refreshGrant(form, ctx)
@@ -194,7 +232,7 @@ extension Emulator {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try publicClient(form, s)
             guard let rt = form["refresh_token"], !rt.isEmpty else { throw .missingParameter("refresh_token") }
-            guard var rec = s.refreshTokens[rt] else {
+            guard var rec = s.refreshTokens[rt], rec.idp == .entra else {
                 throw ServiceError(
                     "invalid_grant",
                     [9002313],
@@ -212,7 +250,11 @@ extension Emulator {
                 throw ServiceError(
                     "invalid_grant",
                     [50173],
-                    "AADSTS50173: The provided grant has expired due to it being revoked.",
+                    "AADSTS50173: The provided grant has expired due to it being revoked, a fresh auth token is "
+                        + "needed. The user might have changed or reset their password. The grant was issued on "
+                        + "'\(serviceTimestamp(rec.expires - Double(s.config.lifetimes.refreshToken)))' and the "
+                        + "TokensValidFrom date (before which tokens are not valid) for this user is "
+                        + "'\(serviceTimestamp(ctx.now))'.",
                     suberror: "bad_token"
                 )
             }
@@ -253,7 +295,7 @@ extension Emulator {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try publicClient(form, s)
             guard let code = form["code"], !code.isEmpty else { throw .missingParameter("code") }
-            guard let rec = s.authCodes.removeValue(forKey: code) else {
+            guard s.authCodes[code]?.idp == .entra, let rec = s.authCodes.removeValue(forKey: code) else {
                 throw ServiceError(
                     "invalid_grant",
                     [54005],
@@ -293,6 +335,7 @@ extension Emulator {
             }
             guard let user = s.users[rec.user] else { throw .userNotFound() }
             let scopes = try resolveScopes(form["scope"] ?? rec.scope, client: client, s)
+            s.count("authorization_codes_redeemed")
             return .json(
                 try issueTokens(
                     user: user,
@@ -338,7 +381,7 @@ extension Emulator {
     func deviceCodeGrant(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try publicClient(form, s)
-            guard let code = form["device_code"] ?? form["code"], var rec = s.deviceCodes[code],
+            guard let code = form["device_code"] ?? form["code"], var rec = s.deviceCodes[code], rec.idp == .entra,
                 rec.clientID == client.clientID,
                 !rec.redeemed
             else {
@@ -364,11 +407,13 @@ extension Emulator {
                     "AADSTS70019: The user declined the authorization request."
                 )
             }
-            guard let email = rec.approvedUser, let user = s.users[email] else {
-                let tooFast = ctx.now - rec.lastPoll < rec.interval
-                rec.lastPoll = ctx.now
+            s.count("device_polls")
+            if devicePollTooFast(&rec, &s, ctx) {
                 s.deviceCodes[code] = rec
-                if tooFast { throw ServiceError("slow_down", [70016], "AADSTS70016: Polling too fast; slow down.") }
+                throw ServiceError("slow_down", [70016], "AADSTS70016: Polling too fast; slow down.")
+            }
+            guard let email = rec.approvedUser, let user = s.users[email] else {
+                s.deviceCodes[code] = rec
                 throw ServiceError(
                     "authorization_pending",
                     [70016],
@@ -380,6 +425,19 @@ extension Emulator {
             let scopes = try resolveScopes(form["scope"] ?? rec.scope, client: client, s)
             return .json(try issueTokens(user: user, client: client, scopes: scopes, nonce: nil, family: nil, &s, ctx))
         }
+    }
+
+    /// A poll sooner than the code's interval after the previous one, or one `device/slow_down` asked for: the
+    /// answer is `slow_down`, and the interval grows by the configured increment (RFC 8628 §3.5). Records the poll.
+    func devicePollTooFast(_ rec: inout DeviceCodeRecord, _ s: inout Store, _ ctx: RequestContext) -> Bool {
+        let tooFast = ctx.now - rec.lastPoll < rec.interval && rec.approvedUser == nil && !rec.denied
+        let forced = s.deviceSlowDowns > 0
+        rec.lastPoll = ctx.now
+        guard tooFast || forced else { return false }
+        if forced { s.deviceSlowDowns -= 1 }
+        rec.interval += Double(s.config.deviceSlowDownIncrement)
+        s.count("slow_down_answers")
+        return true
     }
 
     /// Approves (or denies) a pending device code by its user code on behalf of `email`.

@@ -2,9 +2,51 @@ import Foundation
 import NativeAuthCrypto
 import NativeAuthJSON
 
-/// The browser side: the authorize page (auth code + PKCE), end-session, the device-code page, and an index page.
+// The browser side of both identity providers: the Entra tenant (`/<tenant>/oauth2/v2.0/authorize`, `…/logout`,
+// `/devicelogin`) and the generic OpenID Connect provider (`/oidc/authorize`, `/oidc/logout`, `/oidc/device`).
+//
+// The pages are plain HTML forms that a person, a real browser (Selenium) or a plain HTTP client can drive, and their
+// shape is stable. Every page is `<main id="page" data-page="PAGE">` holding at most one
+// `<form id="form" method="post" action="PATH">` (PATH: the endpoint's path, no query); an error shows as
+// `<p class="err" id="error">`. Inputs have `id` = `name`. Buttons are `<button type="submit" name="action" value=V>`
+// with an `id`; posting without `action` means the page's first button. Every authorize page carries the hidden
+// input `request` (id "request"), which names the authorization request: post it back with the page's fields.
+//
+//   data-page       inputs                                   buttons: id (name=action value)
+//   sign_in         username, password                       sign-in (sign_in), send-code (send_code: email a
+//                                                            one-time code instead), create-account (create: the
+//                                                            sign_up page; only when sign-up is enabled)
+//   email_code      code (sent to the user's email)          verify (verify)
+//   mfa_code        code (sent to the user's MFA email)      verify (verify)
+//   select_account  —                                        account-0, account-1, … (name=account
+//                                                            value=<email>, the browser's accounts, most recent
+//                                                            first), use-another-account (use_another_account)
+//   consent         — (the scopes: <ul id="scopes">)         accept (accept), cancel (cancel → access_denied)
+//   sign_up         email, password (email+password sign-up  sign-up (sign_up), back (back: the sign_in page)
+//                   only), attr_<name> for each sign-up
+//                   attribute (attr_displayName, attr_city,
+//                   attr_postalCode)
+//   verify_email    code (sent to the new address)           verify (verify)
+//   device          user_code, username, password            sign-in (approve), deny (deny)
+//   device_done, device_denied, signed_out, error: no form.
+//
+// Codes go to the outbox (`GET /_emulator/outbox`, purposes web_sign_in, web_mfa, web_sign_up). A successful page
+// answers 302 to the redirect URI (query or fragment) or, with `response_mode=form_post`, a page whose
+// `<form id="form_post" method="post" action=REDIRECT_URI>` of hidden inputs submits itself on load.
 extension Emulator {
     static let sessionCookie = "naemu_session"
+    static let oidcSessionCookie = "naemu_oidc_session"
+
+    func cookieName(_ idp: IdP) -> String { idp == .entra ? Self.sessionCookie : Self.oidcSessionCookie }
+    func cookiePath(_ idp: IdP) -> String { idp == .entra ? "/" : "/oidc" }
+
+    private func setCookie(_ idp: IdP, _ sid: String) -> (String, String) {
+        ("Set-Cookie", "\(cookieName(idp))=\(sid); Path=\(cookiePath(idp)); HttpOnly; SameSite=Lax")
+    }
+
+    private func clearCookie(_ idp: IdP) -> (String, String) {
+        ("Set-Cookie", "\(cookieName(idp))=; Path=\(cookiePath(idp)); Max-Age=0; HttpOnly; SameSite=Lax")
+    }
 
     /// RFC 8252 §7.3: a loopback redirect URI with any port, with or without a path; otherwise an exact match.
     func redirectAllowed(_ uri: String, _ client: ClientApp) -> Bool {
@@ -14,7 +56,28 @@ extension Emulator {
         return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]"
     }
 
+    /// The client `id` names at `idp`: a tenant application, or the generic provider's one client.
+    func browserClient(_ idp: IdP, _ id: String?, _ s: Store) -> ClientApp? {
+        guard let id, !id.isEmpty else { return nil }
+        switch idp {
+        case .entra: return s.client(id)
+        case .oidc:
+            guard id == s.config.oidc.clientID else { return nil }
+            return ClientApp(
+                clientID: id,
+                name: "OIDC demo (public)",
+                isPublic: true,
+                nativeAuthEnabled: false,
+                redirectURIs: s.config.oidc.redirectURIs,
+                consentedScopes: nil
+            )
+        }
+    }
+
+    // MARK: - HTML
+
     private func page(
+        _ pageID: String,
         _ title: String,
         _ body: String,
         status: Int = 200,
@@ -36,40 +99,161 @@ extension Emulator {
             button{margin-top:18px;padding:9px \
             18px;border:0;border-radius:6px;background:#2563eb;color:#fff;font-size:1rem;cursor:pointer}
             button.link{background:none;color:#2563eb;padding:0;margin-left:14px}
+            button.account{display:block;width:100%;text-align:left;background:#fff;color:#1f2937;border:1px solid \
+            #d1d5db;margin-top:10px}
+            button.account small{color:#6b7280}
             .err{background:#fef2f2;color:#b91c1c;border-radius:6px;padding:8px 10px;font-size:.9rem}
             .note{color:#6b7280;font-size:.8rem;margin-top:22px}
             code{background:#f3f4f6;padding:1px 4px;border-radius:4px}
             </style></head>
-            <body><main>\(body)<p class="note">NativeAuth emulator — a local stand-in for Microsoft Entra External \
-            ID. Not a real identity provider.</p></main></body></html>
+            <body><main id="page" data-page="\(htmlEscape(pageID))">\(body)<p class="note">NativeAuth emulator — a \
+            local stand-in for Microsoft Entra External ID and a generic OpenID Connect provider. Not a real \
+            identity provider.</p></main></body></html>
             """
         return .html(html, status: status, headers: headers)
     }
 
-    private func errorPage(_ message: String, status: Int = 400) -> EmulatorResponse {
+    func errorPage(_ message: String, status: Int = 400) -> EmulatorResponse {
         page(
+            "error",
             "Sign-in error",
-            "<h1>Sorry, we can't sign you in</h1><p class=\"err\">\(htmlEscape(message))</p>",
+            "<h1 id=\"title\">Sorry, we can't sign you in</h1><p class=\"err\" id=\"error\">\(htmlEscape(message))</p>",
             status: status
         )
     }
 
-    private func redirectWithError(
-        _ p: PendingAuthorization,
-        _ error: String,
-        _ description: String
-    ) -> EmulatorResponse {
-        var pairs = [("error", error), ("error_description", description)]
-        if let st = p.state { pairs.append(("state", st)) }
-        return respond(to: p, pairs)
+    private func errorHTML(_ error: String?) -> String {
+        error.map { "<p class=\"err\" id=\"error\">\(htmlEscape($0))</p>" } ?? ""
     }
 
-    /// Delivers `pairs` to the client's redirect URI with its response mode.
+    /// The page of the step `p` is at, for request `id`.
+    private func showStep(
+        _ id: String,
+        _ p: PendingAuthorization,
+        error: String? = nil,
+        _ s: inout Store
+    ) -> EmulatorResponse {
+        s.updateAuthorizeLog(p.logSeq) { e in
+            e.outcome = "page"
+            e.page = p.step.rawValue
+        }
+        let headers = p.sessionID.map { [setCookie(p.idp, $0)] } ?? []
+        let open =
+            "<form id=\"form\" method=\"post\" action=\"\(htmlEscape(p.action))\"><input type=\"hidden\" "
+            + "id=\"request\" name=\"request\" value=\"\(htmlEscape(id))\">"
+        let err = errorHTML(error)
+        func codePage(_ what: String) -> EmulatorResponse {
+            page(
+                p.step.rawValue,
+                "Enter code",
+                """
+                <h1 id="title">Enter code</h1><p class="sub">\(htmlEscape(what))</p>\(err)\(open)
+                <label for="code">Code</label><input id="code" name="code" autocomplete="one-time-code" \
+                inputmode="numeric" autofocus>
+                <button type="submit" id="verify" name="action" value="verify">Verify</button></form>
+                """,
+                headers: headers
+            )
+        }
+        switch p.step {
+        case .signIn:
+            let prefill = p.username ?? resolveHint(p.loginHint, idp: p.idp, s) ?? p.loginHint ?? ""
+            let create =
+                s.config.signUpEnabled
+                ? "<p class=\"sub\">No account? <button class=\"link\" type=\"submit\" id=\"create-account\" "
+                    + "name=\"action\" value=\"create\" formnovalidate>Create one</button></p>"
+                : ""
+            return page(
+                "sign_in",
+                "Sign in",
+                """
+                <h1 id="title">Sign in</h1><p class="sub">to continue to the application</p>\(err)\(open)
+                <label for="username">Email</label><input id="username" name="username" type="email" \
+                autocomplete="username" value="\(htmlEscape(prefill))" autofocus>
+                <label for="password">Password</label><input id="password" name="password" type="password" \
+                autocomplete="current-password">
+                <button type="submit" id="sign-in" name="action" value="sign_in">Sign in</button><button \
+                class="link" type="submit" id="send-code" name="action" value="send_code">Email me a code \
+                instead</button>
+                \(create)</form>
+                """,
+                headers: headers
+            )
+        case .emailCode: return codePage("We sent a code to \(p.username ?? "your email address").")
+        case .mfaCode: return codePage("We sent a verification code to your security email.")
+        case .verifyEmail: return codePage("We sent a code to \(p.newUser?.email ?? "your email address").")
+        case .selectAccount:
+            let accounts = s.sessionUsers(p.sessionID, idp: p.idp).enumerated().map { i, email in
+                let name = s.users[email]?.displayName ?? email
+                return "<button type=\"submit\" class=\"account\" id=\"account-\(i)\" name=\"account\" "
+                    + "value=\"\(htmlEscape(email))\">\(htmlEscape(name))<br><small>\(htmlEscape(email))</small>"
+                    + "</button>"
+            }.joined(separator: "\n")
+            return page(
+                "select_account",
+                "Pick an account",
+                """
+                <h1 id="title">Pick an account</h1><p class="sub">to continue to the application</p>\(err)\(open)
+                \(accounts)
+                <button type="submit" class="link" id="use-another-account" name="action" \
+                value="use_another_account">Use another account</button></form>
+                """,
+                headers: headers
+            )
+        case .consent:
+            let scopes = p.scope.split(separator: " ").map { "<li><code>\(htmlEscape(String($0)))</code></li>" }
+            return page(
+                "consent",
+                "Permissions requested",
+                """
+                <h1 id="title">Permissions requested</h1><p class="sub">\(htmlEscape(p.authenticated ?? ""))</p>\
+                \(err)<p>The application would like to:</p><ul id="scopes">\(scopes.joined())</ul>\(open)
+                <button type="submit" id="accept" name="action" value="accept">Accept</button><button \
+                class="link" type="submit" id="cancel" name="action" value="cancel">Cancel</button></form>
+                """,
+                headers: headers
+            )
+        case .signUp:
+            let password =
+                s.config.signUpMethod == "email_password"
+                ? "<label for=\"password\">Password</label><input id=\"password\" name=\"password\" "
+                    + "type=\"password\" autocomplete=\"new-password\">"
+                : ""
+            let attributes = s.config.signUpAttributes.map { a in
+                let field = htmlEscape("attr_" + a.name)
+                return "<label for=\"\(field)\">\(htmlEscape(a.name))\(a.required ? " (required)" : "")</label>"
+                    + "<input id=\"\(field)\" name=\"\(field)\" value=\"\(htmlEscape(p.draft[a.name] ?? ""))\">"
+            }.joined(separator: "\n")
+            let email = p.draft["email"] ?? resolveHint(p.loginHint, idp: p.idp, s) ?? p.loginHint ?? ""
+            return page(
+                "sign_up",
+                "Create account",
+                """
+                <h1 id="title">Create account</h1><p class="sub">for the application</p>\(err)\(open)
+                <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="email" \
+                value="\(htmlEscape(email))" autofocus>
+                \(password)
+                \(attributes)
+                <button type="submit" id="sign-up" name="action" value="sign_up">Create account</button><button \
+                class="link" type="submit" id="back" name="action" value="back" formnovalidate>Back to sign \
+                in</button></form>
+                """,
+                headers: headers
+            )
+        }
+    }
+
+    // MARK: - Authorization responses
+
+    /// Delivers `pairs` (plus `iss` for the generic provider, RFC 9207) to the client's redirect URI with its
+    /// response mode.
     private func respond(
         to p: PendingAuthorization,
         _ pairs: [(String, String)],
         headers: [(String, String)] = []
     ) -> EmulatorResponse {
+        var pairs = pairs
+        if let iss = p.responseIssuer { pairs.append(("iss", iss)) }
         switch p.responseMode {
         case "form_post":
             let inputs = pairs.map {
@@ -78,9 +262,9 @@ extension Emulator {
             return .html(
                 """
                 <!doctype html><html><head><meta charset="utf-8"><title>Working…</title></head>
-                <body onload="document.forms[0].submit()"><form method="post" \
+                <body onload="document.forms[0].submit()"><form id="form_post" method="post" \
                 action="\(htmlEscape(p.redirectURI))">\(inputs)
-                <noscript><button type="submit">Continue</button></noscript></form></body></html>
+                <noscript><button type="submit" id="continue">Continue</button></noscript></form></body></html>
                 """,
                 headers: headers
             )
@@ -94,179 +278,26 @@ extension Emulator {
         }
     }
 
-    private func signInForm(_ id: String, _ p: PendingAuthorization, error: String? = nil) -> EmulatorResponse {
-        let err = error.map { "<p class=\"err\">\(htmlEscape($0))</p>" } ?? ""
-        if p.awaitingMFA || p.code != nil {
-            let what =
-                p.awaitingMFA
-                ? "We sent a verification code to your security email."
-                : "We sent a code to \(htmlEscape(p.username ?? ""))."
-            return page(
-                "Enter code",
-                """
-                <h1>Enter code</h1><p class="sub">\(what)</p>\(err)
-                <form method="post"><input type="hidden" name="request" value="\(htmlEscape(id))">
-                <label for="code">Code</label><input id="code" name="code" autocomplete="one-time-code" \
-                inputmode="numeric" autofocus>
-                <button type="submit">Verify</button></form>
-                """
-            )
-        }
-        return page(
-            "Sign in",
-            """
-            <h1>Sign in</h1><p class="sub">to continue to the application</p>\(err)
-            <form method="post"><input type="hidden" name="request" value="\(htmlEscape(id))">
-            <label for="username">Email</label><input id="username" name="username" type="email" \
-            autocomplete="username" value="\(htmlEscape(p.username ?? p.loginHint ?? ""))" autofocus>
-            <label for="password">Password</label><input id="password" name="password" type="password" \
-            autocomplete="current-password">
-            <button type="submit">Sign in</button><button class="link" type="submit" name="action" \
-            value="send_code">Email me a code instead</button>
-            </form>
-            """
-        )
-    }
-
-    // MARK: authorize
-
-    func authorize(_ req: EmulatorRequest, _ ctx: RequestContext) -> EmulatorResponse {
-        if req.method == "POST", let form = req.form, let id = form["request"] {
-            return authorizeSubmit(id, form, req, ctx)
-        }
-        let q = req.method == "POST" ? (req.form ?? [:]) : req.query
-        return store.withLock { s -> EmulatorResponse in
-            guard let clientID = q["client_id"], let client = s.client(clientID) else {
-                return errorPage(
-                    "AADSTS700016: Application with identifier '\(q["client_id"] ?? "")' was not found in the "
-                        + "directory '\(tenantDomain)'."
-                )
-            }
-            guard let redirectURI = q["redirect_uri"], redirectAllowed(redirectURI, client) else {
-                return errorPage(
-                    "AADSTS50011: The redirect URI '\(q["redirect_uri"] ?? "")' specified in the request does not "
-                        + "match the redirect URIs configured for the application."
-                )
-            }
-            let mode = q["response_mode"] ?? "query"
-            var p = PendingAuthorization(
-                clientID: clientID,
-                redirectURI: redirectURI,
-                responseMode: ["query", "form_post", "fragment"].contains(mode) ? mode : "query",
-                state: q["state"],
-                nonce: q["nonce"],
-                scope: q["scope"] ?? "openid profile offline_access",
-                challenge: q["code_challenge"] ?? "",
-                loginHint: q["login_hint"],
-                expires: ctx.now + 900
-            )
-            guard ["query", "form_post", "fragment"].contains(mode) else {
-                return redirectWithError(p, "invalid_request", "AADSTS900144: Unsupported response_mode '\(mode)'.")
-            }
-            guard q["response_type"] == "code" else {
-                return redirectWithError(
-                    p,
-                    "unsupported_response_type",
-                    "AADSTS70005: response_type '\(q["response_type"] ?? "")' is not enabled for the client."
-                )
-            }
-            guard !p.challenge.isEmpty, (q["code_challenge_method"] ?? "plain") == "S256" else {
-                return redirectWithError(
-                    p,
-                    "invalid_request",
-                    "AADSTS9002325: Proof Key for Code Exchange with the S256 method is required."
-                )
-            }
-            do throws(ServiceError) { _ = try resolveScopes(p.scope, client: client, s) } catch {
-                return redirectWithError(p, error.error, error.text)
-            }
-            let prompt = q["prompt"] ?? ""
-            if prompt == "none" {
-                guard let sid = req.cookies[Self.sessionCookie], let email = s.sessions[sid], s.users[email] != nil
-                else {
-                    return redirectWithError(
-                        p,
-                        "login_required",
-                        "AADSTS50058: A silent sign-in request was sent but no user is signed in."
-                    )
-                }
-                return complete(p, email: email, &s, ctx)
-            }
-            guard ["", "login", "select_account", "consent", "create"].contains(prompt) else {
-                return redirectWithError(p, "invalid_request", "AADSTS90023: Invalid prompt value '\(prompt)'.")
-            }
-            p.username = nil
-            let id = Ids.token("AR.", bytes: 18)
-            s.pending[id] = p
-            return signInForm(id, p)
-        }
-    }
-
-    private func authorizeSubmit(
-        _ id: String,
-        _ form: [String: String],
-        _ req: EmulatorRequest,
-        _ ctx: RequestContext
-    ) -> EmulatorResponse {
-        store.withLock { s -> EmulatorResponse in
-            guard var p = s.pending[id], p.expires > ctx.now else {
-                return errorPage("This sign-in page has expired. Go back to the application and start again.")
-            }
-            if p.awaitingMFA || (p.code != nil && form["code"] != nil) {
-                guard let code = p.code, let entered = form["code"],
-                    constantTimeStringEquals(code, entered.trimmingCharacters(in: .whitespaces)),
-                    let email = p.username, let user = s.users[email]
-                else { return signInForm(id, p, error: "That code didn't work. Check the code and try again.") }
-                if p.awaitingMFA { return finish(id, p, user, &s, ctx) }
-                return secondFactorOrComplete(id, p, user, &s, ctx)
-            }
-            let email = (form["username"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-            p.username = email
-            guard let user = s.users[email] else {
-                s.pending[id] = p
-                return signInForm(id, p, error: "We couldn't find an account with that email address.")
-            }
-            if form["action"] == "send_code" || user.password == nil && (form["password"] ?? "").isEmpty {
-                p.code = s.sendCode(to: email, purpose: "web_sign_in", now: ctx.now)
-                s.pending[id] = p
-                return signInForm(id, p)
-            }
-            guard let stored = user.password, constantTimeStringEquals(stored, form["password"] ?? "") else {
-                s.pending[id] = p
-                return signInForm(id, p, error: "Your account or password is incorrect.")
-            }
-            return secondFactorOrComplete(id, p, user, &s, ctx)
-        }
-    }
-
-    /// After a first factor: a code to the user's strong method when MFA applies, else done.
-    private func secondFactorOrComplete(
-        _ id: String,
-        _ pending: PendingAuthorization,
-        _ user: UserRecord,
-        _ s: inout Store,
-        _ ctx: RequestContext
-    ) -> EmulatorResponse {
-        guard user.mfaRequired, let mfa = user.mfaEmail else { return finish(id, pending, user, &s, ctx) }
-        var p = pending
-        p.awaitingMFA = true
-        p.code = s.sendCode(to: mfa, purpose: "web_mfa", now: ctx.now)
-        s.pending[id] = p
-        return signInForm(id, p)
-    }
-
-    private func finish(
-        _ id: String,
+    /// An error authorization response (`error`, `error_description`, `error_subcode`?, `state`, `iss`?).
+    private func redirectWithError(
         _ p: PendingAuthorization,
-        _ user: UserRecord,
-        _ s: inout Store,
-        _ ctx: RequestContext
+        _ error: String,
+        _ description: String,
+        subcode: String? = nil,
+        _ s: inout Store
     ) -> EmulatorResponse {
-        s.pending.removeValue(forKey: id)
-        return complete(p, email: user.email, &s, ctx)
+        var pairs = [("error", error), ("error_description", description)]
+        if let subcode { pairs.append(("error_subcode", subcode)) }
+        if let st = p.state { pairs.append(("state", st)) }
+        s.updateAuthorizeLog(p.logSeq) { e in
+            e.outcome = "error"
+            e.error = error
+        }
+        s.count("authorize_errors")
+        return respond(to: p, pairs, headers: p.sessionID.map { [setCookie(p.idp, $0)] } ?? [])
     }
 
-    /// Issues the authorization code, starts the browser session and sends the user back to the app.
+    /// Issues the authorization code for `email` and sends the browser back to the app.
     private func complete(
         _ p: PendingAuthorization,
         email: String,
@@ -283,64 +314,547 @@ extension Emulator {
             scope: p.scope,
             nonce: p.nonce,
             expires: ctx.now + Double(s.config.lifetimes.authCode),
-            family: Ids.token("F.", bytes: 9)
+            family: Ids.token("F.", bytes: 9),
+            idp: p.idp,
+            authTime: p.authTime
         )
-        let sid = Ids.token("S.", bytes: 18)
-        s.sessions[sid] = email
         var pairs = [("code", code)]
         if let st = p.state { pairs.append(("state", st)) }
-        pairs.append(("client_info", clientInfo(user)))
-        return respond(
-            to: p,
-            pairs,
-            headers: [("Set-Cookie", "\(Self.sessionCookie)=\(sid); Path=/; HttpOnly; SameSite=Lax")]
-        )
+        if p.idp == .entra { pairs.append(("client_info", clientInfo(user))) }
+        s.updateAuthorizeLog(p.logSeq) { e in
+            e.outcome = "code"
+            e.user = email
+        }
+        s.count("authorization_codes_issued")
+        return respond(to: p, pairs, headers: p.sessionID.map { [setCookie(p.idp, $0)] } ?? [])
     }
 
-    // MARK: end session
+    /// `email` is signed in (by the pages, or from the browser session when `fresh` is false): records it in the
+    /// browser session, then asks for consent (prompt=consent) or completes.
+    private func authenticated(
+        _ id: String,
+        _ pending: PendingAuthorization,
+        _ email: String,
+        fresh: Bool,
+        _ s: inout Store,
+        _ ctx: RequestContext
+    ) -> EmulatorResponse {
+        var p = pending
+        let existing = p.sessionID.flatMap { s.sessions[$0]?.authTimes[email] }
+        p.authTime = fresh ? ctx.now : (existing ?? ctx.now)
+        p.sessionID = s.signInToSession(p.sessionID, idp: p.idp, user: email, authTime: p.authTime)
+        if !fresh { s.count("sso_sign_ins") }
+        if p.prompt == "consent" {
+            p.authenticated = email
+            p.step = .consent
+            s.pending[id] = p
+            return showStep(id, p, &s)
+        }
+        s.pending.removeValue(forKey: id)
+        return complete(p, email: email, &s, ctx)
+    }
 
-    func logout(_ req: EmulatorRequest, _ ctx: RequestContext) -> EmulatorResponse {
+    // MARK: - Authorize
+
+    /// `GET|POST <authorize endpoint>`: validates the request, then signs in from the browser session or shows the
+    /// page `prompt` asks for. A POST carrying `request` is a page being submitted.
+    func authorize(_ req: EmulatorRequest, _ ctx: RequestContext, idp: IdP) -> EmulatorResponse {
+        if req.method == "POST", let form = req.form, let id = form["request"] {
+            return authorizeSubmit(id, form, ctx, idp: idp)
+        }
         let q = req.method == "POST" ? (req.form ?? [:]) : req.query
-        let clear = ("Set-Cookie", "\(Self.sessionCookie)=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax")
+        let cookie = req.cookies[cookieName(idp)]
+        let iss = idp == .oidc ? oidcIssuer(ctx) : nil
+        let (idTokenHint, idTokenHintClaims) = checkIDTokenHint(q["id_token_hint"], idp: idp, ctx)
         return store.withLock { s -> EmulatorResponse in
-            if let sid = req.cookies[Self.sessionCookie] { s.sessions.removeValue(forKey: sid) }
-            if let hint = q["logout_hint"]?.lowercased() { s.sessions = s.sessions.filter { $0.value != hint } }
-            if let target = q["post_logout_redirect_uri"], !target.isEmpty {
-                let allowed = s.config.clients.contains { redirectAllowed(target, $0) }
-                guard allowed else { return errorPage("AADSTS50011: post_logout_redirect_uri is not allowed.") }
-                var url = target
-                if let st = q["state"] { url += (url.contains("?") ? "&" : "?") + Form.query([("state", st)]) }
-                return .redirect(url, headers: [clear])
+            s.count("authorize_requests")
+            s.seq += 1
+            let seq = s.seq
+            var params = q
+            if params["id_token_hint"] != nil { params["id_token_hint"] = "***" }
+            let accounts = s.sessionUsers(cookie, idp: idp)
+            s.authorizeLog.append(
+                AuthorizeLogEntry(
+                    seq: seq,
+                    time: ctx.now,
+                    idp: idp,
+                    method: req.method,
+                    path: req.path,
+                    params: params,
+                    hadSession: !accounts.isEmpty
+                )
+            )
+            if s.authorizeLog.count > 10_000 { s.authorizeLog.removeFirst(s.authorizeLog.count - 10_000) }
+            func reject(_ message: String) -> EmulatorResponse {
+                s.updateAuthorizeLog(seq) { e in
+                    e.outcome = "rejected"
+                    e.error = message
+                }
+                return errorPage(message)
             }
-            return page(
-                "Signed out",
-                "<h1>You signed out of your account</h1><p class=\"sub\">It's a good idea to close all browser "
-                    + "windows.</p>",
-                headers: [clear]
+            guard let client = browserClient(idp, q["client_id"], s) else {
+                return reject(
+                    idp == .entra
+                        ? "AADSTS700016: Application with identifier '\(q["client_id"] ?? "")' was not found in the "
+                            + "directory '\(tenantDomain)'."
+                        : "Unknown client_id '\(q["client_id"] ?? "")'."
+                )
+            }
+            guard let redirectURI = q["redirect_uri"], redirectAllowed(redirectURI, client) else {
+                return reject(
+                    idp == .entra
+                        ? "AADSTS50011: The redirect URI '\(q["redirect_uri"] ?? "")' specified in the request does "
+                            + "not match the redirect URIs configured for the application."
+                        : "The redirect_uri '\(q["redirect_uri"] ?? "")' is not registered for this client."
+                )
+            }
+            let modes = idp == .entra ? ["query", "form_post", "fragment"] : ["query", "form_post"]
+            let mode = q["response_mode"] ?? "query"
+            let id = Ids.token("AR.", bytes: 18)
+            var p = PendingAuthorization(
+                idp: idp,
+                action: req.path,
+                responseIssuer: iss,
+                clientID: client.clientID,
+                redirectURI: redirectURI,
+                responseMode: modes.contains(mode) ? mode : "query",
+                state: q["state"],
+                nonce: q["nonce"],
+                scope: q["scope"] ?? "openid profile offline_access",
+                challenge: q["code_challenge"] ?? "",
+                loginHint: q["login_hint"],
+                prompt: q["prompt"] ?? "",
+                expires: ctx.now + 900,
+                logSeq: seq,
+                sessionID: accounts.isEmpty ? nil : cookie
+            )
+            func text(_ aadsts: String, _ plain: String) -> String { idp == .entra ? aadsts : plain }
+            guard modes.contains(mode) else {
+                return redirectWithError(
+                    p,
+                    "invalid_request",
+                    text("AADSTS900144: Unsupported response_mode '\(mode)'.", "Unsupported response_mode."),
+                    &s
+                )
+            }
+            guard q["response_type"] == "code" else {
+                return redirectWithError(
+                    p,
+                    "unsupported_response_type",
+                    text(
+                        "AADSTS70005: response_type '\(q["response_type"] ?? "")' is not enabled for the client.",
+                        "Only response_type=code is supported."
+                    ),
+                    &s
+                )
+            }
+            guard !p.challenge.isEmpty, (q["code_challenge_method"] ?? "plain") == "S256" else {
+                return redirectWithError(
+                    p,
+                    "invalid_request",
+                    text(
+                        "AADSTS9002325: Proof Key for Code Exchange with the S256 method is required.",
+                        "PKCE with code_challenge_method=S256 is required."
+                    ),
+                    &s
+                )
+            }
+            if let problem = browserScopeProblem(idp, p.scope, client, s) {
+                return redirectWithError(p, problem.error, problem.description, &s)
+            }
+            // login_hint, else an id_token_hint (OpenID Connect Core §3.1.2.1): the account it names.
+            var hinted = resolveHint(p.loginHint, idp: idp, s)
+            var hasHint = !(p.loginHint ?? "").isEmpty
+            if !hasHint, idTokenHint != "absent" {
+                hasHint = true
+                hinted = idTokenHintClaims.flatMap { hintUser($0, idp: idp, s) }
+            }
+            switch p.prompt {
+            case "none":
+                guard !accounts.isEmpty else {
+                    return redirectWithError(
+                        p,
+                        "login_required",
+                        text(
+                            "AADSTS50058: A silent sign-in request was sent but no user is signed in.",
+                            "No user is signed in."
+                        ),
+                        &s
+                    )
+                }
+                if hasHint {
+                    guard let h = hinted, accounts.contains(h) else {
+                        return redirectWithError(
+                            p,
+                            "login_required",
+                            text(
+                                "AADSTS50058: A silent sign-in request was sent but none of the currently signed in "
+                                    + "user(s) match the requested login hint.",
+                                "The signed-in user does not match login_hint."
+                            ),
+                            &s
+                        )
+                    }
+                    return authenticated(id, p, h, fresh: false, &s, ctx)
+                }
+                guard accounts.count == 1 else {
+                    return redirectWithError(
+                        p,
+                        "interaction_required",
+                        text(
+                            "AADSTS16000: Either multiple user identities are available for the current request or "
+                                + "selected account is not supported for the scenario.",
+                            "More than one user is signed in; choose one interactively."
+                        ),
+                        &s
+                    )
+                }
+                return authenticated(id, p, accounts[0], fresh: false, &s, ctx)
+            case "login":
+                p.step = .signIn
+            case "select_account":
+                p.step = accounts.isEmpty ? .signIn : .selectAccount
+            case "create":
+                p.step = s.config.signUpEnabled ? .signUp : .signIn
+            case "", "consent":
+                // Single sign-on: the hinted account, or the browser's only account, needs no page.
+                let sso = hasHint ? hinted.flatMap { accounts.contains($0) ? $0 : nil } : accounts.first
+                if let sso, hasHint || accounts.count == 1 { return authenticated(id, p, sso, fresh: false, &s, ctx) }
+                p.step = !hasHint && accounts.count > 1 ? .selectAccount : .signIn
+            default:
+                return redirectWithError(
+                    p,
+                    "invalid_request",
+                    text("AADSTS90023: Invalid prompt value '\(p.prompt)'.", "Unsupported prompt value."),
+                    &s
+                )
+            }
+            s.pending[id] = p
+            let notice =
+                p.prompt == "create" && !s.config.signUpEnabled
+                ? "Self-service sign-up is not enabled for this application." : nil
+            return showStep(id, p, error: notice, &s)
+        }
+    }
+
+    /// A page posted back: the next step, or the authorization response.
+    private func authorizeSubmit(
+        _ id: String,
+        _ form: [String: String],
+        _ ctx: RequestContext,
+        idp: IdP
+    ) -> EmulatorResponse {
+        store.withLock { s -> EmulatorResponse in
+            guard var p = s.pending[id], p.expires > ctx.now, p.idp == idp else {
+                return errorPage("This sign-in page has expired. Go back to the application and start again.")
+            }
+            let action = form["action"] ?? ""
+            switch p.step {
+            case .signIn:
+                if action == "create", s.config.signUpEnabled {
+                    p.step = .signUp
+                    p.draft = ["email": (form["username"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()]
+                    s.pending[id] = p
+                    return showStep(id, p, &s)
+                }
+                let email = (form["username"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+                p.username = email
+                s.pending[id] = p
+                guard let user = s.users[email] else {
+                    return showStep(id, p, error: "We couldn't find an account with that email address.", &s)
+                }
+                if action == "send_code" || user.password == nil && (form["password"] ?? "").isEmpty {
+                    p.code = s.sendCode(to: email, purpose: "web_sign_in", now: ctx.now)
+                    p.step = .emailCode
+                    s.pending[id] = p
+                    return showStep(id, p, &s)
+                }
+                guard let stored = user.password, constantTimeStringEquals(stored, form["password"] ?? "") else {
+                    return showStep(id, p, error: "Your account or password is incorrect.", &s)
+                }
+                return secondFactorOrDone(id, p, user, &s, ctx)
+            case .emailCode, .mfaCode:
+                guard let code = p.code, let entered = form["code"],
+                    constantTimeStringEquals(code, entered.trimmingCharacters(in: .whitespaces)),
+                    let email = p.username, let user = s.users[email]
+                else { return showStep(id, p, error: "That code didn't work. Check the code and try again.", &s) }
+                p.code = nil
+                if p.step == .mfaCode { return authenticated(id, p, email, fresh: true, &s, ctx) }
+                return secondFactorOrDone(id, p, user, &s, ctx)
+            case .selectAccount:
+                if action == "use_another_account" {
+                    p.step = .signIn
+                    s.pending[id] = p
+                    return showStep(id, p, &s)
+                }
+                guard let email = form["account"]?.lowercased(), s.sessionUsers(p.sessionID, idp: idp).contains(email)
+                else { return showStep(id, p, error: "Pick one of the accounts, or use another account.", &s) }
+                return authenticated(id, p, email, fresh: false, &s, ctx)
+            case .consent:
+                guard let email = p.authenticated else { return errorPage("The account no longer exists.") }
+                s.pending.removeValue(forKey: id)
+                if action == "accept" || action.isEmpty { return complete(p, email: email, &s, ctx) }
+                return redirectWithError(
+                    p,
+                    "access_denied",
+                    idp == .entra
+                        ? "AADSTS65004: User declined to consent to access the app." : "The user denied the request.",
+                    subcode: idp == .entra ? "cancel" : nil,
+                    &s
+                )
+            case .signUp:
+                if action == "back" {
+                    p.step = .signIn
+                    s.pending[id] = p
+                    return showStep(id, p, &s)
+                }
+                return signUpSubmit(id, p, form, &s, ctx)
+            case .verifyEmail:
+                guard let code = p.code, let entered = form["code"],
+                    constantTimeStringEquals(code, entered.trimmingCharacters(in: .whitespaces)),
+                    let user = p.newUser
+                else { return showStep(id, p, error: "That code didn't work. Check the code and try again.", &s) }
+                guard s.users[user.email] == nil else {
+                    p.step = .signUp
+                    p.code = nil
+                    s.pending[id] = p
+                    return showStep(id, p, error: "An account with this email address already exists.", &s)
+                }
+                s.users[user.email] = user
+                s.count("users_signed_up")
+                return authenticated(id, p, user.email, fresh: true, &s, ctx)
+            }
+        }
+    }
+
+    /// After a first factor: a code to the user's strong method when MFA applies, else signed in.
+    private func secondFactorOrDone(
+        _ id: String,
+        _ pending: PendingAuthorization,
+        _ user: UserRecord,
+        _ s: inout Store,
+        _ ctx: RequestContext
+    ) -> EmulatorResponse {
+        guard user.mfaRequired, let mfa = user.mfaEmail else {
+            return authenticated(id, pending, user.email, fresh: true, &s, ctx)
+        }
+        var p = pending
+        p.step = .mfaCode
+        p.code = s.sendCode(to: mfa, purpose: "web_mfa", now: ctx.now)
+        s.pending[id] = p
+        return showStep(id, p, &s)
+    }
+
+    /// The sign-up page posted: checks the address, password and attributes, then sends a code to the address.
+    private func signUpSubmit(
+        _ id: String,
+        _ pending: PendingAuthorization,
+        _ form: [String: String],
+        _ s: inout Store,
+        _ ctx: RequestContext
+    ) -> EmulatorResponse {
+        var p = pending
+        let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        var attributes: [String: String] = [:]
+        for def in s.config.signUpAttributes {
+            let v = (form["attr_" + def.name] ?? "").trimmingCharacters(in: .whitespaces)
+            if !v.isEmpty { attributes[def.name] = v }
+        }
+        p.draft = attributes
+        p.draft["email"] = email
+        s.pending[id] = p
+        guard isValidEmail(email) else { return showStep(id, p, error: "Enter a valid email address.", &s) }
+        guard s.users[email] == nil else {
+            return showStep(id, p, error: "An account with this email address already exists.", &s)
+        }
+        var password: String? = nil
+        if s.config.signUpMethod == "email_password" {
+            let pw = form["password"] ?? ""
+            guard !pw.isEmpty else { return showStep(id, p, error: "Enter a password.", &s) }
+            if let problem = passwordProblem(pw, user: nil, s) {
+                return showStep(id, p, error: passwordPolicySuberrors[problem.suberror ?? ""] ?? problem.text, &s)
+            }
+            password = pw
+        }
+        let missing = s.config.signUpAttributes.filter { $0.required && attributes[$0.name] == nil }.map(\.name)
+        guard missing.isEmpty else {
+            return showStep(id, p, error: "Fill in: \(missing.joined(separator: ", ")).", &s)
+        }
+        let bad = invalidAttributes(attributes, s)
+        guard bad.isEmpty else { return showStep(id, p, error: "Not valid: \(bad.joined(separator: ", ")).", &s) }
+        p.newUser = UserRecord(
+            email: email,
+            password: password,
+            displayName: attributes["displayName"] ?? email,
+            givenName: attributes["givenName"],
+            surname: attributes["surname"],
+            attributes: attributes,
+            objectID: Ids.uuid(),
+            mfaEmail: nil,
+            mfaRequired: false
+        )
+        p.code = s.sendCode(to: email, purpose: "web_sign_up", now: ctx.now)
+        p.step = .verifyEmail
+        s.pending[id] = p
+        return showStep(id, p, &s)
+    }
+
+    // MARK: - End session
+
+    /// What an `id_token_hint` is worth: "absent", "invalid", or "valid" (our signature and issuer, a client of this
+    /// provider as audience) with its claims; an expired hint is still valid, as OpenID Connect RP-Initiated Logout
+    /// allows.
+    private func checkIDTokenHint(_ token: String?, idp: IdP, _ ctx: RequestContext) -> (String, JSONValue?) {
+        guard let token, !token.isEmpty else { return ("absent", nil) }
+        let key = idp == .entra ? signingKey : oidcSigningKey
+        guard let jwt = try? JWT(decoding: token),
+            jwt.header["kid"]?.stringValue == (idp == .entra ? kid : oidcKid), let pub = try? key.publicKey(),
+            jwt.verify(with: pub),
+            jwt.claims["iss"]?.stringValue == (idp == .entra ? "\(ctx.baseURL)/\(tenantID)/v2.0" : oidcIssuer(ctx))
+        else { return ("invalid", nil) }
+        return ("valid", jwt.claims)
+    }
+
+    /// The account an ID token's claims name (Entra: `oid`; generic: the pairwise `sub`).
+    private func hintUser(_ claims: JSONValue, idp: IdP, _ s: Store) -> String? {
+        idp == .entra
+            ? s.users.values.first { $0.objectID == claims["oid"]?.stringValue }?.email
+            : s.users.values.first { oidcSubject($0) == claims["sub"]?.stringValue }?.email
+    }
+
+    /// `GET|POST <end_session_endpoint>`: signs the account the hints name (`logout_hint`, else `id_token_hint`) out
+    /// of every browser session, or else the whole session of the request's cookie; logs the call
+    /// (`GET /_emulator/end_session_log`); redirects to an allowed `post_logout_redirect_uri` (with `state`), or
+    /// shows the signed-out page. Refresh tokens are not revoked (as with Entra).
+    func endSession(_ req: EmulatorRequest, _ ctx: RequestContext, idp: IdP) -> EmulatorResponse {
+        let q = req.method == "POST" ? (req.form ?? [:]) : req.query
+        let cookie = req.cookies[cookieName(idp)]
+        let (hintStatus, hintClaims) = checkIDTokenHint(q["id_token_hint"], idp: idp, ctx)
+        return store.withLock { s -> EmulatorResponse in
+            s.count("end_session_requests")
+            s.seq += 1
+            var params = q
+            if params["id_token_hint"] != nil { params["id_token_hint"] = "***" }
+            var status = hintStatus
+            let aud = hintClaims?["aud"]?.stringValue
+            var hintUser: String? = nil
+            if let c = hintClaims {
+                hintUser = self.hintUser(c, idp: idp, s)
+                if browserClient(idp, aud, s) == nil { status = "invalid" }
+            }
+            let expired = (hintClaims?["exp"]?.doubleValue ?? .infinity) <= ctx.now
+            var entry = EndSessionLogEntry(
+                seq: s.seq,
+                time: ctx.now,
+                idp: idp,
+                method: req.method,
+                path: req.path,
+                params: params,
+                idTokenHint: status,
+                idTokenHintExpired: status == "valid" && expired,
+                idTokenHintUser: status == "valid" ? hintUser : nil,
+                logoutHintUser: resolveHint(q["logout_hint"], idp: idp, s),
+                hadSession: !s.sessionUsers(cookie, idp: idp).isEmpty,
+                signedOut: [],
+                outcome: "page",
+                redirect: nil
+            )
+            func finish(_ r: EmulatorResponse) -> EmulatorResponse {
+                s.endSessionLog.append(entry)
+                if s.endSessionLog.count > 10_000 { s.endSessionLog.removeFirst(s.endSessionLog.count - 10_000) }
+                return r
+            }
+            var client: ClientApp? = nil
+            if let id = q["client_id"], !id.isEmpty {
+                guard let c = browserClient(idp, id, s) else {
+                    entry.outcome = "error"
+                    return finish(errorPage("Unknown client_id '\(id)'."))
+                }
+                guard status != "valid" || aud == id else {
+                    entry.outcome = "error"
+                    return finish(errorPage("The id_token_hint was not issued to client_id '\(id)'."))
+                }
+                client = c
+            } else if status == "valid" {
+                client = browserClient(idp, aud, s)
+            }
+            // Who signs out.
+            if let target = entry.logoutHintUser ?? entry.idTokenHintUser {
+                if s.endBrowserSessions(of: target, idp: idp) > 0 { entry.signedOut = [target] }
+            } else if let cookie, let session = s.sessions[cookie], session.idp == idp {
+                entry.signedOut = session.users
+                s.sessions.removeValue(forKey: cookie)
+            }
+            let headers = cookie != nil && s.sessionUsers(cookie, idp: idp).isEmpty ? [clearCookie(idp)] : []
+            if let target = q["post_logout_redirect_uri"], !target.isEmpty {
+                let allowed =
+                    client.map { redirectAllowed(target, $0) }
+                    ?? (idp == .entra && s.config.clients.contains { redirectAllowed(target, $0) })
+                if allowed {
+                    var url = target
+                    if let st = q["state"] { url += (url.contains("?") ? "&" : "?") + Form.query([("state", st)]) }
+                    entry.outcome = "redirect"
+                    entry.redirect = url
+                    return finish(.redirect(url, headers: headers))
+                }
+                // The generic provider redirects only for an identified client (client_id or id_token_hint).
+                if idp == .entra || client != nil {
+                    entry.outcome = "error"
+                    return finish(
+                        errorPage(
+                            idp == .entra
+                                ? "AADSTS50011: post_logout_redirect_uri is not allowed."
+                                : "post_logout_redirect_uri is not registered for this client."
+                        )
+                    )
+                }
+            }
+            return finish(
+                page(
+                    "signed_out",
+                    "Signed out",
+                    "<h1 id=\"title\">You signed out of your account</h1><p class=\"sub\">It's a good idea to close "
+                        + "all browser windows.</p>",
+                    headers: headers
+                )
             )
         }
     }
 
-    // MARK: device code page
+    // MARK: - Device code page
 
-    func devicePage(_ req: EmulatorRequest, _ ctx: RequestContext) -> EmulatorResponse {
+    /// The verification page of the device flow (`/devicelogin`, `/oidc/device`): a user code (prefilled from the
+    /// `user_code` query parameter), then the account's email and password; or deny.
+    func devicePage(_ req: EmulatorRequest, _ ctx: RequestContext, idp: IdP) -> EmulatorResponse {
         let form = req.method == "POST" ? (req.form ?? [:]) : req.query
         func show(_ error: String?) -> EmulatorResponse {
             page(
+                "device",
                 "Enter code",
                 """
-                <h1>Enter code</h1><p class="sub">Enter the code displayed on your device, then sign \
-                in.</p>\(error.map { "<p class=\"err\">\(htmlEscape($0))</p>" } ?? "")
-                <form method="post"><label for="user_code">Code</label><input id="user_code" name="user_code" \
-                value="\(htmlEscape(form["user_code"] ?? ""))" autofocus>
+                <h1 id="title">Enter code</h1><p class="sub">Enter the code displayed on your device, then sign \
+                in.</p>\(errorHTML(error))
+                <form id="form" method="post" action="\(htmlEscape(req.path))"><label for="user_code">Code</label>\
+                <input id="user_code" name="user_code" value="\(htmlEscape(form["user_code"] ?? ""))" autofocus>
                 <label for="username">Email</label><input id="username" name="username" type="email" \
                 autocomplete="username">
                 <label for="password">Password</label><input id="password" name="password" type="password">
-                <button type="submit">Sign in</button></form>
+                <button type="submit" id="sign-in" name="action" value="approve">Sign in</button><button \
+                class="link" type="submit" id="deny" name="action" value="deny">Deny</button></form>
                 """
             )
         }
         guard req.method == "POST" else { return show(nil) }
+        if form["action"] == "deny" {
+            guard approveDevice(userCode: form["user_code"] ?? "", email: nil, deny: true) else {
+                return show("That code is not valid or has expired.")
+            }
+            return page(
+                "device_denied",
+                "Denied",
+                "<h1 id=\"title\">Sign-in denied</h1><p class=\"sub\">You can close this window.</p>"
+            )
+        }
         let email = (form["username"] ?? "").lowercased()
         let ok = store.withLock { s -> Bool in
             guard let u = s.users[email], let pw = u.password else { return false }
@@ -351,8 +865,10 @@ extension Emulator {
             return show("That code is not valid or has expired.")
         }
         return page(
+            "device_done",
             "Signed in",
-            "<h1>You're signed in</h1><p class=\"sub\">You can return to your device and close this window.</p>"
+            "<h1 id=\"title\">You're signed in</h1><p class=\"sub\">You can return to your device and close this "
+                + "window.</p>"
         )
     }
 
@@ -364,10 +880,13 @@ extension Emulator {
                 + "\($0.permissions.map { htmlEscape($0) }.joined(separator: ", "))</li>"
         }.joined()
         return page(
+            "index",
             "Emulator",
             """
             <h1>NativeAuth emulator</h1><p class="sub">Tenant <code>\(htmlEscape(c.tenantDomain))</code></p>
             <p>Authority: <code>\(htmlEscape(ctx.baseURL))/\(htmlEscape(c.tenantDomain))</code></p>
+            <p>Generic OpenID Connect provider: <code>\(htmlEscape(oidcIssuer(ctx)))</code> (client \
+            <code>\(htmlEscape(c.oidc.clientID))</code>)</p>
             <p>Users:</p><ul>\(users)</ul><p>APIs:</p><ul>\(apis)</ul>
             <p>Controls: <code>/_emulator/outbox</code>, <code>/_emulator/requests</code>, \
             <code>/_emulator/counters</code></p>

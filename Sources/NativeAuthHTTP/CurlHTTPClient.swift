@@ -1,4 +1,5 @@
 internal import CCurl
+internal import Glibc
 internal import NativeAuthCrypto
 import Synchronization
 
@@ -47,6 +48,28 @@ private final class ResponseSink {
         let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<colon]), as: UTF8.self).lowercased()
         headers.append((name, String(decoding: UnsafeRawBufferPointer(rebasing: value), as: UTF8.self)))
     }
+}
+
+/// Feeds a request body to libcurl through its read callback. A body given this way cannot be rewound, so libcurl
+/// never sends it a second time on its own (it would otherwise resend a request on a fresh connection when a reused
+/// one turns out dead after the request went out — and a password, code or refresh token must never be presented
+/// twice: servers with reuse detection revoke the whole token family).
+private final class BodySource {
+    let body: UnsafeRawBufferPointer
+    var offset = 0
+    init(_ body: UnsafeRawBufferPointer) { self.body = body }
+}
+
+private let readCallback: ccurl_data_cb = { buffer, size, nitems, userdata in
+    guard let userdata, let buffer else { return 0 }
+    let source = Unmanaged<BodySource>.fromOpaque(userdata).takeUnretainedValue()
+    let room = size &* nitems
+    let n = min(room, source.body.count - source.offset)
+    if n > 0, let base = source.body.baseAddress {
+        memcpy(buffer, base + source.offset, n)
+        source.offset += n
+    }
+    return n
 }
 
 private let writeCallback: ccurl_data_cb = { ptr, size, nmemb, userdata in
@@ -143,9 +166,15 @@ public final class CurlHTTPClient: Sendable {
         set(ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeoutMs)))
         set(ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, options.totalTimeoutMs)))
         set(ccurl_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max(0, options.maxResponseBytes))))
-        set(ccurl_setopt_str(h, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1"))
+        // Loopback authorities never go through a proxy (their traffic may be plain http); for every other host the
+        // proxy settings of the environment (http_proxy, NO_PROXY, …) apply untouched.
+        if url.isLoopback { set(ccurl_setopt_str(h, CURLOPT_PROXY, "")) }
         set(ccurl_setopt_str(h, CURLOPT_ACCEPT_ENCODING, ""))
-        if let ca = options.caBundlePath { set(ccurl_setopt_str(h, CURLOPT_CAINFO, ca)) }
+        if let ca = options.caBundlePath {
+            // Only this bundle is trusted: no default CA directory besides it.
+            set(ccurl_setopt_str(h, CURLOPT_CAINFO, ca))
+            set(ccurl_setopt_str(h, CURLOPT_CAPATH, nil))
+        }
         set(ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, headerList))
         let sinkPtr = Unmanaged.passUnretained(sink).toOpaque()
         set(ccurl_setopt_datacb(h, CURLOPT_WRITEFUNCTION, writeCallback))
@@ -159,47 +188,52 @@ public final class CurlHTTPClient: Sendable {
         }
         let rc: CURLcode = withExtendedLifetime(sink) {
             request.body.withUnsafeBytes { body -> CURLcode in
-                switch method {
-                case "GET" where body.isEmpty:
-                    set(ccurl_setopt_long(h, CURLOPT_HTTPGET, 1))
-                case "HEAD":
-                    set(ccurl_setopt_long(h, CURLOPT_NOBODY, 1))
-                default:
-                    if method != "POST" { set(ccurl_setopt_str(h, CURLOPT_CUSTOMREQUEST, method)) }
-                    if !body.isEmpty || method == "POST" || method == "PUT" || method == "PATCH" {
-                        set(ccurl_setopt_long(h, CURLOPT_POST, 1))
-                        set(ccurl_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
-                        set(
-                            ccurl_setopt_ptr(
-                                h,
-                                CURLOPT_POSTFIELDS,
-                                UnsafeMutableRawPointer(mutating: body.baseAddress ?? UnsafeRawPointer(sinkPtr))
-                            )
-                        )
+                let source = BodySource(body)
+                return withExtendedLifetime(source) { () -> CURLcode in
+                    switch method {
+                    case "GET" where body.isEmpty:
+                        set(ccurl_setopt_long(h, CURLOPT_HTTPGET, 1))
+                    case "HEAD":
+                        set(ccurl_setopt_long(h, CURLOPT_NOBODY, 1))
+                    default:
+                        if method != "POST" { set(ccurl_setopt_str(h, CURLOPT_CUSTOMREQUEST, method)) }
+                        if !body.isEmpty || method == "POST" || method == "PUT" || method == "PATCH" {
+                            set(ccurl_setopt_long(h, CURLOPT_POST, 1))
+                            set(ccurl_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
+                            set(ccurl_setopt_datacb(h, CURLOPT_READFUNCTION, readCallback))
+                            set(ccurl_setopt_ptr(h, CURLOPT_READDATA, Unmanaged.passUnretained(source).toOpaque()))
+                        }
                     }
+                    guard ok else { return CURLE_FAILED_INIT }
+                    return curl_easy_perform(h)
                 }
-                guard ok else { return CURLE_FAILED_INIT }
-                return curl_easy_perform(h)
             }
         }
         // Detach everything that pointed at this call's memory before the handle goes back to the pool.
         _ = ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, nil)
         _ = ccurl_setopt_ptr(h, CURLOPT_WRITEDATA, nil)
         _ = ccurl_setopt_ptr(h, CURLOPT_HEADERDATA, nil)
-        _ = ccurl_setopt_ptr(h, CURLOPT_POSTFIELDS, nil)
+        _ = ccurl_setopt_ptr(h, CURLOPT_READDATA, nil)
 
-        guard rc == CURLE_OK else { throw Self.mapError(rc, overflow: sink.overflow, host: url.host) }
+        guard rc == CURLE_OK else {
+            // Whether any byte of the request went out (on a reused connection there is no connect time to go by).
+            var requestBytes = 0
+            _ = ccurl_getinfo_long(h, CURLINFO_REQUEST_SIZE, &requestBytes)
+            throw Self.mapError(rc, overflow: sink.overflow, host: url.host, sent: requestBytes > 0)
+        }
         var status = 0
         var code = 0
         if ccurl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK { status = code }
         return HTTPResponse(status: status, headers: sink.headers, body: sink.body)
     }
 
-    private static func mapError(_ rc: CURLcode, overflow: Bool, host: String) -> HTTPError {
+    private static func mapError(_ rc: CURLcode, overflow: Bool, host: String, sent: Bool) -> HTTPError {
         let what = curl_easy_strerror(rc).map { String(cString: $0) } ?? "libcurl error"
         switch rc {
         case CURLE_WRITE_ERROR where overflow, CURLE_FILESIZE_EXCEEDED:
             return HTTPError(.responseTooLarge, "the response from \(host) exceeds the size limit")
+        case CURLE_OPERATION_TIMEDOUT where !sent:
+            return HTTPError(.connectTimeout, "connecting to \(host) timed out")
         case CURLE_OPERATION_TIMEDOUT:
             return HTTPError(.timeout, "request to \(host) timed out")
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:

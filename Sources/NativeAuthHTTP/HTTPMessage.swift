@@ -48,6 +48,13 @@ public struct HTTPResponse: Sendable {
         self.body = body
     }
 
+    /// Overwrites the body with zeros (a token response holds tokens).
+    public mutating func wipeBody() {
+        body.withUnsafeMutableBytes { raw in
+            for i in raw.indices { raw[i] = 0 }
+        }
+    }
+
     /// The first value of header `name` (case-insensitive).
     public func header(_ name: String) -> String? {
         let n = name.lowercased()
@@ -60,15 +67,18 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable, Equatable {
         /// The URL is malformed, or its scheme or host is not allowed (plain http to a non-loopback host).
         case invalidURL = "invalid_url"
-        /// Name resolution or TCP connect failed.
+        /// Name resolution or TCP connect failed: nothing was sent.
         case connect
-        /// The connect or total timeout elapsed.
+        /// The connect timeout elapsed before a connection was made: nothing was sent.
+        case connectTimeout = "connect_timeout"
+        /// The total timeout elapsed after the request may have reached the server.
         case timeout
         /// TLS handshake or certificate verification failed.
         case tls
         /// The response exceeded the configured size cap.
         case responseTooLarge = "response_too_large"
-        /// The connection broke or the server sent something that is not HTTP.
+        /// The connection broke (possibly after the request reached the server), or the server sent something that
+        /// is not HTTP.
         case network
         /// libcurl could not allocate or set up the transfer.
         case `internal`

@@ -72,13 +72,11 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
         self.query = query
     }
 
-    /// True for `localhost`, `127.0.0.0/8` and `[::1]` — the only hosts plain `http` may reach.
+    /// True for exactly `localhost`, `127.0.0.1` and `[::1]` — the only hosts plain `http` may reach, and the only
+    /// hosts requests go to without a proxy. Other spellings of loopback addresses (`127.0.0.2`, `127.0.0.08`,
+    /// `[0:0:0:0:0:0:0:1]`) are refused: the proxy bypass and the cleartext rule must agree on the same three names.
     public var isLoopback: Bool {
-        if host == "localhost" || host == "[::1]" || host == "[0:0:0:0:0:0:0:1]" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets[0] == "127" else { return false }
-        return octets.allSatisfy { o in !o.isEmpty && o.count <= 3 && o.allSatisfy(\.isNumber) && (Int(o) ?? 256) <= 255
-        }
+        host == "localhost" || host == "127.0.0.1" || host == "[::1]"
     }
 
     /// scheme://host[:port]

@@ -44,7 +44,7 @@ private final class Harness: @unchecked Sendable {
                 )
             }
         )
-        let client = NativeAuthClient(
+        let client = try NativeAuthClient(
             configuration: config,
             transport: transport,
             clock: clock,

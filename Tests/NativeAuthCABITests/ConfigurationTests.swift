@@ -1,4 +1,5 @@
 import NativeAuthCore
+import NativeAuthCrypto
 import NativeAuthJSON
 import Testing
 
@@ -81,10 +82,37 @@ private func error(_ doc: JSONValue) -> NativeAuthError? {
         #expect(error(.array([]))?.code == .invalidArgument)
     }
 
-    @Test func fileCacheIsRefusedHonestly() {
-        let e = error(["tenant_subdomain": "contoso", "client_id": "abc", "cache": ["path": "/tmp/tokens.json"]])
-        #expect(e?.code == .notSupported)
-        #expect(e.map(NAStatus.init) == .invalidArgument)
+    @Test func fileCacheConfiguration() throws {
+        let base: [String: JSONValue] = ["tenant_subdomain": "contoso", "client_id": "abc"]
+        func with(_ cache: JSONValue, env: @escaping (String) -> String? = { _ in nil }) throws -> CacheSetting {
+            var doc = base
+            doc["cache"] = cache
+            return try config(.object(doc), env: env).cache
+        }
+        #expect(try with(["path": "/tmp/tokens.json"]) == .file(path: "/tmp/tokens.json", key: nil))
+        #expect(try with(["type": "memory"]) == .memory)
+        // Without a path: $XDG_CACHE_HOME/nativeauth/token_cache.json, else ~/.cache/….
+        let xdg = try with(["type": "file"], env: { ["XDG_CACHE_HOME": "/x/cache", "HOME": "/home/ann"][$0] })
+        #expect(xdg == .file(path: "/x/cache/nativeauth/token_cache.json", key: nil))
+        let home = try with(["type": "file"], env: { ["HOME": "/home/ann"][$0] })
+        #expect(home == .file(path: "/home/ann/.cache/nativeauth/token_cache.json", key: nil))
+        let key = Base64.encode([UInt8](repeating: 1, count: 32))
+        guard case .file(_, let k?) = try with(["type": "file", "path": "/tmp/t.json", "encryption_key": .string(key)])
+        else {
+            Issue.record("the key was not kept")
+            return
+        }
+        #expect(k.count == 32)
+        for bad: JSONValue in [
+            ["type": "file", "path": "relative.json"], ["type": "file", "path": "/tmp/dir/"], ["type": "disk"],
+            ["type": "file", "path": "/tmp/t.json", "encryption_key": "c2hvcnQ="],
+        ] {
+            var doc = base
+            doc["cache"] = bad
+            let e = error(.object(doc))
+            #expect(e?.code == .invalidArgument)
+            #expect(e?.field?.hasPrefix("cache.") == true)
+        }
     }
 
     @Test func caBundlePrecedence() throws {
@@ -128,6 +156,6 @@ private func error(_ doc: JSONValue) -> NativeAuthError? {
         #expect(NAStatus(NativeAuthError(.timeout, "")) == .network)
         #expect(NAStatus(NativeAuthError(.tls, "")) == .network)
         #expect(NAStatus(NativeAuthError(.outOfMemory, "")) == .noMemory)
-        #expect(NAStatus.allCases.map(\.rawValue) == Array((-9...0).reversed()))
+        #expect(NAStatus.allCases.map(\.rawValue) == Array((-10...0).reversed()))
     }
 }

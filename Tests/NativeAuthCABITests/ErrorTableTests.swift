@@ -51,6 +51,7 @@ import Testing
         #expect(NA_ESTATE == NAStatus.state.rawValue)
         #expect(NA_ENOMEM == NAStatus.noMemory.rawValue)
         #expect(NA_EINTERNAL == NAStatus.internal.rawValue)
+        #expect(NA_ESTORAGE == NAStatus.storage.rawValue)
         #expect(NA__LAST == (NAStatus.allCases.map(\.rawValue).min() ?? 0) - 1)
         #expect(NA_LOG_VERBOSE == LogLevel.verbose.rawValue && NA_LOG_OFF == LogLevel.off.rawValue)
     }
@@ -114,6 +115,7 @@ import Testing
             "InvalidArgumentError": "NA_EINVAL", "AuthenticationError": "NA_EAUTH", "NoAccountError": "NA_ENOTFOUND",
             "InteractionRequiredError": "NA_EINTERACTION", "NetworkError": "NA_ENETWORK", "ServerError": "NA_ESERVER",
             "FlowError": "NA_ESTATE", "LibraryMemoryError": "NA_ENOMEM", "InternalError": "NA_EINTERNAL",
+            "CacheError": "NA_ESTORAGE",
         ]
         func family(_ cls: String) -> String? {
             var c: String? = cls

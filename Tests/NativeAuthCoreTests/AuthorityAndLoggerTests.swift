@@ -65,3 +65,30 @@ import Testing
         #expect(lines.withLock { $0 } == ["error:e", "warning:w"])
     }
 }
+
+/// Which commands open a URL, in order: the configured browser_command, each of $BROWSER, then xdg-open.
+@Suite struct BrowserLauncherTests {
+    @Test func candidatesInOrderWithTheURLAsOneArgument() {
+        let url = "https://login.example/authorize?a=1&b=two words"
+        let env: @Sendable (String) -> String? = { $0 == "BROWSER" ? "firefox:chromium --incognito %s" : nil }
+        let l = SystemBrowserLauncher(command: "/opt/b/open --new-window", environment: env)
+        #expect(
+            l.candidates(for: url) == [
+                ["/opt/b/open", "--new-window", url], ["firefox", url], ["chromium", "--incognito", url],
+                ["xdg-open", url],
+            ]
+        )
+        let bare = SystemBrowserLauncher(command: nil, environment: { _ in nil })
+        #expect(bare.candidates(for: url) == [["xdg-open", url]])
+    }
+
+    @Test func aCommandThatFailsIsReportedAndTheNextIsTried() {
+        // `false` exits 1 (not opened), `true` exits 0 (opened); a missing program cannot be spawned.
+        let env: @Sendable (String) -> String? = { $0 == "BROWSER" ? "/nonexistent/browser:true" : nil }
+        #expect(SystemBrowserLauncher(command: "false", environment: env, fallback: "false").open("https://x.example"))
+        let none: @Sendable (String) -> String? = { $0 == "BROWSER" ? "/nonexistent/browser" : nil }
+        #expect(
+            !SystemBrowserLauncher(command: "false", environment: none, fallback: "false").open("https://x.example")
+        )
+    }
+}

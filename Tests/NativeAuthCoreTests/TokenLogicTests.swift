@@ -42,7 +42,9 @@ extension NativeAuthClient {
         ["username": .string(try account().username)]
     }
 
-    func signOut(_ doc: JSONValue) throws(NativeAuthError) -> JSONValue { ["was_signed_in": .bool(signOut())] }
+    func signOut(_ doc: JSONValue) throws(NativeAuthError) -> JSONValue {
+        ["was_signed_in": .bool(!(try signOut(SignOutRequest(account: nil, all: false, browser: nil))).removed.isEmpty)]
+    }
 }
 
 func configuration(_ authority: String, _ clientID: String) throws -> ClientConfiguration {
@@ -59,7 +61,7 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
     )
     t.on("/oauth2/v2.0/initiate", { _, _ in json(["continuation_token": "CT1"]) })
     t.on("/oauth2/v2.0/challenge", { _, _ in json(["continuation_token": "CT2", "challenge_type": "password"]) })
-    return NativeAuthClient(configuration: config, transport: t, clock: clock)
+    return try NativeAuthClient(configuration: config, transport: t, clock: clock)
 }
 
 @Suite struct TokenLogicTests {
@@ -94,7 +96,9 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
         #expect(last.contains("refresh_token=RT1"))
     }
 
-    @Test func expiryBufferIsFiveMinutesOrHalfTheLifetime() throws {
+    /// MSAL's rule: a token is served from the cache only while more than 5 minutes of it remain, whatever its
+    /// lifetime (so a token issued for a minute is refreshed every time).
+    @Test func expiryBufferIsFiveMinutesAsInMSAL() throws {
         let t = FakeTransport()
         let clock = FakeClock()
         let c = try makeClient(t, clock)
@@ -107,13 +111,14 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
         )
         _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
         #expect(try c.getAccessToken(["scopes": ["api://b/r"]])["access_token"] == "SHORT")
-        clock.advance(29)
-        #expect(try c.getAccessToken(["scopes": ["api://b/r"]])["access_token"] == "SHORT")  // half of 60 s not reached
-        clock.advance(2)
+        // 60 s of lifetime is inside the 5-minute buffer: never served from the cache
         #expect(try c.getAccessToken(["scopes": ["api://b/r"]])["access_token"] == "SHORT2")
-        clock.advance(3600 - 300 - 31)
+        clock.advance(3600 - 301)
+        #expect(try c.getAccessToken(["scopes": ["api://a/r"]])["access_token"] == "LONG")  // 301 s left
+        clock.advance(2)
         // within 5 minutes of expiry
         #expect(try c.getAccessToken(["scopes": ["api://a/r"]])["access_token"] == "LONG2")
+        #expect(t.count("/token") == 4)
     }
 
     @Test func overlappingScopesReplaceDisjointOnesStay() throws {
@@ -141,11 +146,11 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
         let c = try makeClient(t, clock)
         t.on(
             "/oauth2/v2.0/initiate",
-            { _, _ in .failure(HTTPError(.network, "reset")) },
+            { _, _ in .failure(HTTPError(.connect, "refused")) },
             { _, _ in json(["error": "x"], status: 502) },
             { _, _ in json(["continuation_token": "CT1"]) }
         )
-        // network error → retried once; then 502 → that retry was the only one → server error
+        // connect failure (nothing sent) → retried once; then 502 → that retry was the only one → server error
         do {
             _ = try c.signIn(["username": "u@x.com"])
             Issue.record("expected failure")
@@ -157,6 +162,38 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
         #expect(try c.signIn(["username": "u@x.com"])["status"] == "password_required")
     }
 
+    /// A POST that may have reached the server (the connection broke after it was sent, or the answer timed out) is
+    /// never sent again: it carries a secret. A 5xx answer is retried once; a 503 with a short Retry-After is waited
+    /// out; a long one is `throttled`.
+    @Test func secretsAreNotResentAfterTheServerMayHaveSeenThem() throws {
+        let t = FakeTransport()
+        let clock = FakeClock()
+        let c = try makeClient(t, clock)
+        t.on("/oauth2/v2.0/initiate", { _, _ in .failure(HTTPError(.network, "reset")) })
+        #expect(throws: NativeAuthError.self) { try c.signIn(["username": "u@x.com"]) }
+        #expect(t.count("/initiate") == 1)
+        t.on("/oauth2/v2.0/initiate", { _, _ in .failure(HTTPError(.timeout, "timed out")) })
+        #expect(throws: NativeAuthError.self) { try c.signIn(["username": "u@x.com"]) }
+        #expect(t.count("/initiate") == 2)
+        t.on(
+            "/oauth2/v2.0/initiate",
+            { _, _ in json(["error": "temporarily_unavailable"], status: 503, headers: [("Retry-After", "3")]) },
+            { _, _ in json(["continuation_token": "CT1"]) }
+        )
+        #expect(try c.signIn(["username": "u@x.com"])["status"] == "password_required")
+        #expect(clock.slept.withLock { $0.last } == 3)
+        t.on(
+            "/oauth2/v2.0/initiate",
+            { _, _ in json(["error": "temporarily_unavailable"], status: 429, headers: [("Retry-After", "120")]) }
+        )
+        do {
+            _ = try c.signIn(["username": "u@x.com"])
+            Issue.record("expected throttled")
+        } catch {
+            #expect(error.code == .throttled && error.retryAfterSeconds == 120)
+        }
+    }
+
     @Test func refreshTokensGoOnlyToTheAuthoritysOrigin() throws {
         let t = FakeTransport()
         let clock = FakeClock()
@@ -165,7 +202,7 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
         t.on("/oauth2/v2.0/initiate", { _, _ in json(["continuation_token": "CT1"]) })
         t.on("/oauth2/v2.0/challenge", { _, _ in json(["continuation_token": "CT2", "challenge_type": "password"]) })
         t.on("/oauth2/v2.0/token", { _, _ in json(tokenResponse("api://a/r", rt: "RT1")) })
-        let c = NativeAuthClient(configuration: config, transport: t, clock: clock)
+        let c = try NativeAuthClient(configuration: config, transport: t, clock: clock)
         _ = try c.signIn(["username": "u@x.com", "password": "p"])
         #expect(throws: NativeAuthError.self) { try c.getAccessToken(["scopes": ["api://b/r"]]) }
         #expect(!t.requests.contains { $0.url.contains("evil.example") })

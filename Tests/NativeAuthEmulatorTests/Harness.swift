@@ -10,6 +10,8 @@ final class Harness: Sendable {
     let http: CurlHTTPClient
     let base: String
     let authority: String
+    /// The ready document's `control_token`: every `/_emulator/*` call sends it as `X-Emulator-Token`.
+    let controlToken: String
     let clientID = "00001111-aaaa-2222-bbbb-3333cccc4444"
 
     static func start(config: EmulatorConfig = .demo, tls: Bool = false) async throws -> Harness {
@@ -26,6 +28,7 @@ final class Harness: Sendable {
         http = CurlHTTPClient(options: o)
         base = server.baseURL
         authority = server.baseURL + "/contoso.onmicrosoft.com"
+        controlToken = server.readyDocument["control_token"]?.stringValue ?? ""
     }
 
     func stop() async { await server.stop() }
@@ -42,8 +45,8 @@ final class Harness: Sendable {
     /// POSTs a form to `authority + suffix`; `client_id` is added unless given.
     /// Sends a request on a Dispatch thread: the in-process server runs on Swift concurrency's cooperative pool,
     /// which a blocking libcurl call must never occupy.
-    func send(_ request: HTTPRequest) async throws -> Reply {
-        let http = self.http
+    func send(_ request: HTTPRequest, client: CurlHTTPClient? = nil) async throws -> Reply {
+        let http = client ?? self.http
         let r: HTTPResponse = try await withCheckedThrowingContinuation { cont in
             // A thread of its own: libdispatch's global queues share their (CPU-count) worker limit with the
             // cooperative pool on Linux, so blocking there can starve the server.
@@ -70,15 +73,30 @@ final class Harness: Sendable {
         try await send(HTTPRequest(url: url.hasPrefix("http") ? url : base + url, headers: headers))
     }
 
-    func control(_ method: String, _ path: String, _ body: JSONValue? = nil) async throws -> Reply {
+    func control(
+        _ method: String,
+        _ path: String,
+        _ body: JSONValue? = nil,
+        token: String? = nil
+    ) async throws -> Reply {
         try await send(
             HTTPRequest(
                 method: method,
                 url: base + "/_emulator/" + path,
-                headers: [("Content-Type", "application/json")],
+                headers: [("Content-Type", "application/json"), ("X-Emulator-Token", token ?? controlToken)],
                 body: body?.serializedBytes() ?? []
             )
         )
+    }
+
+    /// Polls the counters until `name` reaches `value` (a condition, not a fixed sleep); false after 10 s.
+    func waitForCounter(_ name: String, _ value: Int64) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if try await control("GET", "counters")[name]?.intValue == value { return true }
+            await Task.yield()
+        }
+        return false
     }
 
     /// The newest code sent to `email`.

@@ -13,6 +13,8 @@ final class EmulatorProcess: @unchecked Sendable {
     let authority: String
     let clientID: String
     let caFile: String?
+    /// The ready document's `control_token`, sent as `X-Emulator-Token` with every control call.
+    let controlToken: String
     let http: CurlHTTPClient
 
     static var binary: String {
@@ -52,6 +54,7 @@ final class EmulatorProcess: @unchecked Sendable {
         authority = ready["authority"]?.stringValue ?? ""
         clientID = ready["client_id"]?.stringValue ?? ""
         caFile = ready["ca_file"]?.stringValue
+        controlToken = ready["control_token"]?.stringValue ?? ""
         var o = HTTPClientOptions()
         o.caBundlePath = caFile
         http = CurlHTTPClient(options: o)
@@ -72,7 +75,7 @@ final class EmulatorProcess: @unchecked Sendable {
             HTTPRequest(
                 method: method,
                 url: base + "/_emulator/" + path,
-                headers: [("Content-Type", "application/json")],
+                headers: [("Content-Type", "application/json"), ("X-Emulator-Token", controlToken)],
                 body: body?.serializedBytes() ?? []
             )
         )

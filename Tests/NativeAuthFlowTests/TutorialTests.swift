@@ -23,7 +23,13 @@ import Testing
                 == true
         )
         #expect(signIn.doc["token"]?["scopes"]?.arrayValue?.contains(.string(todo)) == true)
-        #expect(try emu.requests().count == 3)  // initiate, challenge, token
+        // initiate, challenge, token — and OIDC discovery, once per client, for the ID token's issuer (and, later,
+        // the refresh endpoint)
+        #expect(
+            try emu.requests().map { $0["path"]?.stringValue ?? "" }.filter { !$0.contains("openid-configuration") }
+                .count == 3
+        )
+        #expect(try emu.requests("/.well-known/openid-configuration").count == 1)
         // The whole flow rode one TCP connection (the second one counted is this test's own control request).
         #expect(try emu.control("GET", "counters")["connections"] == 2)
 

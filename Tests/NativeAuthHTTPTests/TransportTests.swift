@@ -33,7 +33,11 @@ private func client(_ configure: (inout HTTPClientOptions) -> Void = { _ in }) -
         #expect(u.scheme == "https" && u.host == "contoso.ciamlogin.com" && u.port == 8443)
         #expect(u.path == "/contoso.onmicrosoft.com/" && u.query == "x=1")
         #expect(try HTTPURL("http://[::1]:80/a").isLoopback)
-        #expect(try HTTPURL("http://127.1.2.3/").isLoopback)
+        // only the canonical spellings count: the cleartext rule and the proxy bypass agree on exactly three names
+        #expect(try !HTTPURL("http://127.1.2.3/").isLoopback)
+        #expect(try !HTTPURL("http://127.0.0.08/").isLoopback)
+        #expect(try !HTTPURL("http://[0:0:0:0:0:0:0:1]/").isLoopback)
+        #expect(try HTTPURL("http://127.0.0.1:8080/").isLoopback)
         #expect(try HTTPURL("http://localhost").isLoopback)
         #expect(try !HTTPURL("http://127.0.0.1.evil.com/").isLoopback)
         #expect(try !HTTPURL("http://10.0.0.1/").isLoopback)
@@ -191,5 +195,22 @@ private func client(_ configure: (inout HTTPClientOptions) -> Void = { _ in }) -
             for try await status in group { #expect(status == 200) }
         }
         #expect(server.requests.count == 16)
+    }
+}
+
+@Suite struct ForwarderTests {
+    /// The tests' TCP forwarder refuses connections when told, and relays again on the same port.
+    @Test func refusesAndResumes() throws {
+        let server = try TestHTTPServer { _ in .json(#"{"ok":true}"#) }
+        let forwarder = try TCPForwarder(to: UInt16(server.port))
+        let client = CurlHTTPClient()
+        let url = "http://127.0.0.1:\(forwarder.port)/x"
+        for _ in 0..<30 {
+            #expect(try client.send(HTTPRequest(url: url)).status == 200)
+            forwarder.refuse()
+            #expect(throws: HTTPError.self) { try client.send(HTTPRequest(url: url)) }
+            try forwarder.resume()
+            #expect(try client.send(HTTPRequest(url: url)).status == 200)
+        }
     }
 }

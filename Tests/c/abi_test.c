@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int failures = 0;
 static int checks = 0;
@@ -73,6 +75,56 @@ static void *hammer(void *arg) {
     return NULL;
 }
 
+/* A file cache in MSAL's format, under valgrind: loaded, listed, signed out (a locked, atomic rewrite). */
+static void file_cache(void) {
+    char dir[] = "/tmp/nativeauth-abi-XXXXXX", path[256], config[512], *out = NULL;
+    const char *doc =
+        "{\"RefreshToken\":{\"u.t-127.0.0.1-refreshtoken-00001111-aaaa-2222-bbbb-3333cccc4444--\":"
+        "{\"credential_type\":\"RefreshToken\",\"secret\":\"RT\",\"home_account_id\":\"u.t\","
+        "\"environment\":\"127.0.0.1\",\"client_id\":\"00001111-aaaa-2222-bbbb-3333cccc4444\",\"target\":\"\"}},"
+        "\"Account\":{\"u.t-127.0.0.1-t\":{\"home_account_id\":\"u.t\",\"environment\":\"127.0.0.1\","
+        "\"realm\":\"t\",\"username\":\"ann@contoso.com\",\"authority_type\":\"MSSTS\"}},"
+        "\"Other\":{\"k\":{\"kept\":[1,2,{\"x\":\"\\u00e9\"}]}}}";
+    FILE *f;
+    na_client *c = NULL;
+    int rc;
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(path, sizeof path, "%s/cache.json", dir);
+    f = fopen(path, "w");
+    CHECK(f != NULL, "write the cache file");
+    if (!f) return;
+    fputs(doc, f);
+    fclose(f);
+    chmod(path, 0600);
+    snprintf(config, sizeof config,
+             "{\"authority\":\"http://127.0.0.1:9/contoso.onmicrosoft.com\",\"client_id\":"
+             "\"00001111-aaaa-2222-bbbb-3333cccc4444\",\"cache\":{\"type\":\"file\",\"path\":\"%s\"}}",
+             path);
+    rc = na_client_new(config, &c, &out);
+    CHECK(rc == NA_OK && c != NULL, "client over a file cache");
+    na_string_free(out);
+    rc = na_get_accounts(c, NULL, &out);
+    CHECK(rc == NA_OK && out && strstr(out, "\"ann@contoso.com\"") != NULL, "the file's account is listed");
+    na_string_free(out);
+    rc = na_client_info(c, NULL, &out);
+    CHECK(rc == NA_OK && out && strstr(out, "\"type\":\"file\"") != NULL, "info names the file cache");
+    na_string_free(out);
+    rc = na_sign_out(c, NULL, &out);
+    CHECK(rc == NA_OK && out && strstr(out, "\"was_signed_in\":true") != NULL, "signed out into the file");
+    na_string_free(out);
+    na_client_free(c);
+    f = fopen(path, "r");
+    if (f) {
+        char text[1024] = {0};
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        CHECK(n > 0 && strstr(text, "\"RT\"") == NULL, "the refresh token left the file");
+        CHECK(strstr(text, "\"kept\":[1,2,{\"x\":\"\\u00e9\"}]") != NULL, "what the library does not know is kept");
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void) {
     char *out = NULL;
     char *big;
@@ -119,9 +171,14 @@ int main(void) {
     expect_new_error("missing CA file",
                      "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"ca_bundle\":\"/nonexistent/ca.pem\"}",
                      NA_EINVAL, "invalid_argument", "ca_bundle");
-    expect_new_error("file cache not yet supported",
+    file_cache();
+    expect_new_error("file cache with a relative path",
+                     "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"cache\":{\"path\":\"x.json\"}}",
+                     NA_EINVAL, "invalid_argument", "cache.path");
+    /* /tmp is writable by everyone: a token cache there is refused. */
+    expect_new_error("file cache in a shared directory",
                      "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"cache\":{\"path\":\"/tmp/x.json\"}}",
-                     NA_EINVAL, "not_supported", "cache.path");
+                     NA_ESTORAGE, "cache_insecure", NULL);
     {
         char deep[20010];
         memset(deep, '[', 20000);

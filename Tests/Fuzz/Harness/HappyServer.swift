@@ -205,7 +205,8 @@ enum HappyServer {
         let scope = (f["scope"] ?? "").split(separator: " ").filter { !oidc.contains(String($0)) }
         let claims: JSONValue = [
             "preferred_username": .string(f["username"] ?? "user@fabrikam.example"), "oid": "u1", "tid": "t1",
-            "name": "Fuzz User", "ver": "2.0",
+            "name": "Fuzz User", "ver": "2.0", "aud": .string(FuzzClient.clientID), "iss": .string(authority + "/v2.0"),
+            "iat": .int(Int64(FuzzClock.start)), "exp": .int(Int64(FuzzClock.start) + 10 * 365 * 86400),
         ]
         let idToken = [#"{"alg":"none","typ":"JWT"}"#, claims.serialized(), "sig"]
             .map { Base64.urlEncode(Array($0.utf8)) }.joined(separator: ".")

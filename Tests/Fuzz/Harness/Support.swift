@@ -152,14 +152,17 @@ final class FuzzClient {
             config.authority = try! Authority(authority)
             config.clientID = clientID
         }
-        let client = NativeAuthClient(
-            configuration: config,
-            transport: transport,
-            apiTransport: apiTransport,
-            clock: clock,
-            logger: Logger(level: .verbose, sink: logSink),
-            renderer: Encode.render
-        )
+        // A client with a memory store cannot fail to build; if it ever does, that is a finding.
+        guard
+            let client = try? NativeAuthClient(
+                configuration: config,
+                transport: transport,
+                apiTransport: apiTransport,
+                clock: clock,
+                logger: Logger(level: .verbose, sink: logSink),
+                renderer: Encode.render
+            )
+        else { finding("a client could not be built") }
         guard let h = handles.insert(client) else { finding("the handle table is full") }
         handle = h
     }

@@ -77,3 +77,14 @@ def test_reset_password(emulator):
                        stdin_codes_for="ann@contoso.com")
     assert rc == 0, err
     assert "signed in with the new password" in out
+
+
+def test_sign_in_browser_falls_back_from_native_auth(emulator):
+    emulator.control("POST", "users", {"email": "bea@contoso.com", "password": "Bea-Passw0rd!", "requires_browser": True})
+    page_browser = pathlib.Path(__file__).resolve().parent / "page_browser.py"
+    rc, out, err = run(emulator, "sign_in_browser", ["--username", "bea@contoso.com", "--password", "Bea-Passw0rd!"],
+                       env_extra={"BROWSER": f"{page_browser} %s", "PAGE_BROWSER_EMAIL": "bea@contoso.com",
+                                  "PAGE_BROWSER_PASSWORD": "Bea-Passw0rd!"})
+    assert rc == 0, err
+    assert "needs the browser" in out and "signed in (interactive): bea@contoso.com" in out
+    assert "Bea-Passw0rd!" not in out + err

@@ -73,7 +73,7 @@ def test_bad_arguments_raise_clean_exceptions(emulator, client):
         lambda: client.sign_in("\udcff@contoso.com"),  # not encodable as UTF-8
         lambda: client.sign_in(ANN, scopes="api://x"),
         lambda: client.sign_in(ANN, scopes=[1, 2]),
-        lambda: client.get_access_token(None),
+        lambda: client.get_access_token("api://x"),  # a str is not a sequence of scopes (None: the sign-in's)
         lambda: client.call_api(None, ["x"]),
         lambda: client.call_api("ftp://x/y", ["x"]),
         lambda: client.sign_up(ANN, attributes=["not", "a", "mapping"]),

@@ -13,7 +13,8 @@ from ._native import version as _version
 from .client import Client
 from . import errors
 from .errors import *  # noqa: F401,F403 — the exception hierarchy (errors.__all__) is public
-from .states import (AccessToken, Account, ApiResponse, AttributesRequired, AuthMethod, CodeRequired, FlowState,
+from .states import (AccessToken, Account, ApiResponse, AttributesRequired, AuthMethod, BrowserPending,
+                     CodeRequired, DeviceCodeRequired, FlowState,
                      MfaRequired, PasswordRequired, PasswordResetCompleted, RegistrationRequired, RequiredAttribute,
                      SignedIn, SignUpCompleted, State)
 
@@ -22,4 +23,5 @@ library_version = _version()
 
 __all__ = errors.__all__ + ["Client", "AccessToken", "Account", "ApiResponse", "AttributesRequired",
            "AuthMethod", "CodeRequired", "FlowState", "MfaRequired", "PasswordRequired", "PasswordResetCompleted",
-           "RegistrationRequired", "RequiredAttribute", "SignedIn", "SignUpCompleted", "State", "library_version"]
+           "RegistrationRequired", "RequiredAttribute", "SignedIn", "SignUpCompleted", "State", "library_version",
+           "BrowserPending", "DeviceCodeRequired"]

@@ -15,6 +15,7 @@ lib = _loader.load()
 
 _OUT = ctypes.POINTER(ctypes.c_void_p)
 LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)
+BROWSER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
 
 lib.na_version.restype = ctypes.c_char_p
 lib.na_version.argtypes = []
@@ -30,9 +31,12 @@ lib.na_client_free.restype = None
 lib.na_client_free.argtypes = [ctypes.c_void_p]
 lib.na_client_set_log_callback.restype = ctypes.c_int
 lib.na_client_set_log_callback.argtypes = [ctypes.c_void_p, ctypes.c_int, LOG_FN, ctypes.c_void_p]
+lib.na_client_set_browser_callback.restype = ctypes.c_int
+lib.na_client_set_browser_callback.argtypes = [ctypes.c_void_p, BROWSER_FN, ctypes.c_void_p]
 
 OPERATIONS = ("na_client_info", "na_sign_in", "na_sign_up", "na_reset_password", "na_flow_submit",
-              "na_get_access_token", "na_call_api", "na_get_account", "na_sign_out")
+              "na_get_access_token", "na_call_api", "na_get_account", "na_get_accounts", "na_sign_out",
+              "na_sign_in_interactive", "na_sign_in_device_code")
 for _name in OPERATIONS:
     _fn = getattr(lib, _name)
     _fn.restype = ctypes.c_int

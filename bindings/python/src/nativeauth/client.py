@@ -1,8 +1,10 @@
 """The Client: one configured libnativeauth client, usable from many threads."""
 from __future__ import annotations
 
+import base64
 import ctypes
 import logging
+import os
 import threading
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -14,6 +16,7 @@ _LEVELS = {"off": 0, "error": 1, "warning": 2, "info": 3, "verbose": 4}
 _PY_LEVELS = {1: logging.ERROR, 2: logging.WARNING, 3: logging.INFO, 4: logging.DEBUG}
 
 LogHandler = Callable[[int, str, Optional[str]], None]
+BrowserOpener = Callable[[str], bool]
 
 
 class Client:
@@ -25,7 +28,14 @@ class Client:
 
     Give ``authority`` or ``tenant_subdomain``. Other settings mirror the C configuration (see docs/configuration.md):
     ``challenge_types`` (default password and oob), ``capabilities`` ("mfa_required", "registration_required"),
-    ``redirect_uri``, ``connect_timeout_ms``, ``request_timeout_ms``, ``ca_bundle``, ``log_level`` ("off" … "verbose").
+    ``redirect_uri``, ``connect_timeout_ms``, ``request_timeout_ms``, ``ca_bundle``, ``log_level`` ("off" … "verbose"),
+    ``authority_type`` ("ciam", "aad" or "oidc" for any OpenID Connect provider), ``post_logout_redirect_uri``,
+    ``browser_command``, and ``browser``: a callable ``browser(url) -> bool`` that opens URLs for the browser flows
+    (it must return without waiting for the sign-in; default: ``browser_command``, ``$BROWSER``, ``xdg-open``).
+    ``cache_path`` keeps tokens in that file (an absolute path; ``cache_path=True`` means the default,
+    ``$XDG_CACHE_HOME/nativeauth/token_cache.json``) in MSAL's unified token cache format, shared with other processes
+    and with MSAL for Python; ``cache_encryption_key`` (32 bytes, or their base64) encrypts it with AES-256-GCM.
+    Without ``cache_path`` tokens live in memory only.
     Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
     ``logging`` module; they never contain secrets or usernames.
 
@@ -37,15 +47,32 @@ class Client:
                  tenant_subdomain: Optional[str] = None, challenge_types: Optional[Sequence[str]] = None,
                  capabilities: Optional[Sequence[str]] = None, redirect_uri: Optional[str] = None,
                  connect_timeout_ms: Optional[int] = None, request_timeout_ms: Optional[int] = None,
-                 ca_bundle: Optional[str] = None, log_level: str = "off", log_handler: Optional[LogHandler] = None):
+                 retry_after_max_s: Optional[int] = None, ca_bundle: Optional[str] = None, log_level: str = "off",
+                 log_handler: Optional[LogHandler] = None, authority_type: Optional[str] = None,
+                 post_logout_redirect_uri: Optional[str] = None, browser_command: Optional[str] = None,
+                 browser: Optional[BrowserOpener] = None,
+                 cache_path: Union[str, "os.PathLike[str]", bool, None] = None,
+                 cache_encryption_key: Union[bytes, str, None] = None):
         if client_id is None or not isinstance(client_id, str):
             raise errors.InvalidArgumentError("client_id must be a str", status=-1)
         config: dict = {"v": 1, "client_id": client_id}
         for key, value in (("authority", authority), ("tenant_subdomain", tenant_subdomain), ("redirect_uri", redirect_uri),
                            ("connect_timeout_ms", connect_timeout_ms), ("request_timeout_ms", request_timeout_ms),
-                           ("ca_bundle", ca_bundle)):
+                           ("retry_after_max_s", retry_after_max_s), ("ca_bundle", ca_bundle),
+                           ("authority_type", authority_type), ("post_logout_redirect_uri", post_logout_redirect_uri),
+                           ("browser_command", browser_command)):
             if value is not None:
                 config[key] = value
+        if cache_path is not None and cache_path is not False:
+            cache: dict = {"type": "file"}
+            if cache_path is not True:
+                cache["path"] = os.fspath(cache_path)
+            if cache_encryption_key is not None:
+                key = cache_encryption_key
+                cache["encryption_key"] = base64.b64encode(key).decode() if isinstance(key, bytes) else key
+            config["cache"] = cache
+        elif cache_encryption_key is not None:
+            raise errors.InvalidArgumentError("cache_encryption_key needs cache_path", status=-1)
         if challenge_types is not None:
             config["challenge_types"] = list(challenge_types)
         if capabilities is not None:
@@ -63,8 +90,11 @@ class Client:
         # get_access_token's memo: (scopes, force_refresh) → [encoded request, last answer's bytes, its AccessToken].
         self._token_requests: dict = {}
         self._log_callback = None
+        self._browser_callback = None
         if _LEVELS[log_level] > 0:
             self._install_logger(_LEVELS[log_level], log_handler)
+        if browser is not None:
+            self.set_browser(browser)
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -107,6 +137,26 @@ class Client:
 
         self._log_callback = _native.LOG_FN(trampoline)  # keep a reference for the C side
         _native.lib.na_client_set_log_callback(self._handle, level, self._log_callback, None)
+
+    def set_browser(self, browser: Optional[BrowserOpener]) -> None:
+        """Sets the callable that opens URLs for the browser flows (``None``: the system's opener). It is called on
+        the thread of the sign-in call and must return (True when it opened the URL) without waiting for the
+        sign-in to finish."""
+        if browser is None:
+            self._browser_callback = None
+            _native.lib.na_client_set_browser_callback(self._handle, _native.BROWSER_FN(), None)
+            return
+        if not callable(browser):
+            raise errors.InvalidArgumentError("browser must be callable", status=-1)
+
+        def trampoline(url: bytes, _user: Any) -> int:
+            try:
+                return 0 if browser(url.decode("utf-8")) else 1
+            except Exception:  # a failing opener must not unwind into C
+                return 1
+
+        self._browser_callback = _native.BROWSER_FN(trampoline)  # keep a reference for the C side
+        _native.lib.na_client_set_browser_callback(self._handle, self._browser_callback, None)
 
     # -- plumbing --------------------------------------------------------------------------------------------------
 
@@ -175,13 +225,60 @@ class Client:
         """Starts a password reset; returns ``CodeRequired``."""
         return self._state(self._call("na_reset_password", {"username": _str("username", username)}))
 
+    # -- browser and device code -----------------------------------------------------------------------------------
+
+    def sign_in_interactive(self, scopes: Optional[Sequence[str]] = None, *, login_hint: Optional[str] = None,
+                            prompt: Optional[str] = None, domain_hint: Optional[str] = None,
+                            claims: Optional[Mapping[str, Any]] = None,
+                            extra_query_parameters: Optional[Mapping[str, str]] = None,
+                            response_mode: Optional[str] = None, browser: str = "system",
+                            timeout: Optional[float] = None) -> State:
+        """Signs a user in through the browser (authorization code + PKCE, loopback redirect), as MSAL's
+        ``acquire_token_interactive``. With ``browser="system"`` (default) the URL is opened and the call returns
+        ``SignedIn``; with ``browser="none"`` it returns ``BrowserPending`` for the app to present and ``wait()`` on.
+        ``prompt`` is "select_account", "login", "consent", "none" or "create"; ``timeout`` (seconds, default 300)
+        bounds the whole sign-in. Raises BrowserUnavailableError (``authorization_url`` to show), AccessDeniedError,
+        InteractionRequiredError, IdTokenInvalidError, RequestTimeoutError, CancelledError."""
+        req: dict = {"browser": _str("browser", browser)}
+        if scopes is not None:
+            req["scopes"] = _scopes(scopes)
+        for key, value in (("login_hint", login_hint), ("prompt", prompt), ("domain_hint", domain_hint),
+                           ("response_mode", response_mode)):
+            if value is not None:
+                req[key] = _str(key, value)
+        if claims is not None:
+            req["claims"] = dict(claims)
+        if extra_query_parameters is not None:
+            req["extra_query_parameters"] = dict(extra_query_parameters)
+        if timeout is not None:
+            req["timeout_ms"] = int(timeout * 1000)
+        return self._state(self._call("na_sign_in_interactive", req))
+
+    def sign_in_device_code(self, scopes: Optional[Sequence[str]] = None) -> State:
+        """Starts a device-code sign-in for machines without a browser: returns ``DeviceCodeRequired`` (show its
+        ``message``, then ``wait()``). Raises NotSupportedError when the provider has no device-code endpoint."""
+        req: dict = {}
+        if scopes is not None:
+            req["scopes"] = _scopes(scopes)
+        return self._state(self._call("na_sign_in_device_code", req))
+
     # -- tokens, APIs, account -------------------------------------------------------------------------------------
 
-    def get_access_token(self, scopes: Sequence[str], *, force_refresh: bool = False,
-                         claims: Optional[Mapping[str, Any]] = None) -> AccessToken:
-        """An access token for ``scopes``: from the cache, or one refresh shared by concurrent callers."""
-        if claims is not None:
-            req: dict = {"scopes": _scopes(scopes), "force_refresh": bool(force_refresh), "claims": dict(claims)}
+    def get_access_token(self, scopes: Optional[Sequence[str]] = None, *, force_refresh: bool = False,
+                         claims: Optional[Mapping[str, Any]] = None, account: Optional[str] = None) -> AccessToken:
+        """An access token for ``scopes`` — without any, the sign-in's own scopes: from the cache, or one refresh
+        shared by concurrent callers. ``account`` (a home_account_id or a username) picks one of several signed-in
+        accounts. Raises DeclinedScopesError when the server grants fewer scopes than asked,
+        InteractionRequiredError when the user must sign in again (its ``login_hint`` is for
+        ``sign_in_interactive``), AccountRequiredError, ThrottledError, … ."""
+        if scopes is None:
+            scopes = []
+        if claims is not None or account is not None:
+            req: dict = {"scopes": _scopes(scopes), "force_refresh": bool(force_refresh)}
+            if claims is not None:
+                req["claims"] = dict(claims)
+            if account is not None:
+                req["account"] = _str("account", account)
             return AccessToken.from_json(self._call("na_get_access_token", req))
         # The hot path: the request is encoded once per scope set, and an answer identical to the previous one (a
         # cached token) is not parsed again.
@@ -214,10 +311,13 @@ class Client:
         return token
 
     def call_api(self, url: str, scopes: Sequence[str], *, method: str = "GET", headers: Optional[Mapping[str, str]] = None,
-                 body: Union[None, str, dict, list] = None, force_refresh: bool = False) -> ApiResponse:
+                 body: Union[None, str, dict, list] = None, force_refresh: bool = False,
+                 account: Optional[str] = None) -> ApiResponse:
         """Calls an API with ``Authorization: Bearer``. An HTTP error status is returned, not raised."""
         req: dict = {"url": _str("url", url), "scopes": _scopes(scopes), "method": _str("method", method),
                      "force_refresh": bool(force_refresh)}
+        if account is not None:
+            req["account"] = _str("account", account)
         if headers is not None:
             req["headers"] = dict(headers)
         if body is not None:
@@ -227,15 +327,28 @@ class Client:
 
     @property
     def account(self) -> Optional[Account]:
-        """The signed-in account, or None."""
+        """The signed-in account, or None (AccountRequiredError when several are: use ``accounts``)."""
         try:
             return Account.from_json(self._call("na_get_account", {"include_id_token": True})["account"])
         except errors.NoAccountError:
             return None
 
-    def sign_out(self) -> bool:
-        """Forgets the account and its tokens. Returns whether someone was signed in."""
-        return bool(self._call("na_sign_out", {}).get("was_signed_in"))
+    @property
+    def accounts(self) -> list:
+        """Every signed-in account, ordered by username."""
+        doc = self._call("na_get_accounts", {"include_id_token": True})
+        return [Account.from_json(a) for a in doc.get("accounts", ())]
+
+    def sign_out(self, account: Optional[str] = None, *, all: bool = False, browser: str = "none") -> bool:
+        """Forgets an account's tokens (the only one, ``account``, or with ``all`` every one). With
+        ``browser="system"`` the provider's end-session page is opened too (its URL is ``last_end_session_url``).
+        Returns whether someone was signed out."""
+        req: dict = {"all": bool(all), "browser": _str("browser", browser)}
+        if account is not None:
+            req["account"] = _str("account", account)
+        doc = self._call("na_sign_out", req)
+        self.last_end_session_url: Optional[str] = doc.get("end_session_url")
+        return bool(doc.get("was_signed_in"))
 
     @property
     def info(self) -> dict:

@@ -129,8 +129,17 @@ class AuthMethodBlockedError(AuthenticationError):
 
 
 class InteractionRequiredError(NativeAuthError):
-    """The user must act: sign in again (NA_EINTERACTION)."""
+    """The user must act: sign in again (NA_EINTERACTION). ``login_hint`` and ``claims`` (a claims challenge, when
+    the server sent one) are what ``Client.sign_in_interactive`` needs to sign the same user in again."""
     code = "interaction_required"
+
+    @property
+    def login_hint(self) -> Optional[str]:
+        return self.details.get("login_hint")
+
+    @property
+    def claims(self) -> Optional[str]:
+        return self.details.get("claims")
 
 
 class BrowserRequiredError(InteractionRequiredError):
@@ -162,6 +171,11 @@ class FlowInvalidError(FlowError):
     code = "flow_invalid"
 
 
+class CancelledError(FlowError):
+    """The flow was cancelled (from another thread) while this call waited on it."""
+    code = "cancelled"
+
+
 class NoAccountError(NativeAuthError, LookupError):
     code = "no_account"
 
@@ -182,6 +196,84 @@ class ServerError(NativeAuthError):
     code = "server"
 
 
+class ThrottledError(ServerError):
+    """The server asked to wait longer than the client's ``retry_after_max_s``; ``retry_after_s`` says how long."""
+    code = "throttled"
+
+    @property
+    def retry_after_s(self) -> Optional[int]:
+        return self.details.get("retry_after_s")
+
+
+class DeclinedScopesError(ServerError):
+    """The server granted fewer scopes than asked (the token for ``granted`` is cached)."""
+    code = "declined_scopes"
+
+    @property
+    def declined(self) -> list:
+        return list(self.details.get("declined", []))
+
+    @property
+    def granted(self) -> list:
+        return list(self.details.get("granted", []))
+
+
+class PasswordResetFailedError(ServerError):
+    code = "password_reset_failed"
+
+
+class IdTokenInvalidError(ServerError):
+    """The ID token failed its checks (audience, issuer, lifetime); nothing was cached."""
+    code = "id_token_invalid"
+
+
+class AccountRequiredError(InvalidArgumentError):
+    """Several accounts are signed in and the call named none; ``accounts`` lists them (pass one as ``account=``)."""
+    code = "account_required"
+
+    @property
+    def accounts(self) -> list:
+        return list(self.details.get("accounts", []))
+
+
+class AccessDeniedError(AuthenticationError):
+    """The user (or the server) refused the browser sign-in or the device code."""
+    code = "access_denied"
+
+
+class BrowserUnavailableError(InteractionRequiredError):
+    """No browser could be opened; show ``authorization_url`` to the user."""
+    code = "browser_unavailable"
+
+    @property
+    def authorization_url(self) -> Optional[str]:
+        return self.details.get("authorization_url")
+
+
+class CacheError(NativeAuthError, OSError):
+    """The persistent token cache cannot be used or written (NA_ESTORAGE)."""
+    code = "cache_unreadable"
+
+
+class CacheUnreadableError(CacheError):
+    code = "cache_unreadable"
+
+
+class CacheWriteFailedError(CacheError):
+    """The cache file could not be written; the change is kept in memory."""
+    code = "cache_write_failed"
+
+
+class CacheInsecureError(CacheError):
+    """The cache file or its directory is writable by others or owned by another user."""
+    code = "cache_insecure"
+
+
+class CacheKeyInvalidError(CacheError):
+    """The cache file is encrypted with another key, or was altered."""
+    code = "cache_key_invalid"
+
+
 class LibraryMemoryError(NativeAuthError, MemoryError):
     code = "out_of_memory"
 
@@ -197,6 +289,9 @@ __all__ = [
     "InvalidContactError", "ContactBlockedError", "AuthMethodBlockedError", "InteractionRequiredError", "BrowserRequiredError",
     "RefreshTokenExpiredError", "PasswordChangeRequiredError", "FlowError", "FlowExpiredError", "FlowInvalidError",
     "NoAccountError", "NetworkError", "RequestTimeoutError", "TLSError", "ServerError", "LibraryMemoryError", "InternalError",
+    "ThrottledError", "DeclinedScopesError", "PasswordResetFailedError", "CancelledError", "IdTokenInvalidError",
+    "AccountRequiredError", "AccessDeniedError", "BrowserUnavailableError", "CacheError", "CacheUnreadableError",
+    "CacheWriteFailedError", "CacheInsecureError", "CacheKeyInvalidError",
 ]
 
 _BY_CODE = {cls.code: cls for cls in [
@@ -205,7 +300,10 @@ _BY_CODE = {cls.code: cls for cls in [
     UserAlreadyExistsError, AttributesInvalidError, UserHasNoPasswordError, InvalidContactError, ContactBlockedError,
     AuthMethodBlockedError, InteractionRequiredError, BrowserRequiredError, RefreshTokenExpiredError,
     PasswordChangeRequiredError, FlowExpiredError, FlowInvalidError, NoAccountError, NetworkError,
-    RequestTimeoutError, TLSError, ServerError, LibraryMemoryError, InternalError,
+    RequestTimeoutError, TLSError, ServerError, LibraryMemoryError, InternalError, ThrottledError,
+    DeclinedScopesError, PasswordResetFailedError, CancelledError, IdTokenInvalidError, AccountRequiredError,
+    AccessDeniedError, BrowserUnavailableError, CacheUnreadableError, CacheWriteFailedError, CacheInsecureError,
+    CacheKeyInvalidError,
 ]}
 
 
@@ -216,7 +314,8 @@ def from_document(status: int, doc: Any, state: Any = None) -> NativeAuthError:
     cls = _BY_CODE.get(code)
     if cls is None:  # a code newer than this package: fall back on the status family
         cls = {-1: InvalidArgumentError, -2: AuthenticationError, -3: NoAccountError, -4: InteractionRequiredError,
-               -5: NetworkError, -6: ServerError, -7: FlowError, -8: LibraryMemoryError}.get(status, NativeAuthError)
+               -5: NetworkError, -6: ServerError, -7: FlowError, -8: LibraryMemoryError,
+               -10: CacheError}.get(status, NativeAuthError)
     details = {k: v for k, v in err.items() if k not in ("code", "message", "server")}
     return cls(err.get("message") or "unknown error", code=code, status=status,
                server=ServerDetails.from_json(err.get("server")), details=details, state=state)

@@ -75,7 +75,8 @@ class ApiResponse:
 
 @dataclass(frozen=True)
 class State:
-    """A result of sign-in, sign-up or password reset. ``flow_type`` is "sign_in", "sign_up" or "reset_password"."""
+    """A result of a sign-in, sign-up or password reset. ``flow_type`` is "sign_in", "sign_up", "reset_password",
+    "interactive" or "device_code"."""
 
     flow_type: str
 
@@ -164,6 +165,41 @@ class RegistrationRequired(FlowState):
 
 
 @dataclass(frozen=True)
+class BrowserPending(FlowState):
+    """A browser sign-in waits for its redirect (``browser="none"``): show ``authorization_url`` to the user, then
+    ``wait()`` for the redirect on the loopback listener, or ``submit_redirect(url)`` with a redirect your app
+    captured itself. ``cancel()`` may be called from another thread while ``wait()`` blocks."""
+
+    authorization_url: str = ""
+    redirect_uri: str = ""
+    expires_in: int = 0
+
+    def wait(self, timeout: Optional[float] = None) -> State:
+        """Waits up to ``timeout`` seconds (default: 300) for the redirect: ``SignedIn``, or this state again."""
+        return self._submit(**_wait_args(timeout))
+
+    def submit_redirect(self, redirect_url: str) -> State:
+        return self._submit(action="submit_redirect", redirect_url=_text("redirect_url", redirect_url))
+
+
+@dataclass(frozen=True)
+class DeviceCodeRequired(FlowState):
+    """A device-code sign-in: show ``message`` (or ``verification_uri`` and ``user_code``), then ``wait()``."""
+
+    user_code: str = ""
+    verification_uri: str = ""
+    verification_uri_complete: Optional[str] = None
+    expires_in: int = 0
+    interval: int = 5
+    message: str = ""
+
+    def wait(self, timeout: Optional[float] = None) -> State:
+        """Polls until the user approves (``SignedIn``), or ``timeout`` seconds pass (default: 900; this state
+        again). Raises AccessDeniedError, FlowExpiredError, CancelledError."""
+        return self._submit(**_wait_args(timeout))
+
+
+@dataclass(frozen=True)
 class SignUpCompleted(FlowState):
     def sign_in(self, scopes: Optional[Sequence[str]] = None, claims: Optional[Mapping[str, Any]] = None) -> State:
         return self._submit(**_sign_in_args(scopes, claims))
@@ -187,6 +223,17 @@ def _text(name: str, value: Any) -> str:
         from .errors import InvalidArgumentError
         raise InvalidArgumentError(f"{name} must be a str, not {type(value).__name__}", code="invalid_argument", status=-1)
     return value
+
+
+def _wait_args(timeout: Optional[float]) -> dict:
+    req: dict = {"action": "wait"}
+    if timeout is not None:
+        if not isinstance(timeout, (int, float)) or timeout < 0:
+            from .errors import InvalidArgumentError
+            raise InvalidArgumentError("timeout must be a non-negative number of seconds", code="invalid_argument",
+                                       status=-1)
+        req["timeout_ms"] = int(min(timeout, 3600) * 1000)
+    return req
 
 
 def _sign_in_args(scopes: Optional[Sequence[str]], claims: Optional[Mapping[str, Any]]) -> dict:
@@ -221,6 +268,13 @@ def state_from_json(client: "Client", d: Mapping[str, Any]) -> State:
         return SignUpCompleted(flow_type, flow, client)
     if status == "password_reset_completed":
         return PasswordResetCompleted(flow_type, flow, client)
+    if status == "browser_pending":
+        return BrowserPending(flow_type, flow, client, d.get("authorization_url", ""), d.get("redirect_uri", ""),
+                              int(d.get("expires_in", 0)))
+    if status == "device_code_required":
+        return DeviceCodeRequired(flow_type, flow, client, d.get("user_code", ""), d.get("verification_uri", ""),
+                                  d.get("verification_uri_complete"), int(d.get("expires_in", 0)),
+                                  int(d.get("interval", 5)), d.get("message", ""))
     if status == "cancelled":
         return State(flow_type)
     from .errors import InternalError

@@ -1,0 +1,309 @@
+internal import Glibc
+internal import NativeAuthCore
+internal import NativeAuthCrypto
+
+/// What identifies one version of the cache file: a cooperating writer renames a new file into place (a new inode),
+/// and a writer that rewrites in place changes its size or modification time.
+struct FileSignature: Equatable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var seconds: Int
+    var nanoseconds: Int
+    var mode: UInt32
+    var owner: UInt32
+
+    init(_ st: stat) {
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        size = Int64(st.st_size)
+        seconds = st.st_mtim.tv_sec
+        nanoseconds = st.st_mtim.tv_nsec
+        mode = st.st_mode
+        owner = st.st_uid
+    }
+
+    /// The file at `path` now (nil when there is none, or it cannot be looked at).
+    static func of(_ path: String) -> FileSignature? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return FileSignature(st)
+    }
+}
+
+/// The file-system work of the file cache, in Glibc: reading with the ownership and mode checks, atomic replacement
+/// (temporary file in the same directory, fsync, rename, fsync of the directory), the advisory lock, and setting a
+/// corrupt file aside. Errors never name file contents.
+enum CacheFiles {
+    /// What a read found.
+    enum ReadResult {
+        case missing
+        case contents(SourceBytes, FileSignature)
+    }
+
+    static func errnoText(_ e: Int32) -> String {
+        switch e {
+        case ENOSPC, EDQUOT: return "the disk is full"
+        case EACCES, EPERM: return "permission denied"
+        case EROFS: return "the file system is read-only"
+        case EISDIR, ENOTEMPTY, EEXIST: return "a directory is in the file's place"
+        case ENOTDIR: return "a path component is not a directory"
+        case ENOENT: return "the directory does not exist"
+        case ELOOP: return "a symbolic link is in the file's place"
+        case ENAMETOOLONG: return "the path is too long"
+        case EIO: return "an I/O error"
+        default: return "error \(e)"
+        }
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        let dir = String(path[..<slash])
+        return dir.isEmpty ? "/" : dir
+    }
+
+    /// The directory may hold the cache: owned by this user (or root) and writable by nobody else.
+    static func checkDirectory(_ dir: String) throws(NativeAuthError) -> Bool {
+        var st = stat()
+        guard stat(dir, &st) == 0 else {
+            if errno == ENOENT { return false }
+            throw NativeAuthError(.cacheUnreadable, "The token cache directory cannot be read (\(errnoText(errno))).")
+        }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else {
+            throw NativeAuthError(.cacheUnreadable, "The token cache directory is not a directory.")
+        }
+        guard st.st_uid == geteuid() || st.st_uid == 0, st.st_mode & 0o022 == 0 else {
+            throw NativeAuthError(
+                .cacheInsecure,
+                "The token cache directory is writable by other users or owned by another user; it is not used."
+            )
+        }
+        return true
+    }
+
+    /// Reads the cache file after checking its directory, its owner (this user) and its mode (writable by no one
+    /// else). A file readable by others is read (and rewritten 0600 by the next write); `readableByOthers` says so.
+    static func read(_ path: String, readableByOthers: inout Bool) throws(NativeAuthError) -> ReadResult {
+        guard try checkDirectory(directory(of: path)) else { return .missing }
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        if fd < 0 {
+            let e = errno
+            if e == ENOENT { return .missing }
+            if e == ELOOP {
+                throw NativeAuthError(.cacheInsecure, "The token cache file is a symbolic link; it is not used.")
+            }
+            throw NativeAuthError(.cacheUnreadable, "The token cache file cannot be read (\(errnoText(e))).")
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            throw NativeAuthError(.cacheUnreadable, "The token cache file cannot be read (\(errnoText(errno))).")
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            let what = (st.st_mode & S_IFMT) == S_IFDIR ? "a directory is in its place" : "not a regular file"
+            throw NativeAuthError(.cacheUnreadable, "The token cache file cannot be read (\(what)).")
+        }
+        guard st.st_uid == geteuid() else {
+            throw NativeAuthError(.cacheInsecure, "The token cache file is owned by another user; it is not used.")
+        }
+        guard st.st_mode & 0o022 == 0 else {
+            throw NativeAuthError(.cacheInsecure, "The token cache file is writable by other users; it is not used.")
+        }
+        readableByOthers = st.st_mode & 0o044 != 0
+        var capacity = max(Int(st.st_size), 0) + 1
+        var buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        var count = 0
+        while true {
+            if count == capacity {  // the file grew while being read
+                let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
+                bigger.update(from: buffer, count: count)
+                wipeMemory(buffer, count)
+                buffer.deallocate()
+                buffer = bigger
+                capacity *= 2
+            }
+            let n = Glibc.read(fd, buffer + count, capacity - count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                let e = errno
+                wipeMemory(buffer, count)
+                buffer.deallocate()
+                throw NativeAuthError(.cacheUnreadable, "The token cache file cannot be read (\(errnoText(e))).")
+            }
+            if n == 0 { break }
+            count += n
+        }
+        return .contents(SourceBytes(taking: buffer, count: count), FileSignature(st))
+    }
+
+    /// Creates `dir` and its missing parents with mode 0700.
+    static func makeDirectories(_ dir: String) throws(NativeAuthError) {
+        var st = stat()
+        if stat(dir, &st) == 0 { return }
+        let parent = directory(of: dir)
+        if parent != dir && parent != "/" { try makeDirectories(parent) }
+        if mkdir(dir, 0o700) != 0 && errno != EEXIST {
+            throw NativeAuthError(
+                .cacheWriteFailed,
+                "The token cache directory could not be created (\(errnoText(errno)))."
+            )
+        }
+    }
+
+    /// Replaces the file at `path` with `bytes` atomically: a temporary file (0600) in the same directory, written and
+    /// fsync'd, then renamed over the file. Answers the new file's signature. (The directory is not fsync'd: a machine
+    /// that loses power right after may come back with the previous file — never with a partial one.)
+    static func replace(_ path: String, with bytes: [UInt8]) throws(NativeAuthError) -> FileSignature? {
+        try bytes.withUnsafeBytes { b in
+            Result { () throws(NativeAuthError) in try replace(path, with: [b]) }
+        }.get()
+    }
+
+    /// `replace(_:with:)` with the contents given as consecutive buffers (written with `writev`, not copied).
+    static func replace(_ path: String, with parts: [UnsafeRawBufferPointer]) throws(NativeAuthError) -> FileSignature?
+    {
+        func failed(_ e: Int32) -> NativeAuthError {
+            NativeAuthError(.cacheWriteFailed, "The token cache file could not be written (\(errnoText(e))).")
+        }
+        let random = (try? SecureRandom.bytes(6)) ?? []
+        let suffix = random.isEmpty ? String(time(nil), radix: 16) : Base64.urlEncode(random)
+        let temp = "\(path).tmp-\(getpid())-\(suffix)"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw failed(errno) }
+        var ok = false
+        defer { if !ok { unlink(temp) } }
+        var vectors = parts.filter { $0.count > 0 }.map {
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count)
+        }
+        var next = 0
+        while next < vectors.count {
+            let batch = min(vectors.count - next, 1024)
+            let n = vectors.withUnsafeMutableBufferPointer { v -> Int in
+                guard let base = v.baseAddress else { return 0 }
+                return writev(fd, base + next, Int32(batch))
+            }
+            if n <= 0 {
+                if n < 0 && errno == EINTR { continue }
+                let e = n < 0 ? errno : EIO
+                close(fd)
+                throw failed(e)
+            }
+            // Skip what was written (a short write leaves part of a buffer).
+            var left = n
+            while left > 0 && next < vectors.count {
+                if left >= vectors[next].iov_len {
+                    left -= vectors[next].iov_len
+                    next += 1
+                } else {
+                    vectors[next].iov_base = vectors[next].iov_base.map { $0 + left }
+                    vectors[next].iov_len -= left
+                    left = 0
+                }
+            }
+        }
+        if fsync(fd) != 0 {
+            let e = errno
+            close(fd)
+            throw failed(e)
+        }
+        if close(fd) != 0 { throw failed(errno) }
+        if rename(temp, path) != 0 { throw failed(errno) }
+        ok = true
+        return FileSignature.of(path)
+    }
+
+    /// Removes temporary files that writers killed before their rename left behind. Called under the lock: every
+    /// cooperating writer creates its temporary file only while it holds the lock, so any that exists then is stale.
+    static func removeStaleTemporaries(_ path: String) {
+        let dir = directory(of: path)
+        let prefix = (path.split(separator: "/").last.map(String.init) ?? path) + ".tmp-"
+        guard let d = opendir(dir) else { return }
+        defer { closedir(d) }
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { raw -> String in
+                guard let base = raw.baseAddress else { return "" }
+                return String(cString: base.assumingMemoryBound(to: CChar.self))
+            }
+            if name.hasPrefix(prefix) { unlinkat(dirfd(d), name, 0) }
+        }
+    }
+
+    /// Moves a corrupt file aside as `<path>.corrupt-<epoch seconds>` (`-2`, `-3`, … if taken). Answers the new name.
+    static func setAside(_ path: String) -> String? {
+        let base = "\(path).corrupt-\(time(nil))"
+        var name = base
+        var n = 1
+        var st = stat()
+        while lstat(name, &st) == 0 && n < 100 {
+            n += 1
+            name = "\(base)-\(n)"
+        }
+        return rename(path, name) == 0 ? name : nil
+    }
+}
+
+/// An advisory lock on the sidecar `<path>.lockfile` (the name msal-extensions uses): `flock(LOCK_EX)`, released when
+/// the holder ends however it ends. The holder removes the file before unlocking, as msal-extensions does; a process
+/// that then finds it locked a removed file tries again.
+final class CacheLock {
+    private let fd: Int32
+    private let path: String
+
+    /// Waits up to `timeout` seconds for the lock.
+    init(_ path: String, timeout: Double = 10) throws(NativeAuthError) {
+        var delay: UInt32 = 100  // microseconds
+        var waited = 0.0
+        while true {
+            let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                throw NativeAuthError(
+                    .cacheWriteFailed,
+                    "The token cache lock file could not be opened (\(CacheFiles.errnoText(errno)))."
+                )
+            }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+                var mine = stat()
+                var current = stat()
+                if fstat(fd, &mine) == 0, stat(path, &current) == 0, mine.st_ino == current.st_ino,
+                    mine.st_dev == current.st_dev
+                {
+                    self.fd = fd
+                    self.path = path
+                    return
+                }
+                close(fd)  // the previous holder removed it: lock the file that is there now
+                continue
+            }
+            let e = errno
+            close(fd)
+            guard e == EWOULDBLOCK || e == EINTR else {
+                throw NativeAuthError(
+                    .cacheWriteFailed,
+                    "The token cache lock could not be taken (\(CacheFiles.errnoText(e)))."
+                )
+            }
+            guard waited < timeout else {
+                throw NativeAuthError(
+                    .cacheWriteFailed,
+                    "The token cache lock is held by another process (waited \(Int(timeout)) s)."
+                )
+            }
+            usleep(delay)
+            waited += Double(delay) / 1e6
+            delay = min(delay * 2, 2000)
+        }
+    }
+
+    private var held = true
+
+    /// Removes the lock file and unlocks (also done when the lock goes out of scope).
+    func release() {
+        guard held else { return }
+        held = false
+        unlink(path)
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+
+    deinit { release() }
+}

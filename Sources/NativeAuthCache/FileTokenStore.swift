@@ -1,0 +1,341 @@
+internal import Glibc
+public import NativeAuthCore
+internal import NativeAuthJSON
+import Synchronization
+
+/// The persistent token store: MSAL's unified token cache in one file, shared with other processes (this library in
+/// other programs, MSAL for Python, msal-extensions) under an advisory lock.
+///
+/// - Every change is a read-modify-write under `flock` on `<path>.lockfile`: the file is re-read (unless it is the one
+///   this store last read or wrote: same inode, size and modification time), the change applied to what it holds, and
+///   the result written to a temporary file in the same directory, fsync'd and renamed into place. Two processes
+///   never lose each other's entries, and a writer killed at any point leaves the previous file or the new one.
+/// - A lookup never touches the file: `checkForChanges()` (called by the cache on slow paths) compares the file's
+///   inode, size and modification time with the last ones seen and moves `changeCounter`, and the cache reloads.
+/// - A file that is not a JSON object (or fails to decrypt-and-parse as one) is corrupt: it is kept aside as
+///   `<path>.corrupt-<epoch seconds>`, reported once through the log, and read as empty.
+/// - A change that cannot be written (permissions, disk full, read-only, unreadable file) is kept in memory, answered
+///   as the call's error, and written with the next change that can be.
+public final class FileTokenStore: TokenStore {
+    public let path: String
+    let lockPath: String
+    let format: MSALCacheFormat
+    let owner: EntryOwner
+    let encryption: CacheEncryption?
+    let logger: Logger
+    private let counter = Atomic<UInt64>(0)
+    private let state: Mutex<State>
+
+    struct State: Sendable {
+        /// The file the document below came from (nil: there was none).
+        var signature: FileSignature?
+        var document = UnifiedCache()
+        /// The document's accounts.
+        var view: [String: AccountEntry] = [:]
+        /// Changes kept in memory that the file does not have yet (nil: the account was removed).
+        var pending: [String: AccountEntry?] = [:]
+        /// The signature `changeCounter` last moved for.
+        var announced: FileSignature?
+        /// Problems already logged (each is reported once).
+        var reported: Set<String> = []
+        /// Lines found before the host could install a log callback (while the client was being created).
+        var deferred: [(LogLevel, String)] = []
+        var starting = true
+        /// The last problem with the file, for `na_client_info` (nil once a read or write succeeds).
+        var problem: NativeAuthError.Code?
+    }
+
+    /// - Parameters:
+    ///   - path: an absolute path.
+    ///   - environment: the authority's host (MSAL's `environment`); `clientID` the app's client id.
+    ///   - key: a 32-byte AES-256-GCM key for encryption at rest, or nil.
+    public init(path: String, environment: String, clientID: String, key: Secret? = nil, logger: Logger) {
+        self.path = path
+        self.lockPath = path + ".lockfile"
+        self.format = MSALCacheFormat(environment: environment, clientID: clientID)
+        self.owner = format.owner
+        self.encryption = key.map(CacheEncryption.init)
+        self.logger = logger
+        self.state = Mutex(State())
+    }
+
+    public var isEncrypted: Bool { encryption != nil }
+
+    /// The last problem with the file (an error code), or nil.
+    public var problem: NativeAuthError.Code? { state.withLock { $0.problem } }
+
+    public var changeCounter: UInt64 { counter.load(ordering: .acquiring) }
+
+    /// The default path: `$XDG_CACHE_HOME/nativeauth/token_cache.json`, `$HOME/.cache/…` when it is unset.
+    public static func defaultPath(environment: (String) -> String?) -> String? {
+        if let xdg = environment("XDG_CACHE_HOME"), xdg.hasPrefix("/") { return xdg + "/nativeauth/token_cache.json" }
+        var home = environment("HOME")
+        if home == nil || home?.hasPrefix("/") != true, let pw = getpwuid(geteuid()), let dir = pw.pointee.pw_dir {
+            home = String(cString: dir)
+        }
+        guard let home, home.hasPrefix("/") else { return nil }
+        return (home == "/" ? "" : home) + "/.cache/nativeauth/token_cache.json"
+    }
+
+    // MARK: - TokenStore
+
+    public func load() throws(NativeAuthError) -> [String: AccountEntry] {
+        let result = state.withLock { s -> Result<[String: AccountEntry], NativeAuthError> in
+            defer { flush(&s) }
+            do throws(NativeAuthError) {
+                try refresh(&s, locked: false)
+            } catch {
+                switch error.code {
+                case .cacheInsecure, .cacheKeyInvalid:
+                    s.problem = error.code
+                    return .failure(error)
+                default:
+                    // Unreadable: the client works from memory (what it holds, and changes it could not write).
+                    s.problem = error.code
+                    report(&s, .warning, error.code.rawValue, "\(error.message) The client keeps its tokens in memory.")
+                    s.signature = nil
+                    s.document = UnifiedCache()
+                    s.view = [:]
+                }
+            }
+            return .success(Self.overlay(s.view, s.pending))
+        }
+        return try result.get()
+    }
+
+    public func checkForChanges() {
+        let now = FileSignature.of(path)
+        state.withLock { s in
+            flush(&s)
+            guard now != s.signature, now != s.announced else { return }
+            s.announced = now
+            counter.add(1, ordering: .releasing)
+        }
+    }
+
+    public func modify(
+        current: [String: AccountEntry],
+        _ change: (inout [String: AccountEntry]) -> Void
+    ) -> StoreOutcome {
+        state.withLock { s -> StoreOutcome in
+            defer { flush(&s) }
+            /// The change on the client's own view, kept in memory with `why` as the call's error.
+            func inMemory(_ why: NativeAuthError) -> StoreOutcome {
+                var accounts = current
+                change(&accounts)
+                for id in MSALCacheFormat.changed(current, accounts) { s.pending[id] = .some(accounts[id]) }
+                s.problem = why.code
+                report(&s, .warning, "write:" + why.code.rawValue, "\(why.message) The change is kept in memory.")
+                return StoreOutcome(accounts: accounts, writeError: why)
+            }
+            do throws(NativeAuthError) {
+                try CacheFiles.makeDirectories(CacheFiles.directory(of: path))
+            } catch {
+                return inMemory(error)
+            }
+            let lock: CacheLock
+            do throws(NativeAuthError) { lock = try CacheLock(lockPath) } catch { return inMemory(error) }
+            defer { lock.release() }
+            do throws(NativeAuthError) {
+                try refresh(&s, locked: true)
+            } catch {
+                return inMemory(error)
+            }
+            var accounts = Self.overlay(s.view, s.pending)
+            change(&accounts)
+            let ids = MSALCacheFormat.changed(s.view, accounts)
+            guard !ids.isEmpty else {
+                s.pending = [:]
+                return StoreOutcome(accounts: accounts)
+            }
+            var document = s.document
+            format.apply(accounts, ids: ids, to: &document, now: Double(time(nil)))
+            CacheFiles.removeStaleTemporaries(path)
+            do throws(NativeAuthError) {
+                let signature = try write(document)
+                s.signature = signature
+                s.announced = nil
+                s.document = document
+                s.view = accounts
+                s.pending = [:]
+                s.problem = nil
+                return StoreOutcome(accounts: accounts)
+            } catch {
+                for id in ids { s.pending[id] = .some(accounts[id]) }
+                s.problem = error.code
+                report(&s, .warning, "write:" + error.code.rawValue, "\(error.message) The change is kept in memory.")
+                return StoreOutcome(accounts: accounts, writeError: error)
+            }
+        }
+    }
+
+    // MARK: - Reading and writing
+
+    /// `view` with the changes kept in memory laid over it.
+    private static func overlay(
+        _ view: [String: AccountEntry],
+        _ pending: [String: AccountEntry?]
+    ) -> [String: AccountEntry] {
+        guard !pending.isEmpty else { return view }
+        var out = view
+        for (id, entry) in pending { out[id] = entry }
+        return out
+    }
+
+    /// Brings `s` up to the file: re-reads it unless it is the one last read or written. A corrupt file is set aside
+    /// (under the lock; without it, the lock is taken for that) and reads as empty.
+    private func refresh(_ s: inout State, locked: Bool) throws(NativeAuthError) {
+        // The file this store last read or wrote (same inode, size, times, mode and owner) is not read again.
+        if let known = s.signature, FileSignature.of(path) == known { return }
+        var attempts = 0
+        while true {
+            attempts += 1
+            var readableByOthers = false
+            let read = try CacheFiles.read(path, readableByOthers: &readableByOthers)
+            guard case .contents(let bytes, let signature) = read else {
+                s.signature = nil
+                s.document = UnifiedCache()
+                s.view = [:]
+                s.problem = nil
+                return
+            }
+            if signature == s.signature { return }
+            if readableByOthers {
+                report(
+                    &s,
+                    .warning,
+                    "mode",
+                    "The token cache file is readable by other users; the next write makes it 0600."
+                )
+            }
+            if let document = try parse(bytes) {
+                s.signature = signature
+                s.announced = nil
+                s.document = document
+                s.view = format.accounts(in: document)
+                s.problem = nil
+                return
+            }
+            // Not a JSON object. A writer that rewrites the file in place (MSAL for Python's own recipe) may be half
+            // way through: look again shortly, and set the file aside only when it stays the same.
+            if attempts < 3 {
+                usleep(30_000)
+                if FileSignature.of(path) != signature { continue }
+            }
+            if !locked {
+                let lock: CacheLock
+                do throws(NativeAuthError) { lock = try CacheLock(lockPath) } catch {
+                    throw NativeAuthError(.cacheUnreadable, "The token cache file is corrupt and could not be locked.")
+                }
+                defer { lock.release() }
+                try refreshCorrupt(&s, signature)
+                return
+            }
+            try refreshCorrupt(&s, signature)
+            return
+        }
+    }
+
+    /// Under the lock: sets a corrupt file aside (unless it changed meanwhile: then it is read again).
+    private func refreshCorrupt(_ s: inout State, _ signature: FileSignature) throws(NativeAuthError) {
+        if FileSignature.of(path) != signature {
+            var readableByOthers = false
+            if case .contents(let bytes, let sig) = try CacheFiles.read(path, readableByOthers: &readableByOthers) {
+                if let document = try parse(bytes) {
+                    s.signature = sig
+                    s.document = document
+                    s.view = format.accounts(in: document)
+                    return
+                }
+            }
+        }
+        guard let aside = CacheFiles.setAside(path) else {
+            throw NativeAuthError(.cacheUnreadable, "The token cache file is corrupt and could not be set aside.")
+        }
+        let name = aside.split(separator: "/").last.map(String.init) ?? aside
+        report(
+            &s,
+            .warning,
+            "corrupt:\(name)",
+            "The token cache file was corrupt; it was kept aside as \(name) and the cache starts empty."
+        )
+        s.signature = nil
+        s.document = UnifiedCache()
+        s.view = [:]
+    }
+
+    /// The document in `bytes` (decrypted first when it is sealed); nil when it is not a JSON object. An empty file
+    /// is an empty cache, as MSAL for Python reads it.
+    private func parse(_ source: SourceBytes) throws(NativeAuthError) -> UnifiedCache? {
+        let bytes = source.buffer
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0a || $0 == 0x0d || $0 == 0x09 }) { return UnifiedCache() }
+        guard CacheEncryption.isSealed(bytes) else { return UnifiedCache(parsing: source, owner: owner) }
+        guard let encryption else {
+            throw NativeAuthError(.cacheKeyInvalid, "The token cache file is encrypted and no key is configured.")
+        }
+        var plain = try encryption.open(bytes)
+        defer { plain.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
+        return plain.withUnsafeBytes { UnifiedCache(parsing: $0, owner: owner) }
+    }
+
+    /// Serialises (and seals) `document` and replaces the file with it.
+    private func write(_ document: UnifiedCache) throws(NativeAuthError) -> FileSignature? {
+        if let encryption {
+            var bytes = document.serialized()
+            defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
+            var sealed = try encryption.seal(bytes)
+            defer { sealed.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
+            return try CacheFiles.replace(path, with: sealed)
+        }
+        // Unchanged runs of the file are written from where they are; only new bytes are held apart.
+        let pieces = document.pieces()
+        var owned: [UnsafeMutableRawBufferPointer] = []
+        defer {
+            for b in owned {
+                if let p = b.baseAddress { wipeMemory(p, b.count) }
+                b.deallocate()
+            }
+        }
+        var parts: [UnsafeRawBufferPointer] = []
+        parts.reserveCapacity(pieces.count)
+        for piece in pieces {
+            switch piece {
+            case .range(let r): parts.append(document.source.slice(r))
+            case .bytes(let b):
+                let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, b.count), alignment: 1)
+                b.withUnsafeBytes {
+                    if let src = $0.baseAddress, let dst = copy.baseAddress {
+                        dst.copyMemory(from: src, byteCount: b.count)
+                    }
+                }
+                owned.append(copy)
+                parts.append(UnsafeRawBufferPointer(rebasing: copy[0..<b.count]))
+            }
+        }
+        return try CacheFiles.replace(path, with: parts)
+    }
+
+    // MARK: - Reporting
+
+    /// Logs a problem once (per `id`); lines found while the client is being created wait for the next call, when
+    /// the host has had the chance to install its log callback.
+    private func report(_ s: inout State, _ level: LogLevel, _ id: String, _ message: String) {
+        guard s.reported.insert(id).inserted else { return }
+        if s.starting {
+            s.deferred.append((level, message))
+        } else {
+            logger.log(level, "token cache: \(message)")
+        }
+    }
+
+    private func flush(_ s: inout State) {
+        if s.starting {
+            s.starting = false
+            return
+        }
+        guard !s.deferred.isEmpty else { return }
+        let lines = s.deferred
+        s.deferred = []
+        for (level, message) in lines { logger.log(level, "token cache: \(message)") }
+    }
+}

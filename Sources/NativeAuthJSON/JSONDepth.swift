@@ -1,0 +1,40 @@
+/// How deeply a JSON text nests, measured without parsing it (brackets outside strings). Everything the library
+/// turns back into text (requests' claims and attributes, API bodies, ID-token claims) is first checked against
+/// `JSONDepth.limit`: serialising (Swift's and jansson's) recurses once per level, and a host's thread may have a
+/// small stack.
+public enum JSONDepth {
+    /// The deepest nesting the library accepts in documents it parses and writes back.
+    public static let limit = 64
+
+    /// True when `bytes` nests deeper than `limit` (also for invalid JSON: the scan only counts brackets).
+    public static func exceeds(_ bytes: UnsafeRawBufferPointer, limit: Int = JSONDepth.limit) -> Bool {
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for b in bytes {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if b == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if b == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch b {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > limit { return true }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return false
+    }
+
+    public static func exceeds(_ bytes: [UInt8], limit: Int = JSONDepth.limit) -> Bool {
+        bytes.withUnsafeBytes { exceeds($0, limit: limit) }
+    }
+}

@@ -1,0 +1,82 @@
+import NativeAuthCore
+import NativeAuthJSON
+import Testing
+
+@testable import NativeAuthCache
+
+/// The cache file's scanner: JSON's grammar exactly (what Python's json module accepts, it accepts; what it refuses,
+/// it refuses), escapes decoded where fields are read, everything else written back byte for byte.
+@Suite struct UnifiedCacheTests {
+    let owner = EntryOwner(environment: "contoso.ciamlogin.com", clientID: "c1")
+
+    func parse(_ text: String) -> UnifiedCache? {
+        Array(text.utf8).withUnsafeBytes { UnifiedCache(parsing: $0, owner: owner) }
+    }
+
+    @Test func validDocumentsRoundTripByteForByte() throws {
+        let docs = [
+            "{}",
+            #"{"AccessToken":{}}"#,
+            #"{"version":1,"flag":true,"none":null,"list":[1,-2.5e3,"x",{"a":[]}],"#
+                + #""AppMetadata":{"k":{"client_id":"c1"}}}"#,
+            #"{"Other":{"k\u00e9y":{"v":"\ud83d\ude00 \" \\ \/ \b\f\n\r\t"},"k2":[1,2],"k3":"plain"}}"#,
+        ]
+        for text in docs {
+            let cache = try #require(parse(text), "\(text)")
+            let back = String(decoding: cache.serialized(), as: UTF8.self)
+            #expect(try JSONValue.parse(back) == JSONValue.parse(text), "\(text)")
+        }
+    }
+
+    @Test func fieldsAreReadWithEscapesDecoded() throws {
+        let text = #"""
+            {"RefreshToken": {"k": {"secret": "R\u0054-1", "home_account_id": "u.t",
+             "environment": "Contoso.CIAMlogin.com",
+             "client_id": "c1", "target": "a b", "last_modification_time": "1700000000", "key_id": "x"}},
+             "AccessToken": {"k2": {"secret": "AT", "expires_on": 1700003600, "cached_at": "1700000000.0",
+             "environment": "other.host", "client_id": "c1"}}}
+            """#
+        let cache = try #require(parse(text))
+        let rt = try #require(cache.sections["RefreshToken"]?.first?.fields)
+        #expect(rt.secret.map { cache.secret($0) } == Secret("RT-1"))
+        #expect(rt.home == "u.t" && rt.target == "a b" && rt.lastModified == 1_700_000_000)
+        #expect(rt.environmentMatches && rt.clientMatches && rt.bound)
+        let at = try #require(cache.sections["AccessToken"]?.first?.fields)
+        #expect(at.expiresOn == 1_700_003_600 && at.cachedAt == 1_700_000_000)
+        #expect(!at.environmentMatches && at.clientMatches)
+    }
+
+    @Test func invalidDocumentsAreRefused() {
+        let bad = [
+            "", "[]", "\"x\"", "1", "{", "{\"a\":}", "{\"a\":1,}", "{\"a\" 1}", "{a:1}", "{\"a\":01}", "{\"a\":1.}",
+            "{\"a\":-}", "{\"a\":1e}", "{\"a\":tru}", "{\"a\":\"\\x\"}", "{\"a\":\"\\u12\"}", "{\"a\":\"\u{01}\"}",
+            "{\"a\":1} x", "{\"a\":[1,]}", "{\"a\":{\"b\":1}", "{\"a\":\"unterminated}",
+            String(repeating: "{\"a\":", count: 300) + "1" + String(repeating: "}", count: 300),
+        ]
+        for text in bad { #expect(parse(text) == nil, "\(text.prefix(40))") }
+    }
+
+    @Test func everyTruncationOfAFileIsRefusedOrReadNeverACrash() throws {
+        let entry = makeEntry(1, scopes: [["api://x/Read"], ["api://y/Write"]])
+        var cache = UnifiedCache()
+        let format = MSALCacheFormat(environment: env, clientID: client)
+        format.apply([entry.account.homeAccountID: entry], ids: [entry.account.homeAccountID], to: &cache, now: 1)
+        let bytes = cache.serialized()
+        let full = try #require(bytes.withUnsafeBytes { UnifiedCache(parsing: $0, owner: format.owner) })
+        #expect(format.accounts(in: full).count == 1)
+        for cut in 0..<bytes.count {
+            let partial = Array(bytes[0..<cut])
+            #expect(partial.withUnsafeBytes { UnifiedCache(parsing: $0, owner: format.owner) } == nil)
+        }
+        // Flipped bytes: refused, or read without trapping.
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            var b = bytes
+            b[Int.random(in: 0..<b.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+            if let c = b.withUnsafeBytes({ UnifiedCache(parsing: $0, owner: format.owner) }) {
+                _ = format.accounts(in: c)
+                _ = c.serialized()
+            }
+        }
+    }
+}

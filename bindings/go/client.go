@@ -1,0 +1,272 @@
+package nativeauth
+
+// #cgo pkg-config: nativeauth
+// #include <stdint.h>
+// #include <stdlib.h>
+// #include <string.h>
+// #include <nativeauth.h>
+//
+// /* The handle travels as an integer: it is an opaque number, not an address, so Go never holds it in a pointer. */
+// typedef struct { int rc; char *out; } go_na_result;
+// typedef struct { int rc; uintptr_t client; char *err; } go_na_new_result;
+//
+// enum {
+//     GO_NA_CLIENT_INFO, GO_NA_SIGN_IN, GO_NA_SIGN_UP, GO_NA_RESET_PASSWORD, GO_NA_FLOW_SUBMIT,
+//     GO_NA_GET_ACCESS_TOKEN, GO_NA_CALL_API, GO_NA_GET_ACCOUNT, GO_NA_GET_ACCOUNTS, GO_NA_SIGN_OUT
+// };
+//
+// static go_na_new_result go_na_client_new(const char *config) {
+//     go_na_new_result r = {0, 0, NULL};
+//     na_client *c = NULL;
+//     r.rc = na_client_new(config, &c, &r.err);
+//     r.client = (uintptr_t)c;
+//     return r;
+// }
+//
+// static void go_na_client_free(uintptr_t client) { na_client_free((na_client *)client); }
+//
+// static go_na_result go_na_call(int op, uintptr_t client, const char *request) {
+//     go_na_result r = {NA_EINVAL, NULL};
+//     na_client *c = (na_client *)client;
+//     switch (op) {
+//     case GO_NA_CLIENT_INFO: r.rc = na_client_info(c, request, &r.out); break;
+//     case GO_NA_SIGN_IN: r.rc = na_sign_in(c, request, &r.out); break;
+//     case GO_NA_SIGN_UP: r.rc = na_sign_up(c, request, &r.out); break;
+//     case GO_NA_RESET_PASSWORD: r.rc = na_reset_password(c, request, &r.out); break;
+//     case GO_NA_FLOW_SUBMIT: r.rc = na_flow_submit(c, request, &r.out); break;
+//     case GO_NA_GET_ACCESS_TOKEN: r.rc = na_get_access_token(c, request, &r.out); break;
+//     case GO_NA_CALL_API: r.rc = na_call_api(c, request, &r.out); break;
+//     case GO_NA_GET_ACCOUNT: r.rc = na_get_account(c, request, &r.out); break;
+//     case GO_NA_GET_ACCOUNTS: r.rc = na_get_accounts(c, request, &r.out); break;
+//     case GO_NA_SIGN_OUT: r.rc = na_sign_out(c, request, &r.out); break;
+//     }
+//     return r;
+// }
+//
+// /* A request document in C memory, wiped before it is freed: it may hold a password or a code. */
+// static void go_na_wipe_free(char *s, size_t n) {
+//     if (s) { memset(s, 0, n); free(s); }
+// }
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"unsafe"
+)
+
+// The operations of go_na_call.
+const (
+	opClientInfo     C.int = C.GO_NA_CLIENT_INFO
+	opSignIn         C.int = C.GO_NA_SIGN_IN
+	opSignUp         C.int = C.GO_NA_SIGN_UP
+	opResetPassword  C.int = C.GO_NA_RESET_PASSWORD
+	opFlowSubmit     C.int = C.GO_NA_FLOW_SUBMIT
+	opGetAccessToken C.int = C.GO_NA_GET_ACCESS_TOKEN
+	opCallAPI        C.int = C.GO_NA_CALL_API
+	opGetAccount     C.int = C.GO_NA_GET_ACCOUNT
+	opGetAccounts    C.int = C.GO_NA_GET_ACCOUNTS
+	opSignOut        C.int = C.GO_NA_SIGN_OUT
+)
+
+// ABIVersion is the ABI version this package was written for: the SONAME major of libnativeauth.so.1.
+const ABIVersion = 1
+
+// Version returns the loaded library's version string, e.g. "0.1.0".
+func Version() string { return C.GoString(C.na_version()) }
+
+// LibraryABIVersion returns the ABI version of the loaded library; NewClient refuses a library whose ABI version
+// is not ABIVersion.
+func LibraryABIVersion() int { return int(C.na_abi_version()) }
+
+// Config is the client configuration (docs/configuration.md); the JSON names are the C document's. Give Authority
+// or TenantSubdomain, and ClientID. Zero values are left out, so the library's defaults apply.
+type Config struct {
+	Authority       string `json:"authority,omitempty"`
+	TenantSubdomain string `json:"tenant_subdomain,omitempty"`
+	// AuthorityType is "ciam" (the default), "aad" or "oidc".
+	AuthorityType string `json:"authority_type,omitempty"`
+	ClientID      string `json:"client_id"`
+	// ChallengeTypes is a subset of "password" and "oob" (default both).
+	ChallengeTypes []string `json:"challenge_types,omitempty"`
+	// Capabilities is a subset of "mfa_required" and "registration_required" (default none).
+	Capabilities          []string `json:"capabilities,omitempty"`
+	RedirectURI           string   `json:"redirect_uri,omitempty"`
+	PostLogoutRedirectURI string   `json:"post_logout_redirect_uri,omitempty"`
+	BrowserCommand        string   `json:"browser_command,omitempty"`
+	ConnectTimeoutMS      int      `json:"connect_timeout_ms,omitempty"`
+	RequestTimeoutMS      int      `json:"request_timeout_ms,omitempty"`
+	// RetryAfterMaxS: a pointer, because 0 (never wait out a Retry-After) is a valid setting.
+	RetryAfterMaxS *int `json:"retry_after_max_s,omitempty"`
+	// LogLevel is "off" (the default), "error", "warning", "info" or "verbose". This binding installs no log
+	// callback.
+	LogLevel string `json:"log_level,omitempty"`
+	// CABundle is a CA file that replaces the system's trust anchors.
+	CABundle string `json:"ca_bundle,omitempty"`
+}
+
+// Client is a native-authentication client for one app registration. It is safe for concurrent use; see the
+// package documentation for the threading rules.
+type Client struct {
+	handle atomic.Uintptr // 0 once closed
+}
+
+// NewClient creates a client. It does no network I/O; a bad configuration answers an *Error with Code
+// "invalid_argument" and Field naming the member.
+func NewClient(config Config) (*Client, error) {
+	if got := LibraryABIVersion(); got != ABIVersion {
+		return nil, &Error{Status: StatusInvalid, Code: "not_supported",
+			Message: "libnativeauth ABI " + itoa(got) + " is loaded; this package needs ABI " + itoa(ABIVersion)}
+	}
+	for _, f := range []struct {
+		name  string
+		value any
+	}{{"authority", config.Authority}, {"tenant_subdomain", config.TenantSubdomain},
+		{"authority_type", config.AuthorityType}, {"client_id", config.ClientID},
+		{"challenge_types", config.ChallengeTypes}, {"capabilities", config.Capabilities},
+		{"redirect_uri", config.RedirectURI}, {"post_logout_redirect_uri", config.PostLogoutRedirectURI},
+		{"browser_command", config.BrowserCommand}, {"log_level", config.LogLevel}, {"ca_bundle", config.CABundle}} {
+		if err := checkStrings(f.name, f.value); err != nil {
+			return nil, err
+		}
+	}
+	doc := struct {
+		V int `json:"v"`
+		Config
+	}{1, config}
+	req, err := encode(doc)
+	if err != nil {
+		return nil, err
+	}
+	creq := cString(req)
+	r := C.go_na_client_new(creq)
+	C.go_na_wipe_free(creq, C.size_t(len(req)))
+	wipe(req)
+	errDoc := take(r.err) // set on failure only; taken (and freed) whatever the answer
+	if r.rc != C.NA_OK {
+		return nil, errorFrom(int(r.rc), errDoc)
+	}
+	c := &Client{}
+	c.handle.Store(uintptr(r.client))
+	runtime.SetFinalizer(c, (*Client).Close)
+	return c, nil
+}
+
+// Close frees the client and wipes its tokens. It is idempotent and may be called while other goroutines are
+// inside calls on the client: they finish normally; later calls answer an error matching ErrClosed.
+func (c *Client) Close() error {
+	if h := c.handle.Swap(0); h != 0 {
+		C.go_na_client_free(C.uintptr_t(h))
+	}
+	return nil
+}
+
+// Closed reports whether Close was called.
+func (c *Client) Closed() bool { return c.handle.Load() == 0 }
+
+// Info returns the client's effective configuration, as na_client_info's document.
+func (c *Client) Info(ctx context.Context) (*ClientInfo, error) {
+	var info ClientInfo
+	if err := c.do(ctx, opClientInfo, map[string]any{}, &info); err != nil {
+		return nil, err
+	}
+	return &info, nil
+}
+
+// do encodes request (adding "v": 1), calls the operation and decodes the result into out.
+func (c *Client) do(ctx context.Context, op C.int, request map[string]any, out any) error {
+	raw, err := c.call(ctx, op, request)
+	if err != nil {
+		return err
+	}
+	defer wipe(raw)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &Error{Status: StatusInternal, Code: "internal", Message: "undecodable result: " + err.Error()}
+	}
+	return nil
+}
+
+// call returns the raw result document; the caller wipes it when done.
+func (c *Client) call(ctx context.Context, op C.int, request map[string]any) ([]byte, error) {
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkStrings("", request); err != nil {
+		return nil, err
+	}
+	request["v"] = 1
+	req, err := encode(request)
+	if err != nil {
+		return nil, err
+	}
+	h := c.handle.Load()
+	if h == 0 {
+		wipe(req)
+		return nil, closedError()
+	}
+	creq := cString(req)
+	r := C.go_na_call(op, C.uintptr_t(h), creq)
+	C.go_na_wipe_free(creq, C.size_t(len(req)))
+	wipe(req)
+	runtime.KeepAlive(c)
+	out := take(r.out)
+	if r.rc != C.NA_OK {
+		e := errorFrom(int(r.rc), out)
+		if e.Code == "invalid_handle" && c.Closed() {
+			e.cause = ErrClosed // closed while this call was on its way in
+		}
+		return nil, e
+	}
+	return out, nil
+}
+
+func closedError() *Error {
+	return &Error{Status: StatusInvalid, Code: "invalid_handle", Message: "the client is closed", cause: ErrClosed}
+}
+
+// encode is json.Marshal, answering an *Error (invalid_argument) for what cannot be encoded.
+func encode(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, &Error{Status: StatusInvalid, Code: "invalid_argument", Message: "cannot encode the request: " +
+			err.Error()}
+	}
+	return b, nil
+}
+
+// cString copies b into C memory with a terminating NUL (json.Marshal never emits a raw NUL byte).
+func cString(b []byte) *C.char {
+	p := C.malloc(C.size_t(len(b) + 1))
+	if p == nil {
+		panic("nativeauth: out of memory")
+	}
+	dst := unsafe.Slice((*byte)(p), len(b)+1)
+	copy(dst, b)
+	dst[len(b)] = 0
+	return (*C.char)(p)
+}
+
+// take copies a string the library returned into Go memory and releases it with na_string_free (never free()).
+// NULL gives nil.
+func take(s *C.char) []byte {
+	if s == nil {
+		return nil
+	}
+	b := C.GoBytes(unsafe.Pointer(s), C.int(C.strlen(s)))
+	C.na_string_free(s)
+	return b
+}
+
+// wipe overwrites a buffer that may have held a password, a code or a token.
+func wipe(b []byte) {
+	for i := range b {
+		b[i] = 0
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,3 @@
+module github.com/nativeauth/nativeauth/bindings/go
+
+go 1.19

@@ -1,0 +1,177 @@
+"""Browser sign-in, device code and several accounts through the Python package, against the emulator."""
+import html
+import http.cookiejar
+import re
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+import nativeauth
+from nativeauth import BrowserPending, Client, DeviceCodeRequired, SignedIn
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+class PageBrowser:
+    """Follows the emulator's authorize page like a person with a browser: fills in the form, follows the redirect
+    to the library's loopback listener. Each URL is visited on its own thread (the callback must not wait)."""
+
+    def __init__(self, email, password):
+        self.email, self.password = email, password
+        self.opened = []
+        self.results = []
+        self.opener = urllib.request.build_opener(NoRedirect, urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+
+    def __call__(self, url):
+        self.opened.append(url)
+        t = threading.Thread(target=self.visit, args=(url,), daemon=True)
+        t.start()
+        self.thread = t
+        return True
+
+    def _open(self, url, data=None):
+        try:
+            r = self.opener.open(urllib.request.Request(url, data=data), timeout=20)
+            return r.status, dict(r.headers), r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read().decode()
+
+    def visit(self, url):
+        status, headers, body = self._open(url)
+        for _ in range(10):
+            if status in (302, 303):
+                location = headers["Location"]
+                status, headers, body = self._open(location)
+                if location.startswith(("http://localhost:", "http://127.0.0.1:")):
+                    self.results.append(status)
+                    return
+                continue
+            request = re.search(r'name="request" value="([^"]+)"', body)
+            if not request:
+                self.results.append(-status)
+                return
+            form = urllib.parse.urlencode({"request": html.unescape(request.group(1)), "username": self.email,
+                                           "password": self.password}).encode()
+            status, headers, body = self._open(url, form)
+        self.results.append(-1)
+
+
+def test_sign_in_interactive_then_tokens_for_two_apis(emulator):
+    ann = emulator.users["password"]
+    browser = PageBrowser(ann["email"], ann["password"])
+    with Client(emulator.authority, emulator.client_id, browser=browser) as client:
+        state = client.sign_in_interactive([emulator.apis["ToDoList"]["scopes"][0]])
+        assert isinstance(state, SignedIn) and state.flow_type == "interactive"
+        assert state.account.username == ann["email"]
+        assert browser.results == [200]
+        notes = client.get_access_token(emulator.apis["Notes"]["scopes"])
+        assert notes.token and not notes.from_cache
+        assert client.sign_out(browser="none")
+        assert client.last_end_session_url and "id_token_hint=" in client.last_end_session_url
+
+
+def test_browser_none_wait_and_cancel(emulator):
+    ann = emulator.users["password"]
+    with Client(emulator.authority, emulator.client_id) as client:
+        state = client.sign_in_interactive(browser="none")
+        assert isinstance(state, BrowserPending)
+        again = state.wait(timeout=0.1)
+        assert isinstance(again, BrowserPending) and again.flow == state.flow
+        browser = PageBrowser(ann["email"], ann["password"])
+        browser(state.authorization_url)
+        assert isinstance(state.wait(timeout=20), SignedIn)
+
+        pending = client.sign_in_interactive(browser="none")
+        errors = []
+
+        def waiter():
+            try:
+                pending.wait(timeout=60)
+            except nativeauth.CancelledError as e:
+                errors.append(e)
+
+        t = threading.Thread(target=waiter)
+        t.start()
+        threading.Event().wait(0.2)
+        pending.cancel()
+        t.join(5)
+        assert not t.is_alive() and len(errors) == 1
+
+
+def test_browser_required_falls_back_with_the_login_hint(emulator):
+    emulator.control("POST", "users", {"email": "bea@contoso.com", "password": "Bea-Passw0rd!", "requires_browser": True})
+    browser = PageBrowser("bea@contoso.com", "Bea-Passw0rd!")
+    with Client(emulator.authority, emulator.client_id, browser=browser) as client:
+        with pytest.raises(nativeauth.BrowserRequiredError) as e:
+            client.sign_in("bea@contoso.com", "Bea-Passw0rd!")
+        assert e.value.login_hint == "bea@contoso.com"
+        state = client.sign_in_interactive(login_hint=e.value.login_hint)
+        assert isinstance(state, SignedIn) and state.account.username == "bea@contoso.com"
+
+
+def test_browser_unavailable_carries_the_url(emulator):
+    with Client(emulator.authority, emulator.client_id, browser=lambda url: False) as client:
+        with pytest.raises(nativeauth.BrowserUnavailableError) as e:
+            client.sign_in_interactive()
+        assert e.value.authorization_url.startswith(emulator.authority)
+
+
+def test_device_code_and_two_accounts(emulator):
+    ann = emulator.users["password"]
+    todo = emulator.apis["ToDoList"]["scopes"]
+    with Client(emulator.authority, emulator.client_id) as client:
+        state = client.sign_in_device_code(todo)
+        assert isinstance(state, DeviceCodeRequired) and state.user_code in state.message
+        emulator.control("POST", "device/approve", {"user_code": state.user_code, "email": ann["email"]})
+        signed = state.wait(timeout=20)
+        assert isinstance(signed, SignedIn) and signed.flow_type == "device_code"
+
+        otp = emulator.users["otp"]
+        code_state = client.sign_in(otp["email"])
+        code = emulator.control("GET", "outbox?to=" + urllib.parse.quote(otp["email"]))["messages"][-1]["code"]
+        assert isinstance(code_state.submit_code(code), SignedIn)
+
+        assert [a.username for a in client.accounts] == sorted([ann["email"], otp["email"]])
+        with pytest.raises(nativeauth.AccountRequiredError) as e:
+            client.get_access_token(todo)
+        assert len(e.value.accounts) == 2
+        assert client.get_access_token(todo, account=ann["email"]).token
+        assert client.call_api(emulator.apis["ToDoList"]["url"], todo, account=otp["email"]).ok
+        assert client.sign_out(ann["email"])
+        assert [a.username for a in client.accounts] == [otp["email"]]
+
+
+def test_device_code_denied(emulator):
+    with Client(emulator.authority, emulator.client_id) as client:
+        state = client.sign_in_device_code()
+        emulator.control("POST", "device/approve", {"user_code": state.user_code, "deny": True})
+        with pytest.raises(nativeauth.AccessDeniedError):
+            state.wait(timeout=20)
+
+
+def test_device_code_example(emulator):
+    """bindings/python/examples/device_code.py end to end: the test approves the code it prints."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    import time
+    example = pathlib.Path(__file__).resolve().parents[1] / "examples" / "device_code.py"
+    todo = emulator.apis["ToDoList"]
+    env = dict(os.environ, NATIVEAUTH_AUTHORITY=emulator.authority, NATIVEAUTH_CLIENT_ID=emulator.client_id,
+               API_URL=todo["url"], API_SCOPE=todo["scopes"][0])
+    proc = subprocess.Popen([sys.executable, str(example)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    first = proc.stdout.readline()
+    code = re.search(r"enter the code (\S+?)[ .]", first)
+    assert code, first + proc.stderr.read()
+    emulator.control("POST", "device/approve", {"user_code": code.group(1), "email": emulator.users["password"]["email"]})
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "signed in: ann@contoso.com" in out and "HTTP 200" in out

@@ -20,7 +20,8 @@ import Testing
             )
             transport.on("/oauth2/v2.0/token", { _, _ in json(tokenResponse("api://a/read", at: "AT1", rt: "RT1")) })
             let config = ClientConfiguration(authority: try Authority("https://contoso.ciamlogin.com"), clientID: "c1")
-            handle = handles.insert(try NativeAuthClient(configuration: config, transport: transport, clock: FakeClock()))
+            let client = try NativeAuthClient(configuration: config, transport: transport, clock: FakeClock())
+            handle = handles.insert(client)
         }
 
         deinit { na_client_free(handle) }

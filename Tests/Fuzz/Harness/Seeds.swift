@@ -62,6 +62,10 @@ func recordSeeds(_ args: [String]) -> Int32 {
             printError("nativeauth-fuzz seed: cannot read the emulator's ready file \(ready)")
             return 1
         }
+        guard emulator.moveClockToFuzzStart() else {
+            printError("nativeauth-fuzz seed: cannot move the emulator's clock to the fuzz clock's start")
+            return 1
+        }
         recordServerSeeds(seeds, emulator)
         recordAPISeeds(seeds, emulator)
     }
@@ -273,14 +277,34 @@ private func handWrittenAnswerSeeds(_ s: SeedSet) {
 private final class EmulatorControl {
     let base: String
     let authority: String
+    let controlToken: String
     let http = CurlHTTPClient()
 
     init?(readyFile: String) {
         guard let bytes = Files.read(readyFile), let ready = try? JSONValue.parse(bytes),
-            let base = ready["base_url"]?.stringValue, let authority = ready["authority"]?.stringValue
+            let base = ready["base_url"]?.stringValue, let authority = ready["authority"]?.stringValue,
+            let controlToken = ready["control_token"]?.stringValue
         else { return nil }
         self.base = base
         self.authority = authority
+        self.controlToken = controlToken
+    }
+
+    /// The emulator's time.
+    func now() -> Double? { control("POST", "clock", ["advance_seconds": 0])?["now"]?.doubleValue }
+
+    /// Moves the emulator's clock to the fuzz clock's start, so the ID tokens it signs (exp, iat) are valid when the
+    /// recorded answers are replayed at that time. False when the emulator is already past it.
+    func moveClockToFuzzStart() -> Bool {
+        guard var now = now() else { return false }
+        while now < FuzzClock.start {
+            let step = min(FuzzClock.start - now, 50_000_000)
+            guard let moved = control("POST", "clock", ["advance_seconds": .double(step)])?["now"]?.doubleValue else {
+                return false
+            }
+            now = moved
+        }
+        return now - FuzzClock.start < 60
     }
 
     @discardableResult
@@ -288,7 +312,7 @@ private final class EmulatorControl {
         let request = HTTPRequest(
             method: method,
             url: base + "/_emulator/" + path,
-            headers: [("Content-Type", "application/json")],
+            headers: [("Content-Type", "application/json"), ("X-Emulator-Token", controlToken)],
             body: body?.serializedBytes() ?? []
         )
         guard let r = try? http.send(request), r.status < 300 else { return nil }
@@ -372,6 +396,7 @@ private func recordServerSeeds(_ s: SeedSet, _ e: EmulatorControl) {
             clientID: clientID,
             logSink: { _, _, _ in }
         )
+        client.clock.advance(to: e.now() ?? FuzzClock.start)
         if scenario == .refresh {
             recorder.recording = false
             let r = client.callAPI(
@@ -419,17 +444,6 @@ private func recordServerSeeds(_ s: SeedSet, _ e: EmulatorControl) {
     )
     record("sign-in-code", .signInWithoutPassword, user: "olivia@contoso.com")
     record("sign-in-password-later", .signInWithoutPassword, user: ann.0, password: ann.1)
-    var advanced = false
-    record(
-        "sign-in-flow-expired",
-        .signInWithoutPassword,
-        user: ann.0,
-        password: ann.1,
-        beforeStep: {
-            if !advanced { e.control("POST", "clock", ["advance_seconds": 700]) }
-            advanced = true
-        }
-    )
     record("sign-up-with-password", .signUpWithPassword, user: "new.one@contoso.com")
     record("sign-up-weak-password", .signUpWithPassword, user: "new.two@contoso.com", password: "password1")
     record("sign-up", .signUp, user: "new.three@contoso.com")
@@ -477,6 +491,19 @@ private func recordServerSeeds(_ s: SeedSet, _ e: EmulatorControl) {
         user: ann.0,
         prepare: { fault("/.well-known/openid-configuration", ["status": 200, "body": "not json"]) }
     )
+    // Last: it moves the emulator's clock on, and the answers recorded after it would carry ID tokens that are not
+    // valid yet when replayed at the fuzz clock's start.
+    var advanced = false
+    record(
+        "sign-in-flow-expired",
+        .signInWithoutPassword,
+        user: ann.0,
+        password: ann.1,
+        beforeStep: {
+            if !advanced { e.control("POST", "clock", ["advance_seconds": 700]) }
+            advanced = true
+        }
+    )
 }
 
 private func recordAPISeeds(_ s: SeedSet, _ e: EmulatorControl) {
@@ -489,6 +516,7 @@ private func recordAPISeeds(_ s: SeedSet, _ e: EmulatorControl) {
             apiTransport: recorder,
             logSink: { _, _, _ in }
         )
+        client.clock.advance(to: e.now() ?? FuzzClock.start)
         let r = client.callAPI(
             na_sign_in,
             [

@@ -47,6 +47,9 @@ final class FuzzClock: Clock, Sendable {
 
     func now() -> Double { t.withLock { $0 } }
 
+    /// Jumps forward to `time` (recording seeds: the client's clock follows the emulator's).
+    func advance(to time: Double) { t.withLock { $0 = max($0, time) } }
+
     func sleep(_ seconds: Double) {
         guard seconds > 0 else { return }
         guard seconds <= 10 else { finding("the library asked to sleep \(seconds) s (it waits at most 10 s)") }

@@ -4,6 +4,7 @@
 #   make deps                install system packages (apt) needed to build and test
 #   make demo                the main job: emulator + C and Python tutorials
 #   make bench               load time, JSON boundary, cached token, peak memory (measured, never asserted)
+<<<<<<< HEAD
 #   make lint                swift format (.swift-format) and the 120-column rule; part of make test
 #   make test                lint, then every test: swift test, MSAL interop, Python package, ABI checks, C tests
 #                            under valgrind, the Go package (when go is installed), the wheel, the fuzz corpora
@@ -11,6 +12,14 @@
 #   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 30 s each
 #   make test-asan           swift test and the C ABI test under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan           swift test and the C ABI test (threads) under ThreadSanitizer
+=======
+#   make lint                swift format (.swift-format), the 120-column rule, mypy --strict on the Python package,
+#                            its tests and examples; part of make test
+#   make docs                the Python API reference from the docstrings (pdoc): build/docs/python/index.html
+#                            (the C reference is docs/ and include/nativeauth.h); part of make test
+#   make test                lint, docs, then every test: swift test, MSAL interop, Python package, ABI checks, C
+#                            tests under valgrind, the Go package (when go is installed)
+>>>>>>> main
 #   make wheel               dist/nativeauth-<version>-py3-none-<platform>.whl: the Python package with the library inside
 #   make test-wheel          installs that wheel into a fresh virtual environment and signs in against the emulator
 #   make test-go             the Go binding (bindings/go): gofmt, go vet, go test against the emulator
@@ -40,9 +49,13 @@ NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
 endif
 export NA_TMP
 
+<<<<<<< HEAD
 .PHONY: wheel test-wheel all lint deps lib emulator examples demo bench install uninstall test test-swift test-interop \
         test-python test-examples test-go test-abi check-symbols check-ldd test-c clean \
         test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds test-asan test-tsan
+=======
+.PHONY: wheel test-wheel all lint docs deps lib emulator examples demo bench install uninstall test test-swift test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean
+>>>>>>> main
 
 all: lib
 
@@ -90,13 +103,28 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
 
+<<<<<<< HEAD
 test: lint test-swift test-fuzz-corpus test-interop test-python test-abi test-examples test-go test-wheel fuzz-ci \
       test-asan test-tsan
+=======
+test: lint docs test-swift test-interop test-python test-abi test-examples test-go test-wheel
+>>>>>>> main
 	@rm -rf $(NA_TMP)
 
-# The tree is formatted as .swift-format says, and no line is longer than 120 columns.
+# The tree is formatted as .swift-format says, no line is longer than 120 columns, and the Python package, its tests
+# and examples pass mypy --strict.
 lint:
 	@bash .ci/lint
+
+# The Python package's API reference, from its docstrings (pdoc imports the package, so it needs the library). A pdoc
+# warning (an unresolvable annotation, a module that does not import) fails the target. build/ is git-ignored.
+PY_DOCS    := build/docs/python
+PY_MODULES := nativeauth nativeauth.client nativeauth.states nativeauth.documents nativeauth.errors nativeauth.cli
+docs: lib
+	@rm -rf $(PY_DOCS)
+	PYTHONPATH=$(CURDIR)/bindings/python/src NATIVEAUTH_LIBRARY=$(CURDIR)/$(RELEASE_SO) \
+	    $(PYTHON) -W error::UserWarning -m pdoc --docformat markdown -o $(PY_DOCS) $(PY_MODULES)
+	@echo "docs: $(PY_DOCS)/index.html"
 
 # The main job: emulator + the C and Python tutorials (sign in, tokens for two APIs, API calls, sign out).
 demo: lib emulator examples
@@ -262,4 +290,8 @@ test-tsan: emulator
 	$(TSAN_ENV) $(NA_TMP)/abi_test_tsan
 
 clean:
+<<<<<<< HEAD
 	rm -rf .build $(FUZZ_BUILD) $(ASAN_BUILD) $(TSAN_BUILD) bindings/c/build bindings/python/build
+=======
+	rm -rf .build bindings/c/build bindings/python/build build/docs
+>>>>>>> main

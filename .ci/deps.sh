@@ -4,7 +4,7 @@
 set -euo pipefail
 # chromium + chromium-driver: the browser sign-in test drives a real Chromium (headless, offline) with Selenium.
 # golang-go: the Go binding (bindings/go, make test-go; Debian's Go, no modules downloaded).
-apt_packages=(libjansson-dev libcurl4-openssl-dev libssl-dev pkg-config valgrind make gcc binutils chromium
+apt_packages=(libjansson-dev libcurl4-openssl-dev libssl-dev pkg-config valgrind make gcc binutils curl chromium
               chromium-driver golang-go)
 missing=()
 for p in "${apt_packages[@]}"; do
@@ -17,11 +17,14 @@ if [ "${#missing[@]}" -gt 0 ]; then
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# Python packages for the interop tests (MSAL for Python is the independent client) and the bindings' tests.
+# Python packages for the interop tests (MSAL for Python is the independent client), the bindings' tests, make lint
+# (mypy) and make docs (pdoc).
 pip_install() { PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check "$@"; }
-if ! python3 -c "import pytest, msal, requests, selenium" 2>/dev/null; then
+# pexpect: the command line's tests sign in through a pseudo-terminal.
+pip_packages=(pytest msal requests selenium mypy pdoc pexpect)
+if ! python3 -c "import pytest, msal, requests, selenium, mypy, pdoc, pexpect" 2>/dev/null; then
     # A Debian-managed Python refuses user installs (PEP 668); these are test-only packages, so allow it there.
-    pip_install pytest msal requests selenium || pip_install --break-system-packages pytest msal requests selenium
+    pip_install "${pip_packages[@]}" || pip_install --break-system-packages "${pip_packages[@]}"
 fi
 command -v swift >/dev/null || { echo "deps: Swift 6 is required (https://www.swift.org/install/linux/)"; exit 1; }
 echo "deps: ok ($(swift --version 2>&1 | head -1))"

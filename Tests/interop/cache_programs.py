@@ -27,7 +27,7 @@ def nativeauth_client(a: dict):
 def na_sign_in(a: dict) -> dict:
     with nativeauth_client(a) as c:
         state = c.sign_in(a["username"], a["password"], scopes=a["scopes"])
-        return {"access_token": state.token.token, "home_account_id": state.account.home_account_id}
+        return {"access_token": state.token.access_token, "home_account_id": state.account.home_account_id}
 
 
 def na_read(a: dict) -> dict:
@@ -40,7 +40,7 @@ def na_read(a: dict) -> dict:
         tokens = []
         for scopes in a["scopes"]:
             t = c.get_access_token(scopes)
-            tokens.append({"access_token": t.token, "from_cache": t.from_cache})
+            tokens.append({"access_token": t.access_token, "from_cache": t.from_cache})
         out["tokens"] = tokens
         out["info"] = c.info["config"]["cache"]
     out["requests"] = len(emulator_requests(a)) - before

@@ -1,6 +1,8 @@
 """`make test-wheel`: the wheel `make wheel` built, installed into a fresh virtual environment on a machine where
 libnativeauth is not installed, signs a user in against the emulator — loading the library from inside the package.
-Also checks the wheel's platform tag against `auditwheel show`.
+Then the shell's way, with the wheel's `nativeauth` command: `nativeauth login` in one process, and in another
+`curl -H "Authorization: Bearer $(nativeauth token --scope …)"` against the emulator's API. Also checks the wheel's
+platform tag against `auditwheel show`.
 
 Usage: python check_wheel.py WHEEL EMULATOR   (run by the Makefile)"""
 import json
@@ -28,6 +30,25 @@ with nativeauth.Client(ready["authority"], ready["client_id"]) as c:
     assert c.call_api(api["url"], [api["scopes"][0]]).ok
 print("wheel ok:", lib)
 '''
+
+
+def shell_token(bin_dir: pathlib.Path, ready: dict, tmp: pathlib.Path, clean: dict) -> None:
+    """`nativeauth login`, then `curl` with `$(nativeauth token …)`, each a new process sharing the token cache."""
+    user = next(u for u in ready["users"] if u["kind"] == "password")
+    api = ready["apis"][0]
+    env = {**clean, "PATH": f"{bin_dir}{os.pathsep}{clean.get('PATH', '')}", "HOME": str(tmp),
+           "XDG_CONFIG_HOME": str(tmp / "config"), "XDG_CACHE_HOME": str(tmp / "cache"),
+           "NATIVEAUTH_AUTHORITY": ready["authority"], "NATIVEAUTH_CLIENT_ID": ready["client_id"],
+           "SCOPE": api["scopes"][0], "URL": api["url"]}
+    login = subprocess.run(["nativeauth", "login", "-u", user["email"], "--password-stdin", "--scope",
+                            api["scopes"][0]], input=user["password"] + "\n", capture_output=True, text=True,
+                           cwd=tmp, env=env)
+    assert login.returncode == 0, login.stderr
+    call = subprocess.run(["bash", "-c", 'curl -sS --fail -H "Authorization: Bearer $(nativeauth token --scope '
+                           '"$SCOPE")" "$URL"'], capture_output=True, text=True, cwd=tmp, env=env)
+    assert call.returncode == 0, call.stderr
+    assert json.loads(call.stdout)["user"] == user["email"], call.stdout
+    print("wheel's nativeauth command ok: login, then curl with $(nativeauth token)")
 
 
 def main() -> None:
@@ -60,6 +81,7 @@ def main() -> None:
             ready = ready_file.read_text()
             # From an empty directory: nothing of the source tree is on the path.
             subprocess.run([py, "-c", SIGN_IN, ready], check=True, cwd=tmp, env=clean)
+            shell_token(env_dir / "bin", json.loads(ready), pathlib.Path(tmp), clean)
         finally:
             proc.terminate()
             proc.wait()

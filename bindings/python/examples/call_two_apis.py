@@ -40,7 +40,7 @@ def main() -> int:
         for _ in range(2):  # the second round is served from the cache
             for name, url, scope in apis:
                 token = client.get_access_token([scope])
-                print(f"  token for {name}: {masked(token.token)}, scopes: {token.scopes[0]}, {'from the cache' if token.from_cache else 'from the server'}")
+                print(f"  token for {name}: {masked(token.access_token)}, scopes: {token.scopes[0]}, {'from the cache' if token.from_cache else 'from the server'}")
                 response = client.call_api(url, [scope])
                 print(f"  {name} answered HTTP {response.status}: {json.dumps(response.body, separators=(',', ':'))}")
                 if not response.ok:

@@ -24,11 +24,13 @@ def main() -> int:
                    authority_type=os.environ.get("NATIVEAUTH_AUTHORITY_TYPE"),
                    ca_bundle=os.environ.get("NATIVEAUTH_CA_BUNDLE")) as client:
         try:
-            state = client.sign_in_device_code([scope])
+            pending = client.sign_in_device_code([scope])
         except na.NotSupportedError:
             print("this provider does not offer device-code sign-in", file=sys.stderr)
             return 1
-        print(f"[Python] {state.message}", flush=True)
+        assert isinstance(pending, na.DeviceCodeRequired)
+        print(f"[Python] {pending.message}", flush=True)
+        state: na.State = pending
         while isinstance(state, na.DeviceCodeRequired):
             try:
                 state = state.wait(timeout=30)  # returns the same state when 30 s pass without an answer
@@ -38,6 +40,7 @@ def main() -> int:
             except na.FlowExpiredError:
                 print("[Python] the code expired; run again", file=sys.stderr)
                 return 1
+        assert isinstance(state, na.SignedIn)
         print(f"[Python] signed in: {state.account.username}")
         answer = client.call_api(setting("API_URL"), [scope])
         print(f"[Python] the API answered HTTP {answer.status}")

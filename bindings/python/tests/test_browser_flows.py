@@ -6,15 +6,17 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
 import nativeauth
-from nativeauth import BrowserPending, Client, DeviceCodeRequired, SignedIn
+from emulator_protocol import Emulator
+from nativeauth import BrowserPending, Client, CodeRequired, DeviceCodeRequired, SignedIn
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None
 
 
@@ -22,27 +24,27 @@ class PageBrowser:
     """Follows the emulator's authorize page like a person with a browser: fills in the form, follows the redirect
     to the library's loopback listener. Each URL is visited on its own thread (the callback must not wait)."""
 
-    def __init__(self, email, password):
+    def __init__(self, email: str, password: str) -> None:
         self.email, self.password = email, password
-        self.opened = []
-        self.results = []
+        self.opened: List[str] = []
+        self.results: List[int] = []
         self.opener = urllib.request.build_opener(NoRedirect, urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
 
-    def __call__(self, url):
+    def __call__(self, url: str) -> bool:
         self.opened.append(url)
         t = threading.Thread(target=self.visit, args=(url,), daemon=True)
         t.start()
         self.thread = t
         return True
 
-    def _open(self, url, data=None):
+    def _open(self, url: str, data: Optional[bytes] = None) -> Tuple[int, Dict[str, str], str]:
         try:
             r = self.opener.open(urllib.request.Request(url, data=data), timeout=20)
             return r.status, dict(r.headers), r.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers), e.read().decode()
 
-    def visit(self, url):
+    def visit(self, url: str) -> None:
         status, headers, body = self._open(url)
         for _ in range(10):
             if status in (302, 303):
@@ -62,7 +64,7 @@ class PageBrowser:
         self.results.append(-1)
 
 
-def test_sign_in_interactive_then_tokens_for_two_apis(emulator):
+def test_sign_in_interactive_then_tokens_for_two_apis(emulator: Emulator) -> None:
     ann = emulator.users["password"]
     browser = PageBrowser(ann["email"], ann["password"])
     with Client(emulator.authority, emulator.client_id, browser=browser) as client:
@@ -71,12 +73,12 @@ def test_sign_in_interactive_then_tokens_for_two_apis(emulator):
         assert state.account.username == ann["email"]
         assert browser.results == [200]
         notes = client.get_access_token(emulator.apis["Notes"]["scopes"])
-        assert notes.token and not notes.from_cache
+        assert notes.access_token and not notes.from_cache
         assert client.sign_out(browser="none")
         assert client.last_end_session_url and "id_token_hint=" in client.last_end_session_url
 
 
-def test_browser_none_wait_and_cancel(emulator):
+def test_browser_none_wait_and_cancel(emulator: Emulator) -> None:
     ann = emulator.users["password"]
     with Client(emulator.authority, emulator.client_id) as client:
         state = client.sign_in_interactive(browser="none")
@@ -88,9 +90,10 @@ def test_browser_none_wait_and_cancel(emulator):
         assert isinstance(state.wait(timeout=20), SignedIn)
 
         pending = client.sign_in_interactive(browser="none")
-        errors = []
+        assert isinstance(pending, BrowserPending)
+        errors: List[nativeauth.CancelledError] = []
 
-        def waiter():
+        def waiter() -> None:
             try:
                 pending.wait(timeout=60)
             except nativeauth.CancelledError as e:
@@ -104,7 +107,7 @@ def test_browser_none_wait_and_cancel(emulator):
         assert not t.is_alive() and len(errors) == 1
 
 
-def test_browser_required_falls_back_with_the_login_hint(emulator):
+def test_browser_required_falls_back_with_the_login_hint(emulator: Emulator) -> None:
     emulator.control("POST", "users", {"email": "bea@contoso.com", "password": "Bea-Passw0rd!", "requires_browser": True})
     browser = PageBrowser("bea@contoso.com", "Bea-Passw0rd!")
     with Client(emulator.authority, emulator.client_id, browser=browser) as client:
@@ -115,14 +118,15 @@ def test_browser_required_falls_back_with_the_login_hint(emulator):
         assert isinstance(state, SignedIn) and state.account.username == "bea@contoso.com"
 
 
-def test_browser_unavailable_carries_the_url(emulator):
+def test_browser_unavailable_carries_the_url(emulator: Emulator) -> None:
     with Client(emulator.authority, emulator.client_id, browser=lambda url: False) as client:
         with pytest.raises(nativeauth.BrowserUnavailableError) as e:
             client.sign_in_interactive()
-        assert e.value.authorization_url.startswith(emulator.authority)
+        url = e.value.authorization_url
+        assert url is not None and url.startswith(emulator.authority)
 
 
-def test_device_code_and_two_accounts(emulator):
+def test_device_code_and_two_accounts(emulator: Emulator) -> None:
     ann = emulator.users["password"]
     todo = emulator.apis["ToDoList"]["scopes"]
     with Client(emulator.authority, emulator.client_id) as client:
@@ -134,6 +138,7 @@ def test_device_code_and_two_accounts(emulator):
 
         otp = emulator.users["otp"]
         code_state = client.sign_in(otp["email"])
+        assert isinstance(code_state, CodeRequired)
         code = emulator.control("GET", "outbox?to=" + urllib.parse.quote(otp["email"]))["messages"][-1]["code"]
         assert isinstance(code_state.submit_code(code), SignedIn)
 
@@ -141,21 +146,22 @@ def test_device_code_and_two_accounts(emulator):
         with pytest.raises(nativeauth.AccountRequiredError) as e:
             client.get_access_token(todo)
         assert len(e.value.accounts) == 2
-        assert client.get_access_token(todo, account=ann["email"]).token
+        assert client.get_access_token(todo, account=ann["email"]).access_token
         assert client.call_api(emulator.apis["ToDoList"]["url"], todo, account=otp["email"]).ok
         assert client.sign_out(ann["email"])
         assert [a.username for a in client.accounts] == [otp["email"]]
 
 
-def test_device_code_denied(emulator):
+def test_device_code_denied(emulator: Emulator) -> None:
     with Client(emulator.authority, emulator.client_id) as client:
         state = client.sign_in_device_code()
+        assert isinstance(state, DeviceCodeRequired)
         emulator.control("POST", "device/approve", {"user_code": state.user_code, "deny": True})
         with pytest.raises(nativeauth.AccessDeniedError):
             state.wait(timeout=20)
 
 
-def test_device_code_example(emulator):
+def test_device_code_example(emulator: Emulator) -> None:
     """bindings/python/examples/device_code.py end to end: the test approves the code it prints."""
     import os
     import pathlib
@@ -168,6 +174,7 @@ def test_device_code_example(emulator):
                API_URL=todo["url"], API_SCOPE=todo["scopes"][0])
     proc = subprocess.Popen([sys.executable, str(example)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
+    assert proc.stdout is not None and proc.stderr is not None
     first = proc.stdout.readline()
     code = re.search(r"enter the code (\S+?)[ .]", first)
     assert code, first + proc.stderr.read()

@@ -1,15 +1,17 @@
 """Error classes from real server answers, bad arguments, threads, close()."""
 import threading
+from typing import Callable, List, Tuple, Type, Union
 
 import pytest
 
 import nativeauth as na
+from emulator_protocol import Emulator
 
 ANN, ANN_PW = "ann@contoso.com", "Demo-Passw0rd!"
 
 
-def test_error_classes_from_server_answers(emulator, client):
-    cases = [
+def test_error_classes_from_server_answers(emulator: Emulator, client: na.Client) -> None:
+    cases: List[Tuple[Callable[[], object], Type[na.NativeAuthError]]] = [
         (lambda: client.sign_in("nobody@contoso.com"), na.UserNotFoundError),
         (lambda: client.sign_in("not-an-email"), na.InvalidUsernameError),
         (lambda: client.sign_up(ANN), na.UserAlreadyExistsError),
@@ -28,7 +30,7 @@ def test_error_classes_from_server_answers(emulator, client):
     assert isinstance(client.sign_in(ANN, ANN_PW), na.SignedIn)
     with pytest.raises(na.InvalidScopeError) as e:
         client.get_access_token(["api://99999999-0000-0000-0000-000000000000/X"])
-    assert isinstance(e.value, ValueError) and e.value.server.error == "invalid_scope"
+    assert isinstance(e.value, ValueError) and e.value.server is not None and e.value.server.error == "invalid_scope"
     emulator.control("POST", "users/revoke", {"email": ANN})
     with pytest.raises(na.InteractionRequiredError):
         client.get_access_token([emulator.apis["Notes"]["scopes"][0]])
@@ -40,6 +42,7 @@ def test_error_classes_from_server_answers(emulator, client):
         with pytest.raises(na.InvalidClientError):
             confidential.sign_in(ANN)
     state = client.sign_in("olivia@contoso.com")
+    assert isinstance(state, na.CodeRequired)
     emulator.control("POST", "clock", {"advance_seconds": 700})
     with pytest.raises(na.FlowExpiredError):
         state.submit_code("12345678")
@@ -47,7 +50,7 @@ def test_error_classes_from_server_answers(emulator, client):
         state.resend_code()
 
 
-def test_network_errors(emulator):
+def test_network_errors(emulator: Emulator) -> None:
     with na.Client("http://127.0.0.1:1/contoso.onmicrosoft.com", emulator.client_id) as dead:
         with pytest.raises(na.NetworkError) as e:
             dead.sign_in(ANN)
@@ -61,22 +64,23 @@ def test_network_errors(emulator):
     with na.Client(emulator.authority, emulator.client_id) as c:
         with pytest.raises(na.ServerError) as s:
             c.sign_in(ANN)
-        assert s.value.server.http_status == 500
+        assert s.value.server is not None and s.value.server.http_status == 500
 
 
-def test_bad_arguments_raise_clean_exceptions(emulator, client):
-    bad_calls = [
-        lambda: client.sign_in(None),
-        lambda: client.sign_in(123),
-        lambda: client.sign_in(b"ann@contoso.com"),
-        lambda: client.sign_in(ANN, password=5),
+def test_bad_arguments_raise_clean_exceptions(emulator: Emulator, client: na.Client) -> None:
+    # Wrong types on purpose: what the type checker refuses is refused at run time too.
+    bad_calls: List[Callable[[], object]] = [
+        lambda: client.sign_in(None),  # type: ignore[arg-type]
+        lambda: client.sign_in(123),  # type: ignore[arg-type]
+        lambda: client.sign_in(b"ann@contoso.com"),  # type: ignore[arg-type]
+        lambda: client.sign_in(ANN, password=5),  # type: ignore[arg-type]
         lambda: client.sign_in("\udcff@contoso.com"),  # not encodable as UTF-8
-        lambda: client.sign_in(ANN, scopes="api://x"),
-        lambda: client.sign_in(ANN, scopes=[1, 2]),
+        lambda: client.sign_in(ANN, scopes="api://x"),  # a str is a Sequence[str]: refused at run time only
+        lambda: client.sign_in(ANN, scopes=[1, 2]),  # type: ignore[list-item]
         lambda: client.get_access_token("api://x"),  # a str is not a sequence of scopes (None: the sign-in's)
-        lambda: client.call_api(None, ["x"]),
+        lambda: client.call_api(None, ["x"]),  # type: ignore[arg-type]
         lambda: client.call_api("ftp://x/y", ["x"]),
-        lambda: client.sign_up(ANN, attributes=["not", "a", "mapping"]),
+        lambda: client.sign_up(ANN, attributes=["not", "a", "mapping"]),  # type: ignore[arg-type]
     ]
     for call in bad_calls:
         with pytest.raises(na.InvalidArgumentError) as e:
@@ -85,7 +89,7 @@ def test_bad_arguments_raise_clean_exceptions(emulator, client):
     with pytest.raises(na.InvalidUsernameError):
         client.sign_in("")
     with pytest.raises(na.InvalidArgumentError):
-        na.Client(emulator.authority, None)
+        na.Client(emulator.authority, None)  # client_id is required
     with pytest.raises(na.InvalidArgumentError) as e:
         na.Client("http://example.com/t", emulator.client_id)
     assert "loopback" in e.value.message
@@ -94,14 +98,15 @@ def test_bad_arguments_raise_clean_exceptions(emulator, client):
     assert emulator.requests() == []  # none of it reached the server
 
 
-def test_threads_share_one_client(emulator, client):
+def test_threads_share_one_client(emulator: Emulator, client: na.Client) -> None:
     notes = emulator.apis["Notes"]["scopes"][0]
     assert isinstance(client.sign_in(ANN, ANN_PW), na.SignedIn)
-    tokens, errors = [], []
+    tokens: List[str] = []
+    errors: List[Exception] = []
 
-    def work():
+    def work() -> None:
         try:
-            tokens.append(client.get_access_token([notes]).token)
+            tokens.append(client.get_access_token([notes]).access_token)
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
 
@@ -114,13 +119,13 @@ def test_threads_share_one_client(emulator, client):
     assert len([r for r in emulator.requests("/oauth2/v2.0/token") if r["fields"].get("grant_type") == "refresh_token"]) == 1
 
 
-def test_close_is_idempotent_and_safe_mid_call(emulator):
+def test_close_is_idempotent_and_safe_mid_call(emulator: Emulator) -> None:
     c = na.Client(emulator.authority, emulator.client_id)
     emulator.control("POST", "faults", {"path": "/oauth2/v2.0/initiate", "delay_ms": 500})
     started = threading.Event()
-    outcome = []
+    outcome: List[Union[na.State, na.NativeAuthError]] = []
 
-    def slow_call():
+    def slow_call() -> None:
         started.set()
         try:
             outcome.append(c.sign_in(ANN))
@@ -139,7 +144,7 @@ def test_close_is_idempotent_and_safe_mid_call(emulator):
         c.sign_in(ANN)
 
 
-def test_logging_to_the_logging_module(emulator, caplog):
+def test_logging_to_the_logging_module(emulator: Emulator, caplog: pytest.LogCaptureFixture) -> None:
     import logging
     caplog.set_level(logging.DEBUG, logger="nativeauth")
     with na.Client(emulator.authority, emulator.client_id, log_level="verbose") as c:
@@ -149,13 +154,15 @@ def test_logging_to_the_logging_module(emulator, caplog):
     assert ANN not in text and ANN_PW not in text and "eyJ" not in text
 
 
-def test_more_error_classes_from_server_answers(emulator, client):
+def test_more_error_classes_from_server_answers(emulator: Emulator, client: na.Client) -> None:
     notes = emulator.apis["Notes"]["scopes"][0]
     reg = client.sign_in("rita@contoso.com", "Reg-Passw0rd!")
+    assert isinstance(reg, na.RegistrationRequired)
     with pytest.raises(na.ContactBlockedError):
         reg.register_method("blocked@fabrikam.com")
     # an MFA method the service blocks
     mfa = client.sign_in("mike@contoso.com", "Mfa-Passw0rd!")
+    assert isinstance(mfa, na.MfaRequired)
     emulator.control("POST", "faults", {"path": "/oauth2/v2.0/challenge", "status": 400,
                                         "body": {"error": "access_denied", "suberror": "provider_blocked_by_rep", "error_codes": [550024]}})
     with pytest.raises(na.AuthMethodBlockedError) as blocked:
@@ -174,7 +181,7 @@ def test_more_error_classes_from_server_answers(emulator, client):
     assert isinstance(expired.value, na.InteractionRequiredError)
 
 
-def test_tls(tls_emulator):
+def test_tls(tls_emulator: Emulator) -> None:
     with na.Client(tls_emulator.authority, tls_emulator.client_id, ca_bundle=tls_emulator.ready["ca_file"]) as trusted:
         assert isinstance(trusted.sign_in(ANN, ANN_PW), na.SignedIn)
     with na.Client(tls_emulator.authority, tls_emulator.client_id, ca_bundle="/etc/ssl/certs/ca-certificates.crt") as untrusted:

@@ -1,23 +1,27 @@
 """Client(cache_path=…): tokens kept in a file (MSAL's unified cache format), so a new Client is still signed in."""
 import json
 import os
+import pathlib
+from typing import Any, Dict, List
 
 import pytest
 
 import nativeauth as na
+from emulator_protocol import Emulator
 
 ANN, ANN_PW = "ann@contoso.com", "Demo-Passw0rd!"
 
 
-def identity_requests(emulator) -> list:
+def identity_requests(emulator: Emulator) -> List[Dict[str, Any]]:
     return [r for r in emulator.requests() if not r["path"].startswith("/_emulator")]
 
 
-def test_a_new_client_on_the_same_file_is_signed_in(emulator, tmp_path):
+def test_a_new_client_on_the_same_file_is_signed_in(emulator: Emulator, tmp_path: pathlib.Path) -> None:
     path = tmp_path / "tokens" / "cache.json"
     todo = emulator.apis["ToDoList"]["scopes"][0]
     with na.Client(emulator.authority, emulator.client_id, cache_path=path) as first:
         state = first.sign_in(ANN, ANN_PW, scopes=[todo])
+        assert isinstance(state, na.SignedIn)
         assert first.info["config"]["cache"] == {"type": "file", "path": str(path), "encrypted": False}
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
@@ -26,17 +30,18 @@ def test_a_new_client_on_the_same_file_is_signed_in(emulator, tmp_path):
 
     before = len(identity_requests(emulator))
     with na.Client(emulator.authority, emulator.client_id, cache_path=str(path)) as second:
-        assert second.account.username == ANN
-        assert second.account.claims["preferred_username"] == ANN  # decoded from the cached ID token
+        account = second.account
+        assert account is not None and account.username == ANN
+        assert account.claims["preferred_username"] == ANN  # decoded from the cached ID token
         token = second.get_access_token([todo])
-        assert token.from_cache and token.token == state.token.token
+        assert token.from_cache and token.access_token == state.token.access_token
         assert len(identity_requests(emulator)) == before
         assert second.sign_out() is True
     with na.Client(emulator.authority, emulator.client_id, cache_path=path) as third:
         assert third.account is None
 
 
-def test_encryption_key_and_a_wrong_one(emulator, tmp_path):
+def test_encryption_key_and_a_wrong_one(emulator: Emulator, tmp_path: pathlib.Path) -> None:
     path = tmp_path / "cache.bin"
     key = os.urandom(32)
     with na.Client(emulator.authority, emulator.client_id, cache_path=path, cache_encryption_key=key) as c:
@@ -44,7 +49,8 @@ def test_encryption_key_and_a_wrong_one(emulator, tmp_path):
         assert c.info["config"]["cache"]["encrypted"] is True
     assert path.read_bytes()[:4] == b"NACE"
     with na.Client(emulator.authority, emulator.client_id, cache_path=path, cache_encryption_key=key) as c:
-        assert c.account.username == ANN
+        account = c.account
+        assert account is not None and account.username == ANN
     with pytest.raises(na.NativeAuthError) as wrong:
         na.Client(emulator.authority, emulator.client_id, cache_path=path, cache_encryption_key=os.urandom(32))
     assert wrong.value.code == "cache_key_invalid" and wrong.value.status == -10

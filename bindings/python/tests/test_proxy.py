@@ -8,8 +8,11 @@ import subprocess
 import sys
 import textwrap
 import threading
+from typing import List, Optional
 
 import pytest
+
+from emulator_protocol import Emulator
 
 CHILD = textwrap.dedent("""
     import json, sys
@@ -36,15 +39,15 @@ CHILD = textwrap.dedent("""
 class RecordingProxy:
     """Accepts connections, records each request line, answers 502 and closes."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
-        self.lines: list[str] = []
+        self.lines: List[str] = []
         threading.Thread(target=self._serve, daemon=True).start()
 
-    def _serve(self):
+    def _serve(self) -> None:
         while True:
             try:
                 conn, _ = self.sock.accept()
@@ -64,12 +67,12 @@ class RecordingProxy:
                 except OSError:
                     pass
 
-    def close(self):
+    def close(self) -> None:
         self.sock.close()
 
 
 @pytest.mark.parametrize("no_proxy", [None, "api.example.test"])
-def test_loopback_never_goes_through_a_proxy(emulator, no_proxy):
+def test_loopback_never_goes_through_a_proxy(emulator: Emulator, no_proxy: Optional[str]) -> None:
     proxy = RecordingProxy()
     try:
         env = dict(os.environ)

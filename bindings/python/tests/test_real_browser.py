@@ -6,17 +6,22 @@ skipped)."""
 import os
 import shutil
 import threading
+from typing import TYPE_CHECKING, Iterator, List
 
 import pytest
 
+from emulator_protocol import Emulator
 from nativeauth import Client, SignedIn
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
 
 CHROMIUM = os.environ.get("NATIVEAUTH_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("NATIVEAUTH_CHROMEDRIVER", "/usr/bin/chromedriver")
 
 
 @pytest.fixture
-def chromium():
+def chromium() -> Iterator["WebDriver"]:
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -39,17 +44,17 @@ def chromium():
         driver.quit()
 
 
-def test_sign_in_through_chromium(emulator, chromium):
+def test_sign_in_through_chromium(emulator: Emulator, chromium: "WebDriver") -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import WebDriverWait
 
     ann = emulator.users["password"]
     todo = emulator.apis["ToDoList"]
-    failures = []
-    pages = []
+    failures: List[str] = []
+    pages: List[str] = []
 
-    def drive(url):
+    def drive(url: str) -> None:
         try:
             chromium.get(url)
             WebDriverWait(chromium, 20).until(EC.presence_of_element_located((By.ID, "password")))
@@ -64,7 +69,7 @@ def test_sign_in_through_chromium(emulator, chromium):
         except Exception as e:  # reported by the test below, never lost in a thread
             failures.append(repr(e))
 
-    def open_in_chromium(url):
+    def open_in_chromium(url: str) -> bool:
         threading.Thread(target=drive, args=(url,), daemon=True).start()
         return True
 

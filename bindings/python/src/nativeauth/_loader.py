@@ -37,6 +37,7 @@ def _candidates() -> list[str]:
 
 
 def load() -> ctypes.CDLL:
+    """The first candidate that loads and has this package's ABI version; ImportError listing them all otherwise."""
     tried: list[str] = []
     for path in _candidates():
         if os.sep in path and not os.path.exists(path):

@@ -7,9 +7,18 @@ from __future__ import annotations
 
 import ctypes
 import json
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 from . import _loader
+
+# A C function pointer made from a Python callable (LOG_FN(f), BROWSER_FN(f)); the client keeps a reference.
+if TYPE_CHECKING:
+    CallbackPointer = ctypes._CFunctionType
+else:
+    CallbackPointer = ctypes._CFuncPtr
+
+Document = Dict[str, Any]
+"""A JSON document (request or result) as a dict."""
 
 lib = _loader.load()
 
@@ -53,7 +62,7 @@ def take_string(ptr: ctypes.c_void_p) -> str:
         lib.na_string_free(ptr)
 
 
-def encode(document: dict) -> bytes:
+def encode(document: Document) -> bytes:
     """A request document as UTF-8 JSON. Raises ValueError for what cannot be encoded (e.g. lone surrogates)."""
     try:
         return json.dumps(document, ensure_ascii=False, allow_nan=False).encode("utf-8")
@@ -61,7 +70,7 @@ def encode(document: dict) -> bytes:
         raise ValueError(f"request cannot be encoded as UTF-8 JSON: {e.__class__.__name__}") from None
 
 
-def parse(rc: int, text: str) -> tuple[int, Any]:
+def parse(rc: int, text: str) -> Tuple[int, Any]:
     """(status, parsed document) of a result text."""
     try:
         return rc, json.loads(text) if text else {}
@@ -69,7 +78,7 @@ def parse(rc: int, text: str) -> tuple[int, Any]:
         return rc, {"v": 1, "error": {"code": "internal", "message": "the library returned a document that is not JSON"}}
 
 
-def call(name: str, handle: Optional[int], document: dict) -> tuple[int, Any]:
+def call(name: str, handle: Optional[int], document: Document) -> Tuple[int, Any]:
     """Calls operation ``name`` and returns (status, parsed document)."""
     out = ctypes.c_void_p()
     rc = getattr(lib, name)(handle, encode(document), ctypes.byref(out))
@@ -82,7 +91,7 @@ _byref = ctypes.byref
 _void_p = ctypes.c_void_p
 
 
-def call_raw(fn: Any, handle: Optional[int], request: bytes) -> tuple[int, bytes]:
+def call_raw(fn: Any, handle: Optional[int], request: bytes) -> Tuple[int, bytes]:
     """Calls an operation with an encoded request and returns (status, the result's bytes), freeing the library's
     string. The hot path of ``get_access_token``: no JSON work here."""
     out = _void_p()
@@ -96,7 +105,8 @@ def call_raw(fn: Any, handle: Optional[int], request: bytes) -> tuple[int, bytes
         _free(ptr)
 
 
-def client_new(config: dict) -> tuple[int, Optional[int], Any]:
+def client_new(config: Document) -> Tuple[int, Optional[int], Any]:
+    """``na_client_new``: (status, the handle or None, the parsed error document or None)."""
     handle = ctypes.c_void_p()
     err = ctypes.c_void_p()
     rc = lib.na_client_new(encode(config), ctypes.byref(handle), ctypes.byref(err))
@@ -105,9 +115,13 @@ def client_new(config: dict) -> tuple[int, Optional[int], Any]:
 
 
 def version() -> str:
-    return lib.na_version().decode()
+    """The loaded library's version string (``na_version()``)."""
+    text: bytes = lib.na_version()
+    return text.decode()
 
 
 def status_str(status: int) -> str:
-    return lib.na_status_str(status).decode()
+    """``na_status_str(status)``."""
+    text: bytes = lib.na_status_str(status)
+    return text.decode()
 

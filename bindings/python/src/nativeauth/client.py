@@ -1,4 +1,4 @@
-"""The Client: one configured libnativeauth client, usable from many threads."""
+"""The `Client`: one configured libnativeauth client for one app registration, usable from many threads."""
 from __future__ import annotations
 
 import base64
@@ -6,17 +6,33 @@ import ctypes
 import logging
 import os
 import threading
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 from . import _native, errors
-from .states import AccessToken, Account, ApiResponse, FlowState, State, state_from_json, PasswordRequired
+from .documents import ClientInfo
+from .states import AccessToken, Account, ApiResponse, FlowState, PasswordRequired, State, state_from_json
+
+__all__ = ["Client", "LogHandler", "BrowserOpener"]
 
 _GET_ACCESS_TOKEN = _native.lib.na_get_access_token
 _LEVELS = {"off": 0, "error": 1, "warning": 2, "info": 3, "verbose": 4}
 _PY_LEVELS = {1: logging.ERROR, 2: logging.WARNING, 3: logging.INFO, 4: logging.DEBUG}
 
 LogHandler = Callable[[int, str, Optional[str]], None]
+"""``log_handler(level, message, correlation_id)``: ``level`` 1 (error) … 4 (verbose)."""
 BrowserOpener = Callable[[str], bool]
+"""``browser(url) -> bool``: opens ``url`` and returns whether it could, without waiting for the sign-in."""
+
+
+class _TokenMemo:
+    """get_access_token's memo for one scope set: the encoded request, the last answer's bytes, its AccessToken."""
+
+    __slots__ = ("request", "raw", "token")
+
+    def __init__(self, request: bytes) -> None:
+        self.request = request
+        self.raw: Optional[bytes] = None
+        self.token: Optional[AccessToken] = None
 
 
 class Client:
@@ -55,7 +71,7 @@ class Client:
                  cache_encryption_key: Union[bytes, str, None] = None):
         if client_id is None or not isinstance(client_id, str):
             raise errors.InvalidArgumentError("client_id must be a str", status=-1)
-        config: dict = {"v": 1, "client_id": client_id}
+        config: Dict[str, Any] = {"v": 1, "client_id": client_id}
         for key, value in (("authority", authority), ("tenant_subdomain", tenant_subdomain), ("redirect_uri", redirect_uri),
                            ("connect_timeout_ms", connect_timeout_ms), ("request_timeout_ms", request_timeout_ms),
                            ("retry_after_max_s", retry_after_max_s), ("ca_bundle", ca_bundle),
@@ -64,12 +80,12 @@ class Client:
             if value is not None:
                 config[key] = value
         if cache_path is not None and cache_path is not False:
-            cache: dict = {"type": "file"}
+            cache: Dict[str, Any] = {"type": "file"}
             if cache_path is not True:
                 cache["path"] = os.fspath(cache_path)
             if cache_encryption_key is not None:
-                key = cache_encryption_key
-                cache["encryption_key"] = base64.b64encode(key).decode() if isinstance(key, bytes) else key
+                secret = cache_encryption_key
+                cache["encryption_key"] = base64.b64encode(secret).decode() if isinstance(secret, bytes) else secret
             config["cache"] = cache
         elif cache_encryption_key is not None:
             raise errors.InvalidArgumentError("cache_encryption_key needs cache_path", status=-1)
@@ -87,10 +103,12 @@ class Client:
             raise errors.from_document(rc, err)
         self._handle: Optional[int] = handle
         self._lock = threading.Lock()
-        # get_access_token's memo: (scopes, force_refresh) → [encoded request, last answer's bytes, its AccessToken].
-        self._token_requests: dict = {}
-        self._log_callback = None
-        self._browser_callback = None
+        # get_access_token's memo, by (scopes, force_refresh).
+        self._token_requests: Dict[Tuple[Tuple[str, ...], bool], _TokenMemo] = {}
+        self._log_callback: Optional[_native.CallbackPointer] = None
+        self._browser_callback: Optional[_native.CallbackPointer] = None
+        self.last_end_session_url: Optional[str] = None
+        """The provider's end-session URL from the last `sign_out` (``None`` when it had none)."""
         if _LEVELS[log_level] > 0:
             self._install_logger(_LEVELS[log_level], log_handler)
         if browser is not None:
@@ -106,10 +124,10 @@ class Client:
         if handle is not None:
             _native.lib.na_client_free(handle)
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __del__(self) -> None:
@@ -120,6 +138,7 @@ class Client:
 
     @property
     def closed(self) -> bool:
+        """Whether `close` was called."""
         return self._handle is None
 
     def _install_logger(self, level: int, handler: Optional[LogHandler]) -> None:
@@ -160,7 +179,7 @@ class Client:
 
     # -- plumbing --------------------------------------------------------------------------------------------------
 
-    def _call(self, name: str, request: dict, state: Any = None) -> Any:
+    def _call(self, name: str, request: Dict[str, Any], state: Optional[State] = None) -> Dict[str, Any]:
         handle = self._handle
         if handle is None:
             raise errors.ClientClosedError("the client is closed", status=-1)
@@ -170,12 +189,12 @@ class Client:
             raise errors.InvalidArgumentError(str(e), status=-1) from None
         if rc != 0:
             raise errors.from_document(rc, doc, state=state)
-        return doc
+        return cast(Dict[str, Any], doc)
 
     def _state(self, doc: Mapping[str, Any]) -> State:
         return state_from_json(self, doc)
 
-    def _submit(self, current: FlowState, request: dict) -> State:
+    def _submit(self, current: FlowState, request: Dict[str, Any]) -> State:
         try:
             return self._state(self._call("na_flow_submit", request, state=None))
         except errors.NativeAuthError as e:
@@ -197,7 +216,7 @@ class Client:
 
         Raises InvalidCredentialsError (whose ``state`` lets you retry the password), UserNotFoundError,
         BrowserRequiredError, … ."""
-        req: dict = {"username": _str("username", username)}
+        req: Dict[str, Any] = {"username": _str("username", username)}
         if password is not None:
             req["password"] = _str("password", password)
         if scopes is not None:
@@ -212,7 +231,7 @@ class Client:
 
     def sign_up(self, username: str, password: Optional[str] = None, *, attributes: Optional[Mapping[str, Any]] = None) -> State:
         """Starts a sign-up; returns ``CodeRequired`` (the email is verified first)."""
-        req: dict = {"username": _str("username", username)}
+        req: Dict[str, Any] = {"username": _str("username", username)}
         if password is not None:
             req["password"] = _str("password", password)
         if attributes is not None:
@@ -239,7 +258,7 @@ class Client:
         ``prompt`` is "select_account", "login", "consent", "none" or "create"; ``timeout`` (seconds, default 300)
         bounds the whole sign-in. Raises BrowserUnavailableError (``authorization_url`` to show), AccessDeniedError,
         InteractionRequiredError, IdTokenInvalidError, RequestTimeoutError, CancelledError."""
-        req: dict = {"browser": _str("browser", browser)}
+        req: Dict[str, Any] = {"browser": _str("browser", browser)}
         if scopes is not None:
             req["scopes"] = _scopes(scopes)
         for key, value in (("login_hint", login_hint), ("prompt", prompt), ("domain_hint", domain_hint),
@@ -257,7 +276,7 @@ class Client:
     def sign_in_device_code(self, scopes: Optional[Sequence[str]] = None) -> State:
         """Starts a device-code sign-in for machines without a browser: returns ``DeviceCodeRequired`` (show its
         ``message``, then ``wait()``). Raises NotSupportedError when the provider has no device-code endpoint."""
-        req: dict = {}
+        req: Dict[str, Any] = {}
         if scopes is not None:
             req["scopes"] = _scopes(scopes)
         return self._state(self._call("na_sign_in_device_code", req))
@@ -274,7 +293,7 @@ class Client:
         if scopes is None:
             scopes = []
         if claims is not None or account is not None:
-            req: dict = {"scopes": _scopes(scopes), "force_refresh": bool(force_refresh)}
+            req: Dict[str, Any] = {"scopes": _scopes(scopes), "force_refresh": bool(force_refresh)}
             if claims is not None:
                 req["claims"] = dict(claims)
             if account is not None:
@@ -282,15 +301,18 @@ class Client:
             return AccessToken.from_json(self._call("na_get_access_token", req))
         # The hot path: the request is encoded once per scope set, and an answer identical to the previous one (a
         # cached token) is not parsed again.
-        key: Any = (tuple(scopes), force_refresh) if isinstance(scopes, (list, tuple)) else None
-        try:
-            memo = self._token_requests.get(key) if key is not None else None
-        except TypeError:  # an unhashable element: no memo; _scopes() below refuses it
-            key = memo = None
+        key: Optional[Tuple[Tuple[str, ...], bool]] = None
+        memo: Optional[_TokenMemo] = None
+        if isinstance(scopes, (list, tuple)):
+            key = (tuple(scopes), force_refresh)
+            try:
+                memo = self._token_requests.get(key)
+            except TypeError:  # an unhashable element: no memo; _scopes() below refuses it
+                key = None
         if memo is None:
             request = {"v": 1, "scopes": _scopes(scopes), "force_refresh": bool(force_refresh)}
             try:
-                memo = [_native.encode(request), None, None]
+                memo = _TokenMemo(_native.encode(request))
             except ValueError as e:
                 raise errors.InvalidArgumentError(str(e), status=-1) from None
             if key is not None:
@@ -300,42 +322,49 @@ class Client:
         handle = self._handle
         if handle is None:
             raise errors.ClientClosedError("the client is closed", status=-1)
-        rc, raw = _native.call_raw(_GET_ACCESS_TOKEN, handle, memo[0])
-        if rc == 0 and raw == memo[1]:
-            return memo[2]
+        rc, raw = _native.call_raw(_GET_ACCESS_TOKEN, handle, memo.request)
+        cached = memo.token
+        if rc == 0 and cached is not None and raw == memo.raw:
+            return cached
         rc, doc = _native.parse(rc, raw.decode("utf-8", errors="replace"))
         if rc != 0:
             raise errors.from_document(rc, doc)
         token = AccessToken.from_json(doc)
-        memo[1], memo[2] = raw, token
+        memo.raw, memo.token = raw, token
         return token
 
-    def call_api(self, url: str, scopes: Sequence[str], *, method: str = "GET", headers: Optional[Mapping[str, str]] = None,
-                 body: Union[None, str, dict, list] = None, force_refresh: bool = False,
+    def call_api(self, url: str, scopes: Optional[Sequence[str]] = None, *, method: str = "GET",
+                 headers: Optional[Mapping[str, str]] = None,
+                 body: Union[None, str, Mapping[str, Any], Sequence[Any]] = None, force_refresh: bool = False,
                  account: Optional[str] = None) -> ApiResponse:
-        """Calls an API with ``Authorization: Bearer``. An HTTP error status is returned, not raised."""
-        req: dict = {"url": _str("url", url), "scopes": _scopes(scopes), "method": _str("method", method),
-                     "force_refresh": bool(force_refresh)}
+        """Calls an API with ``Authorization: Bearer`` and a token for ``scopes`` (without any: the sign-in's own
+        scopes), from the same logic as `get_access_token`. A ``str`` body is sent as is, a mapping or list as JSON.
+        An HTTP error status is a response (see `ApiResponse.ok`), not an exception; errors getting the token raise
+        as for `get_access_token`."""
+        req: Dict[str, Any] = {"url": _str("url", url), "method": _str("method", method),
+                               "force_refresh": bool(force_refresh)}
+        if scopes is not None:
+            req["scopes"] = _scopes(scopes)
         if account is not None:
             req["account"] = _str("account", account)
         if headers is not None:
             req["headers"] = dict(headers)
         if body is not None:
             req["body"] = body
-        doc = self._call("na_call_api", req)
-        return ApiResponse(int(doc.get("status", 0)), dict(doc.get("headers") or {}), doc.get("body", doc.get("body_base64")))
+        return ApiResponse.from_json(self._call("na_call_api", req))
 
     @property
     def account(self) -> Optional[Account]:
-        """The signed-in account, or None (AccountRequiredError when several are: use ``accounts``)."""
+        """The signed-in account with its ``id_token``, or ``None``. Raises `nativeauth.AccountRequiredError` when
+        several are signed in: use `accounts`."""
         try:
             return Account.from_json(self._call("na_get_account", {"include_id_token": True})["account"])
         except errors.NoAccountError:
             return None
 
     @property
-    def accounts(self) -> list:
-        """Every signed-in account, ordered by username."""
+    def accounts(self) -> List[Account]:
+        """Every signed-in account (with its ``id_token``), ordered by username."""
         doc = self._call("na_get_accounts", {"include_id_token": True})
         return [Account.from_json(a) for a in doc.get("accounts", ())]
 
@@ -343,17 +372,19 @@ class Client:
         """Forgets an account's tokens (the only one, ``account``, or with ``all`` every one). With
         ``browser="system"`` the provider's end-session page is opened too (its URL is ``last_end_session_url``).
         Returns whether someone was signed out."""
-        req: dict = {"all": bool(all), "browser": _str("browser", browser)}
+        req: Dict[str, Any] = {"all": bool(all), "browser": _str("browser", browser)}
         if account is not None:
             req["account"] = _str("account", account)
         doc = self._call("na_sign_out", req)
-        self.last_end_session_url: Optional[str] = doc.get("end_session_url")
+        url = doc.get("end_session_url")
+        self.last_end_session_url = url if isinstance(url, str) else None
         return bool(doc.get("was_signed_in"))
 
     @property
-    def info(self) -> dict:
-        """The effective configuration."""
-        return dict(self._call("na_client_info", {}))
+    def info(self) -> ClientInfo:
+        """``na_client_info``'s document: the library ``version`` and the effective ``config`` (see
+        `nativeauth.documents.ClientConfig`)."""
+        return cast(ClientInfo, self._call("na_client_info", {}))
 
 
 def _str(name: str, value: Any) -> str:
@@ -362,7 +393,7 @@ def _str(name: str, value: Any) -> str:
     return value
 
 
-def _scopes(scopes: Any) -> list:
+def _scopes(scopes: Any) -> List[str]:
     try:
         items = None if isinstance(scopes, (str, bytes)) else list(scopes)
     except TypeError:

@@ -1,28 +1,42 @@
-"""Exceptions. Every error the library reports is a ``NativeAuthError`` whose class follows its stable ``code``.
+"""Exceptions. Every error the library reports is a `NativeAuthError` whose class follows its stable ``code``.
 
-Classes inherit a builtin where one fits, so ``except ValueError`` / ``except ConnectionError`` work too. Messages
-never contain passwords, codes or tokens.
+The codes are those of the C error document ``{"v":1,"error":{"code","message","server"?,…}}`` (``docs/errors.md``);
+the document's other members are in ``details`` and, for the common ones, in properties of the class. Classes
+inherit a builtin where one fits, so ``except ValueError`` / ``except ConnectionError`` work too. Messages never
+contain passwords, codes or tokens.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Type
+
+if TYPE_CHECKING:
+    from .documents import AccountDocument
+    from .states import State
 
 
 @dataclass(frozen=True)
 class ServerDetails:
-    """What the server said, when the error came from a server answer."""
+    """What the server said, when the error came from a server answer (the error document's ``"server"``)."""
 
     error: Optional[str] = None
+    """The OAuth error, e.g. ``"invalid_grant"``."""
     suberror: Optional[str] = None
-    error_codes: tuple = ()
+    """The suberror, e.g. ``"password_too_weak"``."""
+    error_codes: Tuple[int, ...] = ()
+    """Entra's AADSTS numbers, e.g. ``(50126,)``."""
     correlation_id: Optional[str] = None
+    """The request's client-request-id."""
     trace_id: Optional[str] = None
+    """The server's trace id."""
     http_status: Optional[int] = None
+    """The HTTP status of the answer."""
     retry_after: Optional[str] = None
+    """The Retry-After header of a 429/503, as sent."""
 
     @classmethod
-    def from_json(cls, d: Optional[dict]) -> Optional["ServerDetails"]:
+    def from_json(cls, d: Optional[Mapping[str, Any]]) -> Optional[ServerDetails]:
+        """The details of an error document's ``"server"`` member (``None`` without one)."""
         if not d:
             return None
         return cls(d.get("error"), d.get("suberror"), tuple(d.get("error_codes", ())), d.get("correlation_id"),
@@ -31,30 +45,42 @@ class ServerDetails:
 
 class NativeAuthError(Exception):
     """Base class. ``code`` is the library's stable error code; ``status`` the NA_* return value; ``server`` the
-    server's details; ``state`` the flow state to retry on, for retryable errors (wrong code, weak password …)."""
+    server's details; ``details`` the error document's other members; ``state`` the flow state to retry on, for
+    retryable errors (wrong code, weak password …)."""
 
-    code = "internal"
+    code: str = "internal"
+    """The stable error code (``docs/errors.md``)."""
 
     def __init__(self, message: str, *, code: Optional[str] = None, status: int = -9,
-                 server: Optional[ServerDetails] = None, details: Optional[dict] = None, state: Any = None):
+                 server: Optional[ServerDetails] = None, details: Optional[Dict[str, Any]] = None,
+                 state: Optional[State] = None) -> None:
         super().__init__(message)
-        self.message = message
+        self.message: str = message
+        """The English sentence (for people; may change)."""
         if code:
             self.code = code
-        self.status = status
-        self.server = server
-        self.details = details or {}
-        self.state = state
+        self.status: int = status
+        """The NA_* status the call returned (``-1`` … ``-10``)."""
+        self.server: Optional[ServerDetails] = server
+        """What the server said, when the error came from a server answer."""
+        self.details: Dict[str, Any] = details or {}
+        """The error document's other members (``field``, ``flow``, ``reason``, ``login_hint`` …)."""
+        self.state: Optional[State] = state
+        """For a retryable error of a flow: the state to continue with (e.g. submit another code)."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
 
 
 class InvalidArgumentError(NativeAuthError, ValueError):
+    """A bad argument or request (NA_EINVAL); ``details["field"]`` names the offending member when known."""
+
     code = "invalid_argument"
 
 
 class NotSupportedError(InvalidArgumentError):
+    """A recognised option this version (or this provider) does not implement."""
+
     code = "not_supported"
 
 
@@ -64,10 +90,14 @@ class ClientClosedError(InvalidArgumentError):
 
 
 class InvalidScopeError(InvalidArgumentError):
+    """The server refused the scopes."""
+
     code = "invalid_scope"
 
 
 class InvalidClientError(InvalidArgumentError):
+    """The app registration does not allow native auth (unknown, confidential, or not enabled)."""
+
     code = "invalid_client"
 
 
@@ -76,18 +106,26 @@ class AuthenticationError(NativeAuthError):
 
 
 class InvalidUsernameError(AuthenticationError):
+    """The username is empty, or the server refused it."""
+
     code = "invalid_username"
 
 
 class UserNotFoundError(AuthenticationError):
+    """No such account (sign-in, password reset)."""
+
     code = "user_not_found"
 
 
 class InvalidCredentialsError(AuthenticationError):
+    """Wrong password; ``state`` retries the password on the same flow."""
+
     code = "invalid_credentials"
 
 
 class InvalidCodeError(AuthenticationError):
+    """Wrong or expired one-time code; ``state`` retries on the same flow."""
+
     code = "invalid_code"
 
 
@@ -97,34 +135,48 @@ class InvalidPasswordError(AuthenticationError):
 
     @property
     def reason(self) -> Optional[str]:
+        """The server's policy suberror (``password_too_weak``, ``password_too_short`` …) or ``"empty"``."""
         return self.details.get("reason")
 
 
 class UserAlreadyExistsError(AuthenticationError):
+    """A sign-up for an existing account."""
+
     code = "user_already_exists"
 
 
 class AttributesInvalidError(AuthenticationError):
+    """The server refused sign-up attributes: ``attributes`` names them; the flow stays usable."""
+
     code = "attributes_invalid"
 
     @property
-    def attributes(self) -> list:
+    def attributes(self) -> List[str]:
+        """The names of the refused attributes."""
         return list(self.details.get("attributes", []))
 
 
 class UserHasNoPasswordError(AuthenticationError):
+    """A password reset for a one-time-passcode account."""
+
     code = "user_has_no_password"
 
 
 class InvalidContactError(AuthenticationError):
+    """Registration: the contact is not valid."""
+
     code = "invalid_contact"
 
 
 class ContactBlockedError(AuthenticationError):
+    """Registration: the contact is blocked."""
+
     code = "contact_blocked"
 
 
 class AuthMethodBlockedError(AuthenticationError):
+    """MFA: the method is blocked."""
+
     code = "auth_method_blocked"
 
 
@@ -135,10 +187,12 @@ class InteractionRequiredError(NativeAuthError):
 
     @property
     def login_hint(self) -> Optional[str]:
+        """The account's login hint, for `nativeauth.Client.sign_in_interactive`."""
         return self.details.get("login_hint")
 
     @property
     def claims(self) -> Optional[str]:
+        """The server's claims challenge (a JSON string), to pass as ``claims`` to a new sign-in."""
         return self.details.get("claims")
 
 
@@ -148,14 +202,19 @@ class BrowserRequiredError(InteractionRequiredError):
 
     @property
     def redirect_reason(self) -> Optional[str]:
+        """Why the server asked for the browser."""
         return self.details.get("redirect_reason")
 
 
 class RefreshTokenExpiredError(InteractionRequiredError):
+    """The refresh token expired: sign in again."""
+
     code = "refresh_token_expired"
 
 
 class PasswordChangeRequiredError(InteractionRequiredError):
+    """The user must change the password (in the browser)."""
+
     code = "password_change_required"
 
 
@@ -164,10 +223,14 @@ class FlowError(NativeAuthError):
 
 
 class FlowExpiredError(FlowError):
+    """The flow's continuation token expired: start again."""
+
     code = "flow_expired"
 
 
 class FlowInvalidError(FlowError):
+    """An unknown, finished or busy flow, or an action it is not waiting for (``details["expected"]``)."""
+
     code = "flow_invalid"
 
 
@@ -177,22 +240,32 @@ class CancelledError(FlowError):
 
 
 class NoAccountError(NativeAuthError, LookupError):
+    """No signed-in account (or none matches ``account``) (NA_ENOTFOUND)."""
+
     code = "no_account"
 
 
 class NetworkError(NativeAuthError, ConnectionError):
+    """No usable answer: cannot connect, connection broken (NA_ENETWORK)."""
+
     code = "network"
 
 
 class RequestTimeoutError(NetworkError, TimeoutError):
+    """The connect or request timeout elapsed."""
+
     code = "timeout"
 
 
 class TLSError(NetworkError):
+    """The TLS handshake or certificate verification failed."""
+
     code = "tls"
 
 
 class ServerError(NativeAuthError):
+    """The server answered with an error or something unexpected (NA_ESERVER)."""
+
     code = "server"
 
 
@@ -202,6 +275,7 @@ class ThrottledError(ServerError):
 
     @property
     def retry_after_s(self) -> Optional[int]:
+        """How many seconds the server asked to wait."""
         return self.details.get("retry_after_s")
 
 
@@ -210,15 +284,19 @@ class DeclinedScopesError(ServerError):
     code = "declined_scopes"
 
     @property
-    def declined(self) -> list:
+    def declined(self) -> List[str]:
+        """The scopes the server did not grant."""
         return list(self.details.get("declined", []))
 
     @property
-    def granted(self) -> list:
+    def granted(self) -> List[str]:
+        """The scopes it granted."""
         return list(self.details.get("granted", []))
 
 
 class PasswordResetFailedError(ServerError):
+    """The server reported that the password reset failed: start it again."""
+
     code = "password_reset_failed"
 
 
@@ -232,7 +310,8 @@ class AccountRequiredError(InvalidArgumentError):
     code = "account_required"
 
     @property
-    def accounts(self) -> list:
+    def accounts(self) -> List[AccountDocument]:
+        """The signed-in accounts, as the error document lists them (``username``, ``home_account_id`` …)."""
         return list(self.details.get("accounts", []))
 
 
@@ -247,6 +326,7 @@ class BrowserUnavailableError(InteractionRequiredError):
 
     @property
     def authorization_url(self) -> Optional[str]:
+        """The URL to show the user."""
         return self.details.get("authorization_url")
 
 
@@ -256,6 +336,8 @@ class CacheError(NativeAuthError, OSError):
 
 
 class CacheUnreadableError(CacheError):
+    """The cache file cannot be read; the client starts empty and keeps changes in memory."""
+
     code = "cache_unreadable"
 
 
@@ -275,10 +357,14 @@ class CacheKeyInvalidError(CacheError):
 
 
 class LibraryMemoryError(NativeAuthError, MemoryError):
+    """The library ran out of memory (NA_ENOMEM)."""
+
     code = "out_of_memory"
 
 
 class InternalError(NativeAuthError):
+    """A bug in the library (NA_EINTERNAL); please report it."""
+
     code = "internal"
 
 
@@ -307,7 +393,7 @@ _BY_CODE = {cls.code: cls for cls in [
 ]}
 
 
-def from_document(status: int, doc: Any, state: Any = None) -> NativeAuthError:
+def from_document(status: int, doc: Any, state: Optional[State] = None) -> NativeAuthError:
     """Builds the exception for an error document ``{"v":1,"error":{…}}``."""
     err = (doc or {}).get("error") or {}
     code = err.get("code") or "internal"

@@ -1,150 +1,307 @@
-"""Results of the native-auth calls, as values. States that need more input have methods that continue the flow,
-in the shape of MSAL's state machine: ``state = client.sign_in(...)``; ``state = state.submit_code("12345678")``."""
+"""Results of the calls, as immutable values shaped like the C documents.
+
+Every result is a frozen dataclass whose fields carry the names of the members of its C document (see
+``include/nativeauth.h`` and ``docs/calls/``): `AccessToken` is ``na_get_access_token``'s result, `Account` an
+``"account"``, `ApiResponse` ``na_call_api``'s result, and each `State` subclass one ``"status"`` of the sign-in,
+sign-up and password-reset documents (the class attribute ``status`` holds that value). Values are copied out of the
+library's strings, which are freed at once: a result never holds the library's memory, and stays valid after the
+`nativeauth.Client` is closed.
+
+States that need more input have methods that continue the flow, in the shape of MSAL's state machine:
+
+    state = client.sign_in("olivia@contoso.com")  # PasswordRequired, CodeRequired, MfaRequired, …
+    if isinstance(state, CodeRequired):
+        state = state.submit_code("12345678")     # the next state, e.g. SignedIn
+
+Secrets (``access_token``, ``id_token``) are left out of ``repr()`` so that they do not end up in logs by accident.
+"""
 from __future__ import annotations
 
+import base64
+import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Dict, Mapping, Optional, Sequence, Tuple, Type, TypeVar
 
 if TYPE_CHECKING:
     from .client import Client
 
+__all__ = ["AccessToken", "Account", "ApiResponse", "AttributesRequired", "AuthMethod", "BrowserPending",
+           "CodeRequired", "DeviceCodeRequired", "FlowState", "MfaRequired", "PasswordRequired",
+           "PasswordResetCompleted", "RegistrationRequired", "RequiredAttribute", "SignedIn", "SignUpCompleted",
+           "State"]
+
+_S = TypeVar("_S", bound="State")
+
+
+def _int(value: Any, default: int = 0) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+def _opt_str(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) else None
+
 
 @dataclass(frozen=True)
 class AccessToken:
-    """An access token. ``token`` is hidden from ``repr`` so it does not end up in logs by accident."""
+    """An access token: ``na_get_access_token``'s result, and the ``"token"`` of a `SignedIn` state.
 
-    token: str = field(repr=False)
-    scopes: tuple
+    ``access_token`` is left out of ``repr()``. ``scopes`` are the scopes the token was granted for (the OIDC scopes
+    included); ``expires_on`` is its expiry in Unix seconds; ``from_cache`` says whether it was served from the cache
+    without a network call."""
+
+    access_token: str = field(repr=False)
+    """The token to send as ``Authorization: Bearer <access_token>``."""
+    scopes: Tuple[str, ...]
+    """The scopes the token was granted for."""
     expires_on: int
+    """When the token expires, in Unix seconds."""
     from_cache: bool
+    """Whether the token came from the cache (no network call)."""
     token_type: str = "Bearer"
+    """Always ``"Bearer"``."""
+
+    @property
+    def token(self) -> str:
+        """Read-only alias of ``access_token``, the field's former name — kept for backward compatibility; new code
+        should use ``access_token`` (the name of the C document's member)."""
+        return self.access_token
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "AccessToken":
-        return cls(d["access_token"], tuple(d.get("scopes", ())), int(d.get("expires_on", 0)), bool(d.get("from_cache", False)),
-                   d.get("token_type", "Bearer"))
+    def from_json(cls, d: Mapping[str, Any]) -> AccessToken:
+        """The token of a result document (``{"access_token", "token_type", "scopes", "expires_on",
+        "from_cache"}``)."""
+        return cls(d.get("access_token") or "", tuple(d.get("scopes") or ()), int(d.get("expires_on") or 0),
+                   bool(d.get("from_cache", False)), d.get("token_type") or "Bearer")
 
 
 @dataclass(frozen=True)
 class Account:
-    """The signed-in account. ``home_account_id`` is ``<uid>.<utid>``; ``claims`` are the ID token's claims."""
+    """A signed-in account (``na_get_account``'s ``"account"``).
+
+    ``home_account_id`` is ``<uid>.<utid>`` (for a generic OpenID Connect provider ``<sub>.<issuer hash>``);
+    ``claims`` are the ID token's claims. ``id_token`` (the raw ID token, left out of ``repr()``) is there when
+    the account was read with `nativeauth.Client.account` or `nativeauth.Client.accounts`; it is ``None`` in a
+    `SignedIn` state."""
 
     username: str
+    """``preferred_username``, else ``email``, else ``sub``."""
     home_account_id: str
+    """The account's stable identifier: pass it (or ``username``) as ``account=`` to pick one of several."""
     tenant_id: str
+    """The tenant (``utid``)."""
     environment: str
-    claims: dict = field(default_factory=dict, compare=False)
+    """The authority's host, e.g. ``contoso.ciamlogin.com``."""
+    claims: Dict[str, Any] = field(default_factory=dict, compare=False)
+    """The ID token's claims."""
     id_token: Optional[str] = field(default=None, repr=False)
+    """The raw ID token, when it was asked for."""
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "Account":
-        return cls(d.get("username", ""), d.get("home_account_id", ""), d.get("tenant_id", ""), d.get("environment", ""),
-                   dict(d.get("claims") or {}), d.get("id_token"))
+    def from_json(cls, d: Mapping[str, Any]) -> Account:
+        """An account of a result document."""
+        return cls(str(d.get("username") or ""), str(d.get("home_account_id") or ""), str(d.get("tenant_id") or ""),
+                   str(d.get("environment") or ""), dict(d.get("claims") or {}), _opt_str(d.get("id_token")))
 
 
 @dataclass(frozen=True)
 class AuthMethod:
-    """A strong-authentication method (MFA or registration)."""
+    """A strong-authentication method of `MfaRequired` or `RegistrationRequired` (``{"id", "channel",
+    "login_hint", "challenge_type"}``)."""
 
     id: str
+    """The method's identifier, for ``request_challenge`` / ``register_method``."""
     channel: Optional[str] = None
+    """Where a code goes, e.g. ``"email"``."""
     login_hint: Optional[str] = None
+    """The masked address, e.g. ``"m***p@fa**c.com"``."""
     challenge_type: Optional[str] = None
+    """The challenge type, e.g. ``"oob"``."""
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> AuthMethod:
+        """A method of a ``"methods"`` list."""
+        return cls(str(d.get("id") or ""), _opt_str(d.get("channel")), _opt_str(d.get("login_hint")),
+                   _opt_str(d.get("challenge_type")))
 
 
 @dataclass(frozen=True)
 class RequiredAttribute:
+    """A sign-up attribute the server asks for (``{"name", "type", "required", "regex"?}``)."""
+
     name: str
+    """The attribute's name, e.g. ``"displayName"``."""
     type: str = "string"
+    """Its type as the server names it."""
     required: bool = True
+    """Whether it must be given."""
     regex: Optional[str] = None
+    """A pattern the value must match, when the server sent one."""
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> RequiredAttribute:
+        """An attribute of a ``"required_attributes"`` list."""
+        return cls(str(d.get("name") or ""), str(d.get("type") or "string"), bool(d.get("required", True)),
+                   _opt_str(d.get("regex")))
 
 
 @dataclass(frozen=True)
 class ApiResponse:
-    """What an API answered: ``body`` is parsed JSON when the API sent JSON, text otherwise."""
+    """What an API answered (``na_call_api``'s result ``{"status", "headers", "body" | "body_base64",
+    "body_too_deep"?}``). An HTTP error status is a response, not an exception: check ``ok`` or ``status``.
+
+    ``body`` is the parsed JSON when the API sent JSON, the text otherwise, and ``None`` when the body is not UTF-8
+    (then ``body_base64`` holds it). `content` gives the body as bytes in every case."""
 
     status: int
-    headers: dict
-    body: Any
+    """The HTTP status."""
+    headers: Dict[str, str]
+    """The response headers, names in lower case (repeated headers joined with ``", "``)."""
+    body: Any = None
+    """Parsed JSON, text, or ``None`` for a binary body."""
+    body_base64: Optional[str] = None
+    """A body that is not UTF-8, in base64."""
+    body_too_deep: bool = False
+    """A JSON body nested deeper than 64 levels: returned as text in ``body``, unparsed."""
 
     @property
     def ok(self) -> bool:
+        """Whether ``status`` is 2xx."""
         return 200 <= self.status < 300
+
+    @property
+    def content(self) -> bytes:
+        """The body as bytes: ``body_base64`` decoded, text as UTF-8, or parsed JSON serialised again (compact)."""
+        if self.body_base64 is not None:
+            return base64.b64decode(self.body_base64)
+        if self.body is None:
+            return b""
+        if isinstance(self.body, str):
+            return self.body.encode("utf-8")
+        return json.dumps(self.body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ApiResponse:
+        """``na_call_api``'s result document."""
+        headers = {str(k): str(v) for k, v in (d.get("headers") or {}).items()}
+        return cls(_int(d.get("status")), headers, d.get("body"), _opt_str(d.get("body_base64")),
+                   bool(d.get("body_too_deep", False)))
 
 
 @dataclass(frozen=True)
 class State:
-    """A result of a sign-in, sign-up or password reset. ``flow_type`` is "sign_in", "sign_up", "reset_password",
-    "interactive" or "device_code"."""
+    """A result of a sign-in, sign-up or password reset: one of the subclasses, by the document's ``"status"``.
+
+    ``flow_type`` is ``"sign_in"``, ``"sign_up"``, ``"reset_password"``, ``"interactive"`` or
+    ``"device_code"``."""
+
+    status: ClassVar[str] = "cancelled"
+    """The document's ``"status"`` this class stands for (the base class itself only for a cancelled flow)."""
 
     flow_type: str
+    """Which flow produced this state."""
 
 
 @dataclass(frozen=True)
 class SignedIn(State):
+    """The user is signed in (``"signed_in"``): the ``account`` and the first ``token``."""
+
+    status: ClassVar[str] = "signed_in"
+
     account: Account
+    """Who signed in (without ``id_token``; `nativeauth.Client.account` has it)."""
     token: AccessToken
+    """The access token for the sign-in's scopes."""
 
 
 @dataclass(frozen=True)
 class FlowState(State):
     """A state that continues: it names library-held flow state (the server's continuation token never leaves the
-    library). Each continuation returns the next state; retryable errors carry this state as ``error.state``."""
+    library). Each continuation returns the next state; a retryable error carries this state as ``error.state``."""
 
     flow: str = field(repr=False)
-    _client: "Client" = field(repr=False, compare=False)
+    """The opaque handle of the flow in the library (``"f_…"``)."""
+    _client: Client = field(repr=False, compare=False)
 
     def _submit(self, **request: Any) -> State:
         return self._client._submit(self, {"flow": self.flow, **request})
 
     def cancel(self) -> None:
-        """Forgets the flow."""
+        """Forgets the flow. May be called from another thread while a call waits on it (which then raises
+        `nativeauth.CancelledError`)."""
         self._client._submit(self, {"flow": self.flow, "action": "cancel"})
 
 
 @dataclass(frozen=True)
 class CodeRequired(FlowState):
-    """A one-time code was sent (``sent_to`` is masked)."""
+    """A one-time code was sent (``"code_required"``): to ``sent_to`` (masked) over ``channel``; it has
+    ``code_length`` digits. ``resend_interval`` is how many seconds to wait before `resend_code`, when the server
+    said."""
+
+    status: ClassVar[str] = "code_required"
 
     sent_to: str = ""
+    """The masked address the code went to, e.g. ``"o***a@co**o.com"``."""
     channel: str = "email"
+    """How the code was sent."""
     code_length: int = 0
+    """How many characters the code has."""
+    resend_interval: Optional[int] = None
+    """Seconds before a new code may be asked for, when the server said."""
 
     def submit_code(self, code: str) -> State:
+        """Submits the code: the next state (`SignedIn`, `PasswordRequired`, …). Raises
+        `nativeauth.InvalidCodeError` (whose ``state`` is this one) for a wrong code."""
         return self._submit(action="submit_code", code=_text("code", code))
 
-    def resend_code(self) -> "CodeRequired":
+    def resend_code(self) -> CodeRequired:
+        """Sends a new code (the previous one stops working)."""
         return _expect(self._submit(action="resend_code"), CodeRequired)
 
 
 @dataclass(frozen=True)
 class PasswordRequired(FlowState):
-    """A password is needed: the sign-in password, the sign-up password, or the new password of a reset."""
+    """A password is needed (``"password_required"``): the sign-in password, the sign-up password, or the new
+    password of a reset."""
+
+    status: ClassVar[str] = "password_required"
 
     def submit_password(self, password: str) -> State:
+        """Submits the password: the next state. Raises `nativeauth.InvalidCredentialsError` or
+        `nativeauth.InvalidPasswordError` (with ``reason``), whose ``state`` is this one."""
         return self._submit(action="submit_password", password=_text("password", password))
 
 
 @dataclass(frozen=True)
 class AttributesRequired(FlowState):
-    required_attributes: tuple = ()
+    """A sign-up needs attributes (``"attributes_required"``): ``required_attributes`` lists them."""
+
+    status: ClassVar[str] = "attributes_required"
+
+    required_attributes: Tuple[RequiredAttribute, ...] = ()
+    """The attributes the server asks for."""
 
     def submit_attributes(self, attributes: Mapping[str, Any]) -> State:
+        """Submits attribute values by name: the next state (`SignUpCompleted`, …). Raises
+        `nativeauth.AttributesInvalidError` naming the refused ones."""
         if not isinstance(attributes, Mapping):
             from .errors import InvalidArgumentError
-            raise InvalidArgumentError("attributes must be a mapping of names to values", code="invalid_argument", status=-1)
+            raise InvalidArgumentError("attributes must be a mapping of names to values", code="invalid_argument",
+                                       status=-1)
         return self._submit(action="submit_attributes", attributes=dict(attributes))
 
 
 @dataclass(frozen=True)
 class MfaRequired(FlowState):
-    """A second factor is needed. ``request_challenge`` sends a code to a method (the first by default)."""
+    """A second factor is needed (``"mfa_required"``): `request_challenge` sends a code to one of ``methods``."""
 
-    methods: tuple = ()
+    status: ClassVar[str] = "mfa_required"
+
+    methods: Tuple[AuthMethod, ...] = ()
+    """The user's strong-authentication methods."""
 
     def request_challenge(self, method: Optional[AuthMethod] = None) -> CodeRequired:
-        req: dict = {"action": "request_challenge"}
+        """Sends a code to ``method`` (default: the first of ``methods``)."""
+        req: Dict[str, Any] = {"action": "request_challenge"}
         if method is not None:
             req["method_id"] = method.id
         return _expect(self._submit(**req), CodeRequired)
@@ -152,13 +309,18 @@ class MfaRequired(FlowState):
 
 @dataclass(frozen=True)
 class RegistrationRequired(FlowState):
-    """A strong-authentication method must be registered: ``register_method(contact)`` sends a code to it (or signs
-    the user in straight away when the contact needs no verification)."""
+    """A strong-authentication method must be registered (``"registration_required"``): `register_method` sends a
+    code to a contact (or signs the user in straight away when the contact needs no verification)."""
 
-    methods: tuple = ()
+    status: ClassVar[str] = "registration_required"
+
+    methods: Tuple[AuthMethod, ...] = ()
+    """The methods that may be registered."""
 
     def register_method(self, contact: str, method: Optional[AuthMethod] = None) -> State:
-        req: dict = {"action": "register_method", "contact": _text("contact", contact)}
+        """Registers ``contact`` (an email address) for ``method`` (default: the first): `CodeRequired`, or
+        `SignedIn`. Raises `nativeauth.InvalidContactError`."""
+        req: Dict[str, Any] = {"action": "register_method", "contact": _text("contact", contact)}
         if method is not None:
             req["method_id"] = method.id
         return self._submit(**req)
@@ -166,67 +328,96 @@ class RegistrationRequired(FlowState):
 
 @dataclass(frozen=True)
 class BrowserPending(FlowState):
-    """A browser sign-in waits for its redirect (``browser="none"``): show ``authorization_url`` to the user, then
-    ``wait()`` for the redirect on the loopback listener, or ``submit_redirect(url)`` with a redirect your app
-    captured itself. ``cancel()`` may be called from another thread while ``wait()`` blocks."""
+    """A browser sign-in waits for its redirect (``"browser_pending"``, from ``browser="none"``): show
+    ``authorization_url`` to the user, then `wait` for the redirect on the loopback listener, or `submit_redirect`
+    with a redirect your app captured itself. ``cancel()`` may be called from another thread while `wait` blocks."""
+
+    status: ClassVar[str] = "browser_pending"
 
     authorization_url: str = ""
+    """The URL to open in a browser."""
     redirect_uri: str = ""
+    """Where the browser will be sent back to."""
     expires_in: int = 0
+    """Seconds until the sign-in expires."""
 
     def wait(self, timeout: Optional[float] = None) -> State:
-        """Waits up to ``timeout`` seconds (default: 300) for the redirect: ``SignedIn``, or this state again."""
+        """Waits up to ``timeout`` seconds (default: 300) for the redirect: `SignedIn`, or this state again."""
         return self._submit(**_wait_args(timeout))
 
     def submit_redirect(self, redirect_url: str) -> State:
+        """Completes the sign-in with the redirect URL as the app received it: `SignedIn`."""
         return self._submit(action="submit_redirect", redirect_url=_text("redirect_url", redirect_url))
 
 
 @dataclass(frozen=True)
 class DeviceCodeRequired(FlowState):
-    """A device-code sign-in: show ``message`` (or ``verification_uri`` and ``user_code``), then ``wait()``."""
+    """A device-code sign-in (``"device_code_required"``): show ``message`` (or ``verification_uri`` and
+    ``user_code``), then `wait`."""
+
+    status: ClassVar[str] = "device_code_required"
 
     user_code: str = ""
+    """The code the user enters."""
     verification_uri: str = ""
+    """Where the user enters it."""
     verification_uri_complete: Optional[str] = None
+    """A URI with the code in it, when the server sent one."""
     expires_in: int = 0
+    """Seconds until the code expires."""
     interval: int = 5
+    """Seconds between polls."""
     message: str = ""
+    """What to tell the user."""
 
     def wait(self, timeout: Optional[float] = None) -> State:
-        """Polls until the user approves (``SignedIn``), or ``timeout`` seconds pass (default: 900; this state
-        again). Raises AccessDeniedError, FlowExpiredError, CancelledError."""
+        """Polls until the user approves (`SignedIn`), or ``timeout`` seconds pass (default: 900; this state
+        again). Raises `nativeauth.AccessDeniedError`, `nativeauth.FlowExpiredError`,
+        `nativeauth.CancelledError`."""
         return self._submit(**_wait_args(timeout))
 
 
 @dataclass(frozen=True)
 class SignUpCompleted(FlowState):
+    """The account was created (``"sign_up_completed"``): `sign_in` signs the new user in without a password. (With
+    an empty ``flow`` the server allowed no automatic sign-in: call `nativeauth.Client.sign_in`.)"""
+
+    status: ClassVar[str] = "sign_up_completed"
+
     def sign_in(self, scopes: Optional[Sequence[str]] = None, claims: Optional[Mapping[str, Any]] = None) -> State:
+        """Signs the new user in: `SignedIn`."""
         return self._submit(**_sign_in_args(scopes, claims))
 
 
 @dataclass(frozen=True)
 class PasswordResetCompleted(FlowState):
+    """The password was reset (``"password_reset_completed"``): `sign_in` signs the user in with it."""
+
+    status: ClassVar[str] = "password_reset_completed"
+
     def sign_in(self, scopes: Optional[Sequence[str]] = None, claims: Optional[Mapping[str, Any]] = None) -> State:
+        """Signs the user in: `SignedIn`."""
         return self._submit(**_sign_in_args(scopes, claims))
 
 
-def _expect(state: State, cls: type) -> Any:
+def _expect(state: State, cls: Type[_S]) -> _S:
     if not isinstance(state, cls):
         from .errors import InternalError
-        raise InternalError(f"expected {cls.__name__}, the library answered {type(state).__name__}", code="internal", status=-9)
+        raise InternalError(f"expected {cls.__name__}, the library answered {type(state).__name__}", code="internal",
+                            status=-9)
     return state
 
 
 def _text(name: str, value: Any) -> str:
     if not isinstance(value, str):
         from .errors import InvalidArgumentError
-        raise InvalidArgumentError(f"{name} must be a str, not {type(value).__name__}", code="invalid_argument", status=-1)
+        raise InvalidArgumentError(f"{name} must be a str, not {type(value).__name__}", code="invalid_argument",
+                                   status=-1)
     return value
 
 
-def _wait_args(timeout: Optional[float]) -> dict:
-    req: dict = {"action": "wait"}
+def _wait_args(timeout: Optional[float]) -> Dict[str, Any]:
+    req: Dict[str, Any] = {"action": "wait"}
     if timeout is not None:
         if not isinstance(timeout, (int, float)) or timeout < 0:
             from .errors import InvalidArgumentError
@@ -236,8 +427,8 @@ def _wait_args(timeout: Optional[float]) -> dict:
     return req
 
 
-def _sign_in_args(scopes: Optional[Sequence[str]], claims: Optional[Mapping[str, Any]]) -> dict:
-    req: dict = {"action": "sign_in"}
+def _sign_in_args(scopes: Optional[Sequence[str]], claims: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    req: Dict[str, Any] = {"action": "sign_in"}
     if scopes is not None:
         req["scopes"] = list(scopes)
     if claims is not None:
@@ -245,36 +436,38 @@ def _sign_in_args(scopes: Optional[Sequence[str]], claims: Optional[Mapping[str,
     return req
 
 
-def state_from_json(client: "Client", d: Mapping[str, Any]) -> State:
+def state_from_json(client: Client, d: Mapping[str, Any]) -> State:
+    """The `State` of a flow result document (internal: states that continue hold ``client``)."""
     status = d.get("status")
-    flow_type = d.get("flow_type", "")
-    flow = d.get("flow", "")
+    flow_type = str(d.get("flow_type") or "")
+    flow = str(d.get("flow") or "")
     if status == "signed_in":
         return SignedIn(flow_type, Account.from_json(d.get("account") or {}), AccessToken.from_json(d.get("token") or {}))
     if status == "code_required":
-        return CodeRequired(flow_type, flow, client, d.get("sent_to", ""), d.get("channel", "email"), int(d.get("code_length", 0)))
+        interval = d.get("resend_interval")
+        return CodeRequired(flow_type, flow, client, str(d.get("sent_to") or ""), str(d.get("channel") or "email"),
+                            _int(d.get("code_length")), None if interval is None else _int(interval))
     if status == "password_required":
         return PasswordRequired(flow_type, flow, client)
     if status == "attributes_required":
-        attrs = tuple(RequiredAttribute(a.get("name", ""), a.get("type", "string"), bool(a.get("required", True)), a.get("regex"))
-                      for a in d.get("required_attributes", ()))
+        attrs = tuple(RequiredAttribute.from_json(a) for a in d.get("required_attributes") or ())
         return AttributesRequired(flow_type, flow, client, attrs)
     if status in ("mfa_required", "registration_required"):
-        methods = tuple(AuthMethod(m.get("id", ""), m.get("channel"), m.get("login_hint"), m.get("challenge_type"))
-                        for m in d.get("methods", ()))
-        cls = MfaRequired if status == "mfa_required" else RegistrationRequired
-        return cls(flow_type, flow, client, methods)
+        methods = tuple(AuthMethod.from_json(m) for m in d.get("methods") or ())
+        if status == "mfa_required":
+            return MfaRequired(flow_type, flow, client, methods)
+        return RegistrationRequired(flow_type, flow, client, methods)
     if status == "sign_up_completed":
         return SignUpCompleted(flow_type, flow, client)
     if status == "password_reset_completed":
         return PasswordResetCompleted(flow_type, flow, client)
     if status == "browser_pending":
-        return BrowserPending(flow_type, flow, client, d.get("authorization_url", ""), d.get("redirect_uri", ""),
-                              int(d.get("expires_in", 0)))
+        return BrowserPending(flow_type, flow, client, str(d.get("authorization_url") or ""),
+                              str(d.get("redirect_uri") or ""), _int(d.get("expires_in")))
     if status == "device_code_required":
-        return DeviceCodeRequired(flow_type, flow, client, d.get("user_code", ""), d.get("verification_uri", ""),
-                                  d.get("verification_uri_complete"), int(d.get("expires_in", 0)),
-                                  int(d.get("interval", 5)), d.get("message", ""))
+        return DeviceCodeRequired(flow_type, flow, client, str(d.get("user_code") or ""),
+                                  str(d.get("verification_uri") or ""), _opt_str(d.get("verification_uri_complete")),
+                                  _int(d.get("expires_in")), _int(d.get("interval"), 5), str(d.get("message") or ""))
     if status == "cancelled":
         return State(flow_type)
     from .errors import InternalError

@@ -1,0 +1,590 @@
+"""The `nativeauth` command line (python -m nativeauth), run as a separate process against the emulator: sign-in in a
+pseudo-terminal (password, email code, MFA), device code, browser, tokens across processes, API calls, sign-out,
+settings precedence, exit codes, secrets kept out of the output, and `nativeauth emulator`.
+
+Every test has its own emulator (ephemeral port), XDG_CONFIG_HOME, XDG_CACHE_HOME and HOME under tmp_path."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import pathlib
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from typing import IO, Any, Dict, Optional, Tuple
+
+import pytest
+
+from emulator_protocol import Emulator
+
+pexpect = pytest.importorskip("pexpect")
+
+SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
+PAGE_BROWSER = pathlib.Path(__file__).resolve().parents[2] / "c" / "tests" / "page_browser.py"
+
+
+class Cli:
+    """Runs `python -m nativeauth` with a private environment."""
+
+    def __init__(self, tmp_path: pathlib.Path, emulator: Optional[Emulator] = None) -> None:
+        self.tmp = tmp_path
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("NATIVEAUTH_", "XDG_", "BROWSER", "PAGE_BROWSER"))}
+        for keep in ("NATIVEAUTH_LIBRARY", "NATIVEAUTH_EMULATOR"):
+            if keep in os.environ:
+                env[keep] = os.environ[keep]
+        env["PYTHONPATH"] = os.pathsep.join([str(SRC)] + ([os.environ["PYTHONPATH"]] if "PYTHONPATH" in os.environ
+                                                          else []))
+        env["HOME"] = str(tmp_path / "home")
+        env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+        env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+        env["BROWSER"] = "false"  # never a real browser
+        if emulator is not None:
+            env["NATIVEAUTH_AUTHORITY"] = emulator.authority
+            env["NATIVEAUTH_CLIENT_ID"] = emulator.client_id
+        (tmp_path / "home").mkdir(exist_ok=True)
+        self.env = env
+        self.outputs: list[str] = []  # everything every command printed, for the secrets checks
+
+    def run(self, *args: str, input: str | None = None, env: Optional[Dict[str, str]] = None,
+            timeout: float = 60) -> "subprocess.CompletedProcess[str]":
+        r = subprocess.run([sys.executable, "-m", "nativeauth", *args], input=input, capture_output=True, text=True,
+                           env={**self.env, **(env or {})}, timeout=timeout)
+        self.outputs += [r.stdout, r.stderr]
+        return r
+
+    def spawn(self, *args: str, env: Optional[Dict[str, str]] = None) -> Tuple[Any, io.StringIO]:
+        transcript = io.StringIO()
+        # SIGINT back to its default: a test run started in the background (`pytest &`) inherits it ignored, and
+        # Python then keeps ignoring Ctrl-C.
+        child = pexpect.spawn(sys.executable, ["-m", "nativeauth", *args], env={**self.env, **(env or {})},
+                              encoding="utf-8", timeout=30, dimensions=(24, 200),
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        child.logfile_read = transcript
+        return child, transcript
+
+
+@pytest.fixture
+def cli(tmp_path: pathlib.Path, emulator: Emulator) -> Cli:
+    return Cli(tmp_path, emulator)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def todo_scope(emulator: Emulator, write: bool = False) -> str:
+    scope: str = emulator.apis["ToDoList"]["scopes"][1 if write else 0]
+    return scope
+
+
+def _stream(s: Optional[IO[str]]) -> IO[str]:
+    assert s is not None
+    return s
+
+
+def _search(pattern: str, text: str, flags: int = 0) -> "re.Match[str]":
+    match = re.search(pattern, text, flags)
+    assert match, f"{pattern!r} not in {text!r}"
+    return match
+
+
+def finish(child: Any) -> int:
+    child.expect(pexpect.EOF)
+    child.close()
+    status: int = child.exitstatus
+    return status
+
+
+# -- sign-in in a terminal -----------------------------------------------------------------------------------------
+
+
+def test_password_login_in_a_terminal_then_token_call_accounts_logout(cli: Cli, emulator: Emulator) -> None:
+    ann = emulator.users["password"]
+    scope = todo_scope(emulator)
+    child, transcript = cli.spawn("login", "--scope", scope)
+    child.expect("Username: ")
+    child.sendline(ann["email"])
+    child.expect("Password: ")
+    child.sendline(ann["password"])
+    child.expect(f"Signed in as {re.escape(ann['email'])}")
+    assert finish(child) == 0
+    assert ann["password"] not in transcript.getvalue()  # typed without echo
+    assert ann["email"] in transcript.getvalue()  # the username is echoed as usual
+
+    token = cli.run("token", "--scope", scope)  # a new process: the sign-in is in the token cache file
+    assert token.returncode == 0, token.stderr
+    access_token = token.stdout.strip()
+    assert access_token.count(".") == 2 and "\n" not in access_token and token.stderr == ""
+    cache_dir = pathlib.Path(cli.env["XDG_CACHE_HOME"]) / "nativeauth"
+    assert (cache_dir / "token_cache.json").exists() and cache_dir.stat().st_mode & 0o777 == 0o700
+
+    url = emulator.apis["ToDoList"]["url"]
+    call = cli.run("call", url, "--scope", scope)
+    assert call.returncode == 0, call.stderr
+    assert json.loads(call.stdout)["user"] == ann["email"]
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {access_token}"})
+    with urllib.request.urlopen(req, timeout=10) as r:  # the printed token is what the API accepts
+        assert r.status == 200 and json.loads(r.read())["user"] == ann["email"]
+
+    accounts = cli.run("accounts")
+    assert accounts.returncode == 0 and accounts.stdout.split()[0] == ann["email"]
+    doc = json.loads(cli.run("accounts", "--json").stdout)
+    assert [a["username"] for a in doc["accounts"]] == [ann["email"]]
+    assert doc["accounts"][0]["home_account_id"] in accounts.stdout
+
+    token_doc = json.loads(cli.run("token", "--scope", scope, "--json").stdout)
+    assert token_doc["access_token"] == access_token and token_doc["from_cache"] is True
+
+    logout = cli.run("logout")
+    assert logout.returncode == 0 and ann["email"] in logout.stdout
+    assert cli.run("accounts", "--json").stdout.count("username") == 0
+    after = cli.run("token", "--scope", scope)
+    assert after.returncode == 3 and after.stdout == ""
+    assert after.stderr.startswith("nativeauth: no_account: ")
+    assert cli.run("logout").stdout.strip() == "Nobody was signed in."
+
+
+def test_email_code_login_in_a_terminal_with_a_mistyped_code(cli: Cli, emulator: Emulator) -> None:
+    olivia = emulator.users["otp"]
+    child, transcript = cli.spawn("login")
+    child.expect("Username: ")
+    child.sendline(olivia["email"])
+    child.expect("A one-time code was sent")
+    child.expect("Code: ")
+    code = emulator.last_code(olivia["email"])
+    wrong = "0" * len(code) if code != "0" * len(code) else "1" * len(code)
+    child.sendline(wrong)
+    child.expect("nativeauth: invalid_code: .*try again")
+    child.expect("Code: ")
+    child.sendline(code)
+    child.expect(f"Signed in as {re.escape(olivia['email'])}")
+    assert finish(child) == 0
+    assert code not in transcript.getvalue() and wrong not in transcript.getvalue()
+    assert cli.run("accounts").stdout.split()[0] == olivia["email"]
+
+
+def test_mfa_login_in_a_terminal(cli: Cli, emulator: Emulator) -> None:
+    mike = emulator.users["password+mfa"]
+    child, transcript = cli.spawn("login", "--username", mike["email"])
+    child.expect("Password: ")
+    child.sendline(mike["password"])
+    child.expect("Code: ")
+    code = emulator.last_code(mike["mfa_email"])
+    child.sendline(code)
+    child.expect("Signed in as")
+    assert finish(child) == 0
+    assert mike["password"] not in transcript.getvalue() and code not in transcript.getvalue()
+
+
+def test_password_stdin_and_refused_password(cli: Cli, emulator: Emulator) -> None:
+    ann = emulator.users["password"]
+    wrong = cli.run("login", "-u", ann["email"], "--password-stdin", input="Not-The-Passw0rd\n")
+    assert wrong.returncode == 6 and wrong.stderr.startswith("nativeauth: invalid_credentials: ")
+    assert "Not-The-Passw0rd" not in wrong.stdout + wrong.stderr
+    unknown = cli.run("login", "-u", "nobody@contoso.com", "--password-stdin", input="x\n")
+    assert unknown.returncode == 6 and "user_not_found" in unknown.stderr
+    ok = cli.run("login", "-u", ann["email"], "--password-stdin", "--json", input=ann["password"] + "\n")
+    assert ok.returncode == 0, ok.stderr
+    doc = json.loads(ok.stdout)
+    assert doc["status"] == "signed_in" and doc["account"]["username"] == ann["email"]
+    assert "token" not in ok.stdout
+
+
+# -- device code and browser ---------------------------------------------------------------------------------------
+
+
+def test_device_code_login_approved_through_the_emulator(cli: Cli, emulator: Emulator) -> None:
+    ann = emulator.users["password"]
+    proc = subprocess.Popen([sys.executable, "-m", "nativeauth", "login", "--device-code", "--scope",
+                             todo_scope(emulator)], env=cli.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        line = _stream(proc.stderr).readline()
+        match = re.search(r"open (\S+) and enter the code (\S+)", line)
+        assert match, line
+        assert match.group(1).startswith(emulator.base)
+        assert emulator.control("POST", "device/approve", {"user_code": match.group(2), "email": ann["email"]})["ok"]
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert out.strip() == f"Signed in as {ann['email']}."
+    assert cli.run("token").returncode == 0
+
+
+def test_device_code_denied_is_refused(cli: Cli, emulator: Emulator) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "nativeauth", "login", "--device-code"], env=cli.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        code = _search(r"enter the code (\S+)", _stream(proc.stderr).readline()).group(1)
+        emulator.control("POST", "device/approve", {"user_code": code, "deny": True})
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 6 and "access_denied" in err
+
+
+def test_browser_login_through_a_browser_command(cli: Cli, emulator: Emulator) -> None:
+    ann = emulator.users["password"]
+    env = {"BROWSER": f"{PAGE_BROWSER} %s", "PAGE_BROWSER_EMAIL": ann["email"], "PAGE_BROWSER_PASSWORD": ann["password"]}
+    r = cli.run("login", "--browser", "--scope", todo_scope(emulator), "--timeout", "60", env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"Signed in as {ann['email']}."
+    assert emulator.control("GET", "authorize_log")["requests"]  # the page browser went through the authorize page
+    assert cli.run("token", "--scope", todo_scope(emulator)).returncode == 0
+    # --browser-command (a flag) wins over $BROWSER ("false" here opens nothing)
+    r = cli.run("login", "--browser", "--browser-command", f"{PAGE_BROWSER} %s", "--timeout", "60",
+                env={"PAGE_BROWSER_EMAIL": ann["email"], "PAGE_BROWSER_PASSWORD": ann["password"]})
+    assert r.returncode == 0, r.stderr
+
+
+def test_ctrl_c_while_waiting_for_the_device_code(cli: Cli, emulator: Emulator) -> None:
+    child, transcript = cli.spawn("login", "--device-code")
+    child.expect("enter the code (\\S+)")
+    child.expect("Waiting for the sign-in on the other device")  # the spinner: stderr is a terminal
+    child.sendintr()
+    child.expect("nativeauth: interrupted")
+    assert finish(child) == 130
+
+
+# -- settings ------------------------------------------------------------------------------------------------------
+
+
+def write_config(cli: Cli, text: str) -> None:
+    path = pathlib.Path(cli.env["XDG_CONFIG_HOME"]) / "nativeauth" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_settings_precedence_flag_over_env_over_profile(tmp_path: pathlib.Path, emulator: Emulator) -> None:
+    cli = Cli(tmp_path)  # nothing in the environment
+    ann = emulator.users["password"]
+    dead = f"http://127.0.0.1:{closed_port()}/contoso.onmicrosoft.com"
+    write_config(cli, f"""
+# two profiles besides the default one
+[profiles.default]
+authority = "{dead}"
+client_id = "{emulator.client_id}"
+scopes = ["{todo_scope(emulator)}"]
+
+[profiles.good]
+authority = "{emulator.authority}"
+client_id = "{emulator.client_id}"
+cache_path = "{tmp_path / 'good-cache' / 'tokens.json'}"
+
+[profiles.bad]
+authority = "{dead}"
+client_id = "{emulator.client_id}"
+""")
+
+    def login(*args: str, env: Optional[Dict[str, str]] = None) -> "subprocess.CompletedProcess[str]":
+        return cli.run("login", "-u", ann["email"], "--password-stdin", *args, input=ann["password"] + "\n", env=env)
+
+    assert login().returncode == 4  # the default profile's authority does not answer
+    r = login(env={"NATIVEAUTH_AUTHORITY": emulator.authority})  # env over profile
+    assert r.returncode == 0, r.stderr
+    assert login("--authority", dead, env={"NATIVEAUTH_AUTHORITY": emulator.authority}).returncode == 4  # flag > env
+    assert login("--profile", "bad").returncode == 4
+    r = login("--profile", "good")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "good-cache" / "tokens.json").exists()  # the profile's cache_path
+    assert login(env={"NATIVEAUTH_PROFILE": "good"}).returncode == 0
+    assert login("--profile", "bad", env={"NATIVEAUTH_PROFILE": "good"}).returncode == 4  # flag > env
+    # the default profile's scopes are what `token` asks for without --scope; NATIVEAUTH_SCOPES overrides them
+    token = cli.run("token", "--json", env={"NATIVEAUTH_AUTHORITY": emulator.authority})
+    assert token.returncode == 0, token.stderr
+    assert todo_scope(emulator) in json.loads(token.stdout)["scopes"]
+    notes = emulator.apis["Notes"]["scopes"][0]
+    token = cli.run("token", "--json", env={"NATIVEAUTH_AUTHORITY": emulator.authority, "NATIVEAUTH_SCOPES": notes})
+    assert token.returncode == 0, token.stderr
+    assert notes in json.loads(token.stdout)["scopes"] and todo_scope(emulator) not in token.stdout
+    # "good" has its own cache file; --no-cache reads none
+    assert cli.run("accounts", "--profile", "good").stdout.split()[0] == ann["email"]
+    assert cli.run("accounts", "--profile", "good", "--no-cache", "--json").stdout.count("username") == 0
+
+    unknown = cli.run("accounts", "--profile", "nope")
+    assert unknown.returncode == 2 and "no profile 'nope'" in unknown.stderr and "good" in unknown.stderr
+
+
+def test_invalid_configuration_file_is_a_usage_error(cli: Cli) -> None:
+    write_config(cli, '[profiles.default]\nauthority = "x"\ncolor = "blue"\n')
+    r = cli.run("accounts")
+    assert r.returncode == 2 and "unknown setting 'color'" in r.stderr
+    write_config(cli, '[profiles.default\n')
+    assert cli.run("accounts").returncode == 2
+    assert cli.run("accounts", "--config", str(cli.tmp / "missing.toml")).returncode == 2
+
+
+# -- exit codes and errors -----------------------------------------------------------------------------------------
+
+
+def test_exit_codes(tmp_path: pathlib.Path, emulator: Emulator) -> None:
+    cli = Cli(tmp_path, emulator)
+    assert cli.run().returncode == 2  # no command
+    bad = cli.run("token", "--bogus")
+    assert bad.returncode == 2 and "nativeauth: usage:" in bad.stderr
+    no_client = Cli(tmp_path).run("accounts")
+    assert no_client.returncode == 2 and "no client id" in no_client.stderr
+    assert cli.run("token").returncode == 3  # nobody signed in
+    dead = f"http://127.0.0.1:{closed_port()}/contoso.onmicrosoft.com"
+    network = cli.run("login", "-u", "ann@contoso.com", "--password-stdin", "--authority", dead, input="x\n")
+    assert network.returncode == 4 and network.stderr.startswith("nativeauth: network: ")
+    assert cli.run("call", emulator.apis["ToDoList"]["url"]).returncode == 2  # call needs a scope
+
+
+def test_json_error_document(cli: Cli, emulator: Emulator) -> None:
+    r = cli.run("token", "--scope", todo_scope(emulator), "--json")
+    assert r.returncode == 3
+    doc = json.loads(r.stdout)
+    assert doc["error"]["code"] == "no_account" and doc["error"]["message"] and doc["exit_code"] == 3
+    assert r.stderr.startswith("nativeauth: no_account: ")
+    ann = emulator.users["password"]
+    r = cli.run("--json", "login", "-u", ann["email"], "--password-stdin", input="wrong\n")  # --json before the command
+    assert r.returncode == 6 and json.loads(r.stdout)["error"]["code"] == "invalid_credentials"
+    assert "flow" not in json.loads(r.stdout)["error"]
+
+
+def test_call_post_with_headers_and_http_errors(cli: Cli, emulator: Emulator) -> None:
+    ann = emulator.users["password"]
+    write = todo_scope(emulator, write=True)
+    assert cli.run("login", "-u", ann["email"], "--password-stdin", "-s", write, input=ann["password"] + "\n") \
+        .returncode == 0
+    url = emulator.apis["ToDoList"]["url"]
+    r = cli.run("call", url, "-s", write, "-d", '{"title": "from the shell"}', "-H", "X-Test: 1", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["status"] == 201 and doc["body"]["created"]["title"] == "from the shell"
+    missing = cli.run("call", emulator.base + "/api/missing", "-s", write)
+    assert missing.returncode == 5 and "HTTP 404" in missing.stderr and missing.stdout  # the body is printed
+    assert cli.run("call", url, "-s", write, "-H", "no colon").returncode == 2
+
+
+# -- secrets -------------------------------------------------------------------------------------------------------
+
+
+def test_no_secrets_in_any_output_even_verbose(cli: Cli, emulator: Emulator) -> None:
+    ann, olivia = emulator.users["password"], emulator.users["otp"]
+    scope = todo_scope(emulator)
+    r = cli.run("--verbose", "login", "-u", ann["email"], "--password-stdin", "-s", scope,
+                input=ann["password"] + "\n")
+    assert r.returncode == 0, r.stderr
+    assert "nativeauth: log " in r.stderr  # the library's log lines are there
+    child, transcript = cli.spawn("login", "--verbose", "-u", olivia["email"])
+    child.expect("Code: ")
+    code = emulator.last_code(olivia["email"])
+    child.sendline(code)
+    child.expect("Signed in as")
+    assert finish(child) == 0
+    cli.outputs.append(transcript.getvalue())
+    for args in (("accounts", "--json", "-v"), ("token", "-v", "--account", ann["email"], "--json"),
+                 ("call", emulator.apis["ToDoList"]["url"], "-s", scope, "--account", ann["email"], "-v"),
+                 ("logout", "--all", "-v", "--json")):
+        assert cli.run(*args).returncode == 0
+    token = json.loads(cli.outputs[-6])["access_token"]  # the token command's intended output
+    cache = pathlib.Path(cli.env["XDG_CACHE_HOME"]) / "nativeauth" / "token_cache.json"
+    assert cache.exists()
+    everything = "\n".join(cli.outputs)
+    assert ann["password"] not in everything and code not in everything
+    assert everything.count(token) == 1  # only where it was asked for
+
+
+def test_several_accounts_need_account(cli: Cli, emulator: Emulator) -> None:
+    ann, olivia = emulator.users["password"], emulator.users["otp"]
+    assert cli.run("login", "-u", ann["email"], "--password-stdin", input=ann["password"] + "\n").returncode == 0
+    child, _ = cli.spawn("login", "-u", olivia["email"])
+    child.expect("Code: ")
+    child.sendline(emulator.last_code(olivia["email"]))
+    assert finish(child) == 0
+    r = cli.run("token")
+    assert r.returncode == 3 and "account_required" in r.stderr and "--account" in r.stderr
+    assert cli.run("token", "--account", olivia["email"]).returncode == 0
+    r = cli.run("logout", "--account", olivia["email"])
+    assert r.returncode == 0 and olivia["email"] in r.stdout
+    assert cli.run("token").returncode == 0  # ann is the only one left
+
+
+# -- the emulator command ------------------------------------------------------------------------------------------
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:  # a zombie waiting for a reaper has stopped too
+        return "\nState:\tZ" in pathlib.Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+
+
+def _wait_gone(pid: int) -> None:
+    deadline = time.monotonic() + 15
+    while not _gone(pid):
+        assert time.monotonic() < deadline, f"process {pid} still running"
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def emulator_binary() -> str:
+    binary = os.environ.get("NATIVEAUTH_EMULATOR") or str(SRC.parents[2] / ".build" / "debug" /
+                                                          "nativeauth-emulator")
+    if not os.path.exists(binary):
+        pytest.fail(f"emulator not built: {binary} (make emulator)")
+    return binary
+
+
+def test_emulator_print_env(tmp_path: pathlib.Path, emulator_binary: str) -> None:
+    cli = Cli(tmp_path)
+    r = cli.run("emulator", "--print-env", env={"NATIVEAUTH_EMULATOR": emulator_binary}, timeout=30)
+    assert r.returncode == 0, r.stderr  # returns at once: eval "$(nativeauth emulator --print-env)" works
+    exported = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("export "):
+            name, _, value = line[len("export "):].partition("=")
+            exported[name] = shlex.split(value)[0]
+        else:
+            assert line.startswith("#"), line
+    pid = int(exported["NATIVEAUTH_EMULATOR_PID"])
+    try:
+        assert {"NATIVEAUTH_AUTHORITY", "NATIVEAUTH_CLIENT_ID", "NATIVEAUTH_EMULATOR_URL",
+                "NATIVEAUTH_EMULATOR_CONTROL_TOKEN"} <= exported.keys()
+        user = _search(r"^# user (\S+) \(password\)  password: (\S+)$", r.stdout, re.M)
+        login = cli.run("login", "-u", user.group(1), "--password-stdin", env=exported, input=user.group(2) + "\n")
+        assert login.returncode == 0, login.stderr
+        assert cli.run("token", env=exported).returncode == 0
+        # the control token works with the controls
+        req = urllib.request.Request(exported["NATIVEAUTH_EMULATOR_URL"] + "/_emulator/counters",
+                                     headers={"X-Emulator-Token": exported["NATIVEAUTH_EMULATOR_CONTROL_TOKEN"]})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            assert resp.status == 200
+    finally:
+        os.kill(pid, signal.SIGTERM)
+    _wait_gone(pid)
+
+
+@pytest.mark.parametrize("sig, as_json", [(signal.SIGINT, False), (signal.SIGTERM, True)])
+def test_emulator_in_the_foreground_stops_on_a_signal(tmp_path: pathlib.Path, emulator_binary: str,
+                                                      sig: signal.Signals, as_json: bool) -> None:
+    cli = Cli(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "nativeauth", "emulator"] + (["--json"] if as_json else []),
+                            env={**cli.env, "NATIVEAUTH_EMULATOR": emulator_binary}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        if as_json:
+            ready = json.loads(_stream(proc.stdout).readline())
+        else:
+            header = _stream(proc.stdout).readline()
+            assert header.startswith("NativeAuth emulator running (pid ")
+            ready = {"pid": int(_search(r"pid (\d+)", header).group(1))}
+            lines = [_stream(proc.stdout).readline() for _ in range(2)]
+            assert lines[0].startswith("authority: http://127.0.0.1:") and lines[1].startswith("client id: ")
+            ready["base_url"] = lines[0].split()[1].rsplit("/", 1)[0]
+        with urllib.request.urlopen(ready["base_url"] + "/contoso.onmicrosoft.com/v2.0/.well-known/"
+                                                        "openid-configuration", timeout=10) as resp:
+            assert resp.status == 200
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "the emulator stopped" in err
+    _wait_gone(ready["pid"])
+
+
+def test_emulator_not_found(tmp_path: pathlib.Path) -> None:
+    cli = Cli(tmp_path)
+    env = {k: v for k, v in cli.env.items() if k != "NATIVEAUTH_EMULATOR"}
+    env["PATH"] = str(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "nativeauth", "emulator"], env=env, capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 1 and r.stderr.startswith("nativeauth: emulator_not_found: ")
+
+
+# -- the TOML subset (for Python < 3.11) ---------------------------------------------------------------------------
+
+SAMPLE = r'''
+default_profile = "work"   # a comment
+[profiles.default]
+authority = "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"
+client_id = 'literal\not-escaped'
+cache = false
+connect_timeout_ms = 10_000
+
+[profiles."with.dot"]
+scopes = [
+    "api://a/Read",  # comment inside
+    'api://b/Write',
+]
+escaped = "tab\tquote\" \u00e9"
+nested.key = -5
+'''
+
+
+def test_toml_subset_parser_agrees_with_tomllib() -> None:
+    from nativeauth._cli_settings import parse_toml_subset
+    parsed = parse_toml_subset(SAMPLE)
+    assert parsed["profiles"]["default"]["connect_timeout_ms"] == 10000
+    assert parsed["profiles"]["with.dot"]["scopes"] == ["api://a/Read", "api://b/Write"]
+    assert parsed["profiles"]["default"]["client_id"] == "literal\\not-escaped"
+    for unsupported in ("a = 1.5", "[[t]]", 'a = """x"""', "a = {b = 1}"):  # valid TOML outside the subset
+        with pytest.raises(ValueError):
+            parse_toml_subset(unsupported)
+    try:
+        import tomllib
+    except ImportError:
+        return
+    assert parsed == tomllib.loads(SAMPLE)
+    for bad in ("a = ", "[a]\n[a]\n", "a = 1\na = 2\n", 'a = "x', "a = 01", "a = [1 2]", "a = tru"):
+        with pytest.raises(ValueError):
+            parse_toml_subset(bad)
+        with pytest.raises(ValueError):
+            tomllib.loads(bad)
+
+
+def test_call_prints_a_body_that_is_not_text_as_bytes(cli: Cli, emulator: Emulator) -> None:
+    import http.server
+    import threading
+
+    payload = bytes([0xFF, 0x00, 0x01, 0x80, 0x0A, 0xFE])
+
+    class Binary(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Binary)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        ann = emulator.users["password"]
+        scope = todo_scope(emulator)
+        login = cli.run("login", "-u", ann["email"], "--password-stdin", "--scope", scope, input=ann["password"] + "\n")
+        assert login.returncode == 0, login.stderr
+        url = f"http://127.0.0.1:{server.server_address[1]}/blob"
+        r = subprocess.run([sys.executable, "-m", "nativeauth", "call", url, "--scope", scope], capture_output=True,
+                           env=cli.env, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == payload
+        doc = json.loads(cli.run("call", url, "--scope", scope, "--json").stdout)
+        assert doc["body"] is None and doc["body_base64"] == "/wABgAr+"
+    finally:
+        server.shutdown()
+        server.server_close()

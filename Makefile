@@ -4,22 +4,16 @@
 #   make deps                install system packages (apt) needed to build and test
 #   make demo                the main job: emulator + C and Python tutorials
 #   make bench               load time, JSON boundary, cached token, peak memory (measured, never asserted)
-<<<<<<< HEAD
-#   make lint                swift format (.swift-format) and the 120-column rule; part of make test
-#   make test                lint, then every test: swift test, MSAL interop, Python package, ABI checks, C tests
-#                            under valgrind, the Go package (when go is installed), the wheel, the fuzz corpora
-#                            replayed, fuzz-ci, test-asan, test-tsan
-#   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 30 s each
-#   make test-asan           swift test and the C ABI test under AddressSanitizer + UndefinedBehaviorSanitizer
-#   make test-tsan           swift test and the C ABI test (threads) under ThreadSanitizer
-=======
 #   make lint                swift format (.swift-format), the 120-column rule, mypy --strict on the Python package,
 #                            its tests and examples; part of make test
 #   make docs                the Python API reference from the docstrings (pdoc): build/docs/python/index.html
 #                            (the C reference is docs/ and include/nativeauth.h); part of make test
 #   make test                lint, docs, then every test: swift test, MSAL interop, Python package, ABI checks, C
-#                            tests under valgrind, the Go package (when go is installed)
->>>>>>> main
+#                            tests under valgrind, the Go package (when go is installed), the wheel, the fuzz corpora
+#                            replayed, fuzz-ci, test-asan, test-tsan
+#   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 30 s each
+#   make test-asan           swift test and the C ABI test under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test-tsan           swift test and the C ABI test (threads) under ThreadSanitizer
 #   make wheel               dist/nativeauth-<version>-py3-none-<platform>.whl: the Python package with the library inside
 #   make test-wheel          installs that wheel into a fresh virtual environment and signs in against the emulator
 #   make test-go             the Go binding (bindings/go): gofmt, go vet, go test against the emulator
@@ -49,13 +43,9 @@ NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
 endif
 export NA_TMP
 
-<<<<<<< HEAD
-.PHONY: wheel test-wheel all lint deps lib emulator examples demo bench install uninstall test test-swift test-interop \
-        test-python test-examples test-go test-abi check-symbols check-ldd test-c clean \
+.PHONY: wheel test-wheel all lint docs deps lib emulator examples demo bench install uninstall test test-swift \
+        test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean \
         test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds test-asan test-tsan
-=======
-.PHONY: wheel test-wheel all lint docs deps lib emulator examples demo bench install uninstall test test-swift test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean
->>>>>>> main
 
 all: lib
 
@@ -103,12 +93,8 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
 
-<<<<<<< HEAD
-test: lint test-swift test-fuzz-corpus test-interop test-python test-abi test-examples test-go test-wheel fuzz-ci \
-      test-asan test-tsan
-=======
-test: lint docs test-swift test-interop test-python test-abi test-examples test-go test-wheel
->>>>>>> main
+test: lint docs test-swift test-fuzz-corpus test-interop test-python test-abi test-examples test-go test-wheel \
+      fuzz-ci test-asan test-tsan
 	@rm -rf $(NA_TMP)
 
 # The tree is formatted as .swift-format says, no line is longer than 120 columns, and the Python package, its tests
@@ -290,8 +276,4 @@ test-tsan: emulator
 	$(TSAN_ENV) $(NA_TMP)/abi_test_tsan
 
 clean:
-<<<<<<< HEAD
-	rm -rf .build $(FUZZ_BUILD) $(ASAN_BUILD) $(TSAN_BUILD) bindings/c/build bindings/python/build
-=======
-	rm -rf .build bindings/c/build bindings/python/build build/docs
->>>>>>> main
+	rm -rf .build $(FUZZ_BUILD) $(ASAN_BUILD) $(TSAN_BUILD) bindings/c/build bindings/python/build build/docs

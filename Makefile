@@ -9,7 +9,11 @@
 #   make docs                the Python API reference from the docstrings (pdoc): build/docs/python/index.html
 #                            (the C reference is docs/ and include/nativeauth.h); part of make test
 #   make test                lint, docs, then every test: swift test, MSAL interop, Python package, ABI checks, C
-#                            tests under valgrind, the Go package (when go is installed)
+#                            tests under valgrind, the Go package (when go is installed), the wheel, the fuzz corpora
+#                            replayed, fuzz-ci, test-asan, test-tsan
+#   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 30 s each
+#   make test-asan           swift test and the C ABI test under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test-tsan           swift test and the C ABI test (threads) under ThreadSanitizer
 #   make wheel               dist/nativeauth-<version>-py3-none-<platform>.whl: the Python package with the library inside
 #   make test-wheel          installs that wheel into a fresh virtual environment and signs in against the emulator
 #   make test-go             the Go binding (bindings/go): gofmt, go vet, go test against the emulator
@@ -39,7 +43,9 @@ NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
 endif
 export NA_TMP
 
-.PHONY: wheel test-wheel all lint docs deps lib emulator examples demo bench install uninstall test test-swift test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean
+.PHONY: wheel test-wheel all lint docs deps lib emulator examples demo bench install uninstall test test-swift \
+        test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean \
+        test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds test-asan test-tsan
 
 all: lib
 
@@ -87,7 +93,8 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
 
-test: lint docs test-swift test-interop test-python test-abi test-examples test-go test-wheel
+test: lint docs test-swift test-fuzz-corpus test-interop test-python test-abi test-examples test-go test-wheel \
+      fuzz-ci test-asan test-tsan
 	@rm -rf $(NA_TMP)
 
 # The tree is formatted as .swift-format says, no line is longer than 120 columns, and the Python package, its tests
@@ -194,5 +201,79 @@ bench: lib emulator
 	    $(CURDIR)/$(EMULATOR) $(NA_TMP)/bench $(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION)
 	@rm -rf $(NA_TMP)
 
+# ---- Fuzzing (Tests/Fuzz/README.md) ---------------------------------------------------------------------------
+# One executable, nativeauth-fuzz, holds every target. A plain build replays the committed corpora; the fuzz build
+# (its own build path, release + coverage + ASan) is libFuzzer. Working corpora and crash inputs: $(FUZZ_OUT).
+FUZZ_SECONDS ?= 300
+FUZZ_BUILD   := .build-fuzz
+FUZZ_BIN     := $(FUZZ_BUILD)/release/nativeauth-fuzz
+FUZZ_OUT     ?= $(FUZZ_BUILD)/out
+export FUZZ_OUT
+# Sanitizer builds link with gold, which warns once per ASan register helper; the rest of the output is kept.
+NO_GOLD_NOISE := 2>&1 | grep -v 'Cannot export local symbol'; exit $${PIPESTATUS[0]}
+
+# Every committed corpus file of every target, once, through the debug build (no sanitizer).
+test-fuzz-corpus:
+	$(SWIFT) build --product nativeauth-fuzz
+	SWIFT_BACKTRACE=enable=no .build/debug/nativeauth-fuzz
+
+fuzz-build:
+	$(SWIFT) build --build-path $(FUZZ_BUILD) -c release --product nativeauth-fuzz -Xswiftc -enable-testing \
+	    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING $(NO_GOLD_NOISE)
+
+fuzz: fuzz-build
+	bash .ci/fuzz $(FUZZ_BIN) $(FUZZ_SECONDS)
+
+fuzz-ci: fuzz-build
+	bash .ci/fuzz $(FUZZ_BIN) 30
+
+# Rewrites Tests/Fuzz/corpus: the tests' documents, and answers recorded from a fresh emulator.
+fuzz-seeds: emulator
+	$(SWIFT) build --product nativeauth-fuzz
+	bash .ci/fuzz-seeds .build/debug/nativeauth-fuzz $(EMULATOR)
+
+# ---- Sanitizers --------------------------------------------------------------------------------------------------
+# Swift's sanitizers use the toolchain's compiler-rt runtimes, so C code joining them is built with the toolchain's
+# clang. swiftc has no UBSan on Linux (Swift traps on overflow and out-of-bounds access by itself): UBSan covers the
+# C code — the emulator's TLS front end, FlyingFox's shims, the C ABI test.
+SWIFT_BIN     := $(dir $(realpath $(shell command -v $(SWIFT))))
+SWIFT_CLANG   := $(SWIFT_BIN)clang
+SWIFT_RUNTIME := $(abspath $(SWIFT_BIN)../lib/swift/linux)
+ASAN_BUILD    := .build-asan
+TSAN_BUILD    := .build-tsan
+ASAN_FLAGS    := --sanitize=address -Xcc -fsanitize=undefined
+ASAN_ENV      := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 \
+                 LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
+                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+TSAN_ENV      := SWIFT_BACKTRACE=enable=no TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+                 LD_PRELOAD=$(CURDIR)/$(TSAN_BUILD)/libtsan_mutex.so
+SAN_CFLAGS    := -std=c99 -Wall -Wextra -Werror -pedantic -O1 -g -fno-omit-frame-pointer -fuse-ld=lld -Iinclude
+
+# All of swift test under ASan + UBSan (the flow tests start the normal emulator build), the fuzz corpora replayed by
+# the ASan build, and the C ABI test against an ASan-built library.
+test-asan: emulator
+	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(ASAN_ENV) \
+	    $(SWIFT) test --build-path $(ASAN_BUILD) $(ASAN_FLAGS) $(NO_GOLD_NOISE)
+	$(ASAN_ENV) $(ASAN_BUILD)/debug/nativeauth-fuzz
+	$(SWIFT) build --build-path $(ASAN_BUILD) --product nativeauth $(ASAN_FLAGS) $(NO_GOLD_NOISE)
+	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=address,undefined Tests/c/abi_test.c -o $(NA_TMP)/abi_test_asan \
+	    -L$(ASAN_BUILD)/debug -lnativeauth -Wl,-rpath,$(CURDIR)/$(ASAN_BUILD)/debug -lpthread
+	$(ASAN_ENV) $(NA_TMP)/abi_test_asan
+
+# All of swift test under TSan, and the C ABI test (threads sharing and freeing one client) against a TSan-built
+# library. Tests/Sanitizers/tsan_mutex.c, preloaded, shows TSan the contended paths of Swift's Mutex (see there).
+test-tsan: emulator
+	@mkdir -p $(TSAN_BUILD)
+	$(SWIFT_CLANG) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared Tests/Sanitizers/tsan_mutex.c \
+	    -o $(TSAN_BUILD)/libtsan_mutex.so -ldl
+	$(SWIFT) build --build-path $(TSAN_BUILD) --sanitize=thread --build-tests $(NO_GOLD_NOISE)
+	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(TSAN_ENV) \
+	    $(SWIFT) test --build-path $(TSAN_BUILD) --sanitize=thread --skip-build
+	$(SWIFT) build --build-path $(TSAN_BUILD) --product nativeauth --sanitize=thread $(NO_GOLD_NOISE)
+	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=thread Tests/c/abi_test.c -o $(NA_TMP)/abi_test_tsan \
+	    -L$(TSAN_BUILD)/debug -lnativeauth -Wl,-rpath,$(CURDIR)/$(TSAN_BUILD)/debug \
+	    -L$(SWIFT_RUNTIME) -ldispatch -lBlocksRuntime -Wl,-rpath,$(SWIFT_RUNTIME) -lpthread
+	$(TSAN_ENV) $(NA_TMP)/abi_test_tsan
+
 clean:
-	rm -rf .build bindings/c/build bindings/python/build build/docs
+	rm -rf .build $(FUZZ_BUILD) $(ASAN_BUILD) $(TSAN_BUILD) bindings/c/build bindings/python/build build/docs

@@ -95,5 +95,19 @@ let package = Package(
             name: "NativeAuthEmulatorTests",
             dependencies: ["NativeAuthEmulator", "NativeAuthHTTP", "NativeAuthJSON", "NativeAuthCrypto"]
         ),
+
+        // libFuzzer targets for every document the library reads (Tests/Fuzz/README.md). A plain build replays the
+        // committed corpora (`make test`); `make fuzz` builds it with -sanitize=fuzzer,address -DFUZZING.
+        .systemLibrary(name: "CLibFuzzer", path: "Tests/Fuzz/CLibFuzzer"),
+        .executableTarget(
+            name: "nativeauth-fuzz",
+            dependencies: [
+                "NativeAuthCABI", "NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto",
+                "NativeAuthTestSupport", "CLibFuzzer",
+            ],
+            path: "Tests/Fuzz/Harness",
+            // Only what a file imports: Foundation (linked for NativeAuthTestSupport) must not answer String calls.
+            swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
+        ),
     ]
 )

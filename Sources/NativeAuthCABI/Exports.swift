@@ -183,7 +183,11 @@ public func na_sign_in_device_code(
 @_cdecl("na_flow_submit")
 public func na_flow_submit(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
     operation(handle, request, out) { c, f throws(NativeAuthError) in
-        let (flow, action) = try Decode.flowAction(f)
+        let flow: FlowID
+        let action: FlowAction?
+        do throws(NativeAuthError) { (flow, action) = try Decode.flowAction(f) } catch {
+            throw error.flow.map { c.refused(error, flow: $0) } ?? error
+        }
         guard let action else {
             c.cancel(flow: flow)
             return .document(Encode.cancelled())

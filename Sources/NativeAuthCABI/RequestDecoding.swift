@@ -85,12 +85,21 @@ enum Decode {
     }
 
     /// A `na_flow_submit` request: the flow, and the action (`nil` for `cancel`). Arguments are checked before the
-    /// flow is touched.
+    /// flow is touched; an error about them carries the request's flow (`NativeAuthClient.refused` keeps it only
+    /// when the flow is open).
     static func flowAction(_ f: Fields) throws(NativeAuthError) -> (FlowID, FlowAction?) {
         guard let id = try fields({ () throws(JSONFieldError) in try f.optionalString("flow") }), !id.isEmpty else {
             throw .invalidArgument("flow: required (the \"flow\" of a previous result)", field: "flow")
         }
         let flow = FlowID(id)
+        do throws(NativeAuthError) { return try flowAction(f, flow) } catch {
+            var e = error
+            e.flow = flow
+            throw e
+        }
+    }
+
+    private static func flowAction(_ f: Fields, _ flow: FlowID) throws(NativeAuthError) -> (FlowID, FlowAction?) {
         var name = try fields { () throws(JSONFieldError) in try f.optionalString("action") }
         if name == nil {
             if f.contains("code") {
@@ -113,13 +122,7 @@ enum Decode {
         }
         switch kind {
         case .submitCode:
-            do {
-                return (flow, .submitCode(try Validate.code(string("code"))))
-            } catch {
-                var e = error
-                e.flow = flow
-                throw e
-            }
+            return (flow, .submitCode(try Validate.code(string("code"))))
         case .submitPassword:
             guard let password = try Validate.password(string("password"), required: true) else {
                 throw NativeAuthError(.invalidPassword, "The password is empty.", field: "password", reason: "empty")

@@ -53,19 +53,19 @@ final class FlowRegistry: Sendable {
     /// Takes a flow for one call: its value and correlation id.
     func checkout(_ id: FlowID, now: Double) throws(NativeAuthError) -> (Flow, String) {
         try entries.withLock { e throws(NativeAuthError) -> (Flow, String) in
-            func failure(_ code: NativeAuthError.Code, _ message: String) -> NativeAuthError {
-                var err = NativeAuthError(code, message)
-                err.flow = id
-                return err
-            }
+            // An error names the flow only when the flow stays usable (include/nativeauth.h): a busy one, later.
             guard var entry = e[id] else {
-                throw failure(.flowInvalid, "Unknown flow: it finished, was cancelled, or never existed.")
+                throw NativeAuthError(.flowInvalid, "Unknown flow: it finished, was cancelled, or never existed.")
             }
             guard now - entry.touched < Self.ttl, (entry.flow.expiresAt ?? now + 1) > now else {
                 e.removeValue(forKey: id)
-                throw failure(.flowExpired, "The flow expired; start again.")
+                throw NativeAuthError(.flowExpired, "The flow expired; start again.")
             }
-            guard !entry.busy else { throw failure(.flowInvalid, "The flow is in use by another call.") }
+            guard !entry.busy else {
+                var busy = NativeAuthError(.flowInvalid, "The flow is in use by another call.")
+                busy.flow = id
+                throw busy
+            }
             entry.busy = true
             e[id] = entry
             Self.purge(&e, now: now)
@@ -104,6 +104,13 @@ final class FlowRegistry: Sendable {
             } else {
                 e.removeValue(forKey: id)
             }
+        }
+    }
+
+    /// Whether the flow exists, is not cancelled and has not expired (busy or not).
+    func isOpen(_ id: FlowID, now: Double) -> Bool {
+        entries.withLock { e in
+            e[id].map { !$0.cancelled && now - $0.touched < Self.ttl && ($0.flow.expiresAt ?? now + 1) > now } ?? false
         }
     }
 

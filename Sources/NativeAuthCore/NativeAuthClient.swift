@@ -193,6 +193,14 @@ public final class NativeAuthClient: Sendable {
         )
     }
 
+    /// A `na_flow_submit` request refused before its flow was touched (an empty code, a missing password): the
+    /// error names the flow only when it is open, since only then can the caller retry it with a corrected value.
+    public func refused(_ error: NativeAuthError, flow id: FlowID) -> NativeAuthError {
+        var e = error
+        e.flow = flows.isOpen(id, now: clock.now()) ? id : nil
+        return e
+    }
+
     /// Cancels a flow (`cancel`): forgotten at once; a call waiting on it (polling, or later a browser or device
     /// code wait) stops with `cancelled`, and nothing it finishes afterwards revives the flow.
     public func cancel(flow id: FlowID) {

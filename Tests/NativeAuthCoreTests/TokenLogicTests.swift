@@ -216,8 +216,8 @@ func makeClient(_ t: FakeTransport, _ clock: FakeClock) throws -> NativeAuthClie
         _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
         t.on(
             "/oauth2/v2.0/token",
-            { [c] _, _ in
-                _ = try? c.signOut([:])  // the user signs out while the refresh is on the wire
+            { [weak c] _, _ in  // weak: the client holds this transport (a strong capture leaks both)
+                _ = try? c?.signOut([:])  // the user signs out while the refresh is on the wire
                 return json(tokenResponse("api://b/r", at: "B1", rt: "RT2"))
             }
         )

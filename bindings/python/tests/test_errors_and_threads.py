@@ -1,4 +1,6 @@
 """Error classes from real server answers, bad arguments, threads, close()."""
+import os
+import pathlib
 import threading
 from typing import Callable, List, Tuple, Type, Union
 
@@ -188,3 +190,18 @@ def test_tls(tls_emulator: Emulator) -> None:
         with pytest.raises(na.TLSError) as e:
             untrusted.sign_in(ANN)
         assert isinstance(e.value, ConnectionError)
+
+
+def test_a_library_named_by_nativeauth_library_that_does_not_load_is_an_import_error(tmp_path: pathlib.Path) -> None:
+    """NATIVEAUTH_LIBRARY is an override: when what it names does not load, the import fails saying so (it does not
+    quietly load another library)."""
+    import subprocess
+    import sys
+
+    src = str(pathlib.Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": src, "NATIVEAUTH_LIBRARY": str(tmp_path / "missing.so")}
+    r = subprocess.run([sys.executable, "-c", "import nativeauth"], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=60)
+    assert r.returncode != 0
+    assert "ImportError: nativeauth: cannot load the library NATIVEAUTH_LIBRARY names" in r.stderr
+    assert "missing.so: not found" in r.stderr

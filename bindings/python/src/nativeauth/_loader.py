@@ -1,7 +1,8 @@
 """Finds and loads libnativeauth.so.
 
 Search order (the first that loads wins):
-  1. the ``NATIVEAUTH_LIBRARY`` environment variable (a path to the .so);
+  1. the ``NATIVEAUTH_LIBRARY`` environment variable (a path to the .so) — when it is set, only that one: a library
+     that was asked for by name and does not load is an ImportError, never silently replaced by another;
   2. next to this package (a wheel or ``pip install`` may bundle ``libnativeauth.so``);
   3. the source tree this package sits in (``.build/release/libnativeauth.so`` of a ``make`` build);
   4. the system (``libnativeauth.so.1`` through the dynamic linker, e.g. after ``make install``).
@@ -21,7 +22,7 @@ def _candidates() -> list[str]:
     out: list[str] = []
     env = os.environ.get("NATIVEAUTH_LIBRARY")
     if env:
-        out.append(env)
+        return [env]
     here = pathlib.Path(__file__).resolve().parent
     out += [str(here / "libnativeauth.so"), str(here / "libnativeauth.so.1")]
     for parent in here.parents:
@@ -60,6 +61,9 @@ def load() -> ctypes.CDLL:
             tried.append(f"{path}: ABI version {version}, this package needs {ABI_VERSION}")
             continue
         return lib
+    if os.environ.get("NATIVEAUTH_LIBRARY"):
+        raise ImportError("nativeauth: cannot load the library NATIVEAUTH_LIBRARY names (unset it to search the usual "
+                          "places): " + "; ".join(tried))
     raise ImportError(
         "nativeauth: cannot load libnativeauth.so. Set NATIVEAUTH_LIBRARY to its path, run `make` in the source tree, "
         "or `make install` it. Tried:\n  " + "\n  ".join(tried)

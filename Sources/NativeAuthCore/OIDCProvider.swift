@@ -1,6 +1,6 @@
 internal import NativeAuthCrypto
 internal import NativeAuthHTTP
-public import NativeAuthJSON
+internal import NativeAuthJSON
 import Synchronization
 
 /// What the client knows of its identity provider: OIDC discovery (fetched once per client; an unavailable document

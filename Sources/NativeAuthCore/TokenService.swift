@@ -1,6 +1,6 @@
 internal import NativeAuthCrypto
 internal import NativeAuthHTTP
-public import NativeAuthJSON
+internal import NativeAuthJSON
 import Synchronization
 
 /// Access tokens: a sign-in's tokens into the cache, cached tokens out, and the refresh-token grant, single-flight.

@@ -137,8 +137,11 @@ enum Encode {
         if contentType.contains("json"), !tooDeep, let parsed = try? JSONValue.parse(r.body) {
             o["body"] = parsed
         } else if let text = String(validating: r.body, as: UTF8.self) {
-            // JSON nested deeper than JSONDepth.limit is passed on as text, flagged, rather than parsed.
-            if contentType.contains("json") && tooDeep { o["body_too_deep"] = true }
+            // JSON nested deeper than JSONDepth.limit is passed on as text, flagged, rather than parsed (a deep text
+            // that cannot be JSON anyway is text, unflagged; neither is ever given to a recursive parser).
+            if contentType.contains("json") && tooDeep && JSONDepth.shape(r.body) == .tooDeep {
+                o["body_too_deep"] = true
+            }
             o["body"] = .string(text)
         } else {
             o["body_base64"] = .string(Base64.encode(r.body))

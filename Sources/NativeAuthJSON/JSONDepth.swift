@@ -34,6 +34,51 @@ public enum JSONDepth {
         return false
     }
 
+    /// What a scan of the brackets says of a text: it nests within the limit, deeper, or it cannot be JSON at all
+    /// (a control character inside a string, a bracket closed that was not open, unclosed brackets or string).
+    public enum Shape: Sendable, Equatable {
+        case fits, tooDeep, malformed
+    }
+
+    /// The text's `Shape`, from one pass over all of it (no recursion, no allocation). `malformed` wins over
+    /// `tooDeep`: a text that cannot be JSON is not called deeply nested JSON.
+    public static func shape(_ bytes: UnsafeRawBufferPointer, limit: Int = JSONDepth.limit) -> Shape {
+        var depth = 0
+        var deepest = 0
+        var inString = false
+        var escaped = false
+        for b in bytes {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if b == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if b == UInt8(ascii: "\"") {
+                    inString = false
+                } else if b < 0x20 {
+                    return .malformed
+                }
+                continue
+            }
+            switch b {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                deepest = max(deepest, depth)
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                depth -= 1
+                if depth < 0 { return .malformed }
+            default: break
+            }
+        }
+        if inString || depth != 0 { return .malformed }
+        return deepest > limit ? .tooDeep : .fits
+    }
+
+    public static func shape(_ bytes: [UInt8], limit: Int = JSONDepth.limit) -> Shape {
+        bytes.withUnsafeBytes { shape($0, limit: limit) }
+    }
+
     public static func exceeds(_ bytes: [UInt8], limit: Int = JSONDepth.limit) -> Bool {
         bytes.withUnsafeBytes { exceeds($0, limit: limit) }
     }

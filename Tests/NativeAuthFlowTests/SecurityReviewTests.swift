@@ -39,6 +39,22 @@ import Testing
         #expect(r.1["body"]?.stringValue?.hasPrefix("{\"x\":{\"x\":") == true)
     }
 
+    /// Found by the fuzzer's "api" target: a body whose brackets nest deeper than 64 but that cannot be JSON (here a
+    /// raw line break inside a string) is text and is not called deeply nested JSON; it is never parsed either.
+    @Test func deepBracketsInATextThatIsNotJSONAreNotFlagged() throws {
+        let emu = try EmulatorProcess()
+        let c = try ABIClient(emu)
+        _ = c.call(na_sign_in, ["username": .string(annEmail), "password": .string(annPassword)])
+        let text =
+            #"{"note":"line one"# + "\n" + #"line two","deep":"# + String(repeating: "[", count: 100)
+            + String(repeating: "]", count: 100) + "}"
+        try emu.control("POST", "faults", ["path": "/api/todolist", "status": 200, "body": .string(text)])
+        let url = emu.apiURLs.todo
+        let r = c.call(na_call_api, ["url": .string(url), "scopes": [.string(emu.apiScopes.todo)]])
+        #expect(r.0 == NA_OK && r.1["body"]?.stringValue == text, "\(r.1.serialized().prefix(200))")
+        #expect(r.1["body_too_deep"] == nil)
+    }
+
     /// Finding 9: a sign-in whose answer lands after the user signed out keeps nothing.
     @Test func signOutIsNotUndoneByASignInInFlight() throws {
         let emu = try EmulatorProcess()

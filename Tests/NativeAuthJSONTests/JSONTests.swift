@@ -133,4 +133,19 @@ import Testing
             JSONFieldError(path: "cache.path", problem: .missing).description == "cache.path: required field is missing"
         )
     }
+
+    @Test func depthShapeTellsDeepJSONFromTextThatCannotBeJSON() {
+        let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
+        #expect(JSONDepth.shape(Array(deep.utf8)) == .tooDeep)
+        #expect(
+            JSONDepth.shape(Array((String(repeating: "[", count: 64) + String(repeating: "]", count: 64)).utf8))
+                == .fits
+        )
+        #expect(JSONDepth.shape(Array(#"{"a":"{{{{"}"#.utf8)) == .fits)  // brackets inside strings do not count
+        #expect(JSONDepth.shape(Array(("{\"a\":\"x\ny\"," + deep + "}").utf8)) == .malformed)  // control character
+        #expect(JSONDepth.shape(Array((deep + "]").utf8)) == .malformed)  // closed more than opened
+        #expect(JSONDepth.shape(Array(String(repeating: "{", count: 100).utf8)) == .malformed)  // never closed
+        #expect(JSONDepth.shape(Array(#"["abc"#.utf8)) == .malformed)  // the string never ends
+        #expect(JSONDepth.exceeds(Array(String(repeating: "{", count: 100).utf8)))  // still refused before parsing
+    }
 }

@@ -27,7 +27,8 @@ let apiRequests: [JSONValue] = [
 
 /// The result document na_call_api must give for `response` (include/nativeauth.h): its status; its headers, a
 /// repeated one joined with ", "; the body parsed when the Content-Type says JSON and it parses, else as text when it
-/// is UTF-8, else in base64.
+/// is UTF-8, else in base64. JSON nested deeper than 64 levels is text with "body_too_deep": true; a text whose
+/// brackets go deeper but that cannot be JSON (a control character in a string, unbalanced) is text, unflagged.
 func expectedAPIResult(_ response: HTTPResponse) -> JSONValue {
     var headers: [String: String] = [:]
     for (name, value) in response.headers { headers[name] = headers[name].map { $0 + ", " + value } ?? value }
@@ -35,10 +36,14 @@ func expectedAPIResult(_ response: HTTPResponse) -> JSONValue {
         "v": 1, "status": .int(Int64(response.status)), "headers": .object(headers.mapValues { .string($0) }),
     ]
     let contentType = response.header("content-type")?.lowercased() ?? ""
-    if contentType.contains("json"), let parsed = try? JSONValue.parse(response.body) {
+    let deep = JSONDepth.exceeds(response.body)
+    if contentType.contains("json"), !deep, let parsed = try? JSONValue.parse(response.body) {
         o["body"] = parsed
     } else if let text = String(validating: response.body, as: UTF8.self) {
         o["body"] = .string(text)
+        if contentType.contains("json") && deep && JSONDepth.shape(response.body) == .tooDeep {
+            o["body_too_deep"] = true
+        }
     } else {
         o["body_base64"] = .string(Base64.encode(response.body))
     }

@@ -8,9 +8,10 @@
 #                            its tests and examples; part of make test
 #   make docs                the Python API reference from the docstrings (pdoc): build/docs/python/index.html
 #                            (the C reference is docs/ and include/nativeauth.h); part of make test
-#   make test                lint, docs, then every test: swift test, MSAL interop, Python package, ABI checks, C
-#                            tests under valgrind, the Go package (when go is installed), the wheel, the fuzz corpora
-#                            replayed, fuzz-ci, test-asan, test-tsan
+#   make test                lint, docs, then every test: swift test under ASan + UBSan (test-asan), the fuzz corpora
+#                            replayed, MSAL interop, Python package, ABI checks, C tests under valgrind, the Go
+#                            package (when go is installed), the wheel, fuzz-ci, test-tsan
+#   make test-swift          swift test without sanitizers (the quick run while developing)
 #   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 30 s each
 #   make test-asan           swift test and the C ABI test under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan           swift test and the C ABI test (threads) under ThreadSanitizer
@@ -93,8 +94,9 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
 
-test: lint docs test-swift test-fuzz-corpus test-interop test-python test-abi test-examples test-go test-wheel \
-      fuzz-ci test-asan test-tsan
+# The Swift suite runs once, under ASan + UBSan (test-asan): a plain `swift test` (make test-swift) would repeat it.
+test: lint docs test-asan test-fuzz-corpus test-interop test-python test-abi test-examples test-go test-wheel \
+      fuzz-ci test-tsan
 	@rm -rf $(NA_TMP)
 
 # The tree is formatted as .swift-format says, no line is longer than 120 columns, and the Python package, its tests

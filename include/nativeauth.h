@@ -98,8 +98,9 @@ enum {
     NA_ENETWORK     = -5, /* no usable answer. codes: network, timeout, tls                                        */
     NA_ESERVER      = -6, /* the server answered with an error or something unexpected. codes: server, throttled,
                              declined_scopes, password_reset_failed, id_token_invalid                           */
-    NA_ESTATE       = -7, /* a flow is expired, finished, busy, cancelled or at another step. codes: flow_expired,
-                             flow_invalid, cancelled                                                            */
+    NA_ESTATE       = -7, /* a flow is expired, finished, busy, cancelled or at another step; or a call from inside
+                             a callback would wait for its own thread. codes: flow_expired, flow_invalid,
+                             cancelled, reentrant_call                                                          */
     NA_ENOMEM       = -8, /* out of memory; *out_json is a static document that na_string_free() ignores.
                              codes: out_of_memory                                                               */
     NA_EINTERNAL    = -9, /* a bug in the library; please report it with the document. codes: internal           */

@@ -2,6 +2,7 @@
 #include "natls.h"
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
@@ -86,15 +87,23 @@ fail:
     return NULL;
 }
 
+/* Writes one PEM file. A file of that name is replaced, never written through: it is unlinked (a symbolic link
+ * planted there goes, not what it points to) and created anew with O_EXCL|O_NOFOLLOW, so the private key is 0600 from
+ * its first byte (0644 for certificates). */
 static int write_pem(const char *dir, const char *file, X509 *cert, EVP_PKEY *key) {
     char path[4096];
     FILE *f;
-    int ok;
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    f = fopen(path, "w");
-    if (!f) return -1;
+    int ok, fd;
+    if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path) return -1;
+    if (unlink(path) != 0 && errno != ENOENT) return -1;
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, key ? 0600 : 0644);
+    if (fd < 0) return -1;
+    f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        return -1;
+    }
     if (key) {
-        fchmod(fileno(f), 0600);
         ok = PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL);
     } else {
         ok = PEM_write_X509(f, cert);

@@ -58,6 +58,8 @@ public func na_client_new(
 
 @_cdecl("na_client_free")
 public func na_client_free(_ handle: OpaquePointer?) {
+    // Calls still running on other threads stop waiting (answering "cancelled"), then the handle goes.
+    _ = handles.withClient(handle) { c in c.close() }
     handles.remove(handle)
 }
 
@@ -189,7 +191,7 @@ public func na_flow_submit(_ handle: OpaquePointer?, _ request: UnsafePointer<CC
             throw error.flow.map { c.refused(error, flow: $0) } ?? error
         }
         guard let action else {
-            c.cancel(flow: flow)
+            try c.cancel(flow: flow)
             return .document(Encode.cancelled())
         }
         return .document(Encode.flow(try c.submit(flow: flow, action)))

@@ -81,6 +81,14 @@ enum CacheFiles {
         return true
     }
 
+    /// The largest cache file read (64 MiB; a cache of 1,000 accounts is about 4.5 MB): a bigger one — a sparse
+    /// 100 GiB file, say — is `cache_unreadable`, and never an allocation of a size taken from the file.
+    static let maxFileBytes = 64 << 20
+
+    static func tooLarge() -> NativeAuthError {
+        NativeAuthError(.cacheUnreadable, "The token cache file is larger than 64 MiB; it is not read.")
+    }
+
     /// Reads the cache file after checking its directory, its owner (this user) and its mode (writable by no one
     /// else). A file readable by others is read (and rewritten 0600 by the next write); `readableByOthers` says so.
     static func read(_ path: String, readableByOthers: inout Bool) throws(NativeAuthError) -> ReadResult {
@@ -110,11 +118,17 @@ enum CacheFiles {
             throw NativeAuthError(.cacheInsecure, "The token cache file is writable by other users; it is not used.")
         }
         readableByOthers = st.st_mode & 0o044 != 0
+        guard st.st_size <= maxFileBytes else { throw tooLarge() }
         var capacity = max(Int(st.st_size), 0) + 1
         var buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
         var count = 0
         while true {
             if count == capacity {  // the file grew while being read
+                guard capacity <= maxFileBytes else {
+                    wipeMemory(buffer, count)
+                    buffer.deallocate()
+                    throw tooLarge()
+                }
                 let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
                 bigger.update(from: buffer, count: count)
                 wipeMemory(buffer, count)
@@ -228,7 +242,12 @@ enum CacheFiles {
         }
     }
 
-    /// Moves a corrupt file aside as `<path>.corrupt-<epoch seconds>` (`-2`, `-3`, … if taken). Answers the new name.
+    /// How many set-aside corrupt files are kept (the newest); older ones are removed.
+    static let keptCorruptFiles = 3
+
+    /// Moves a corrupt file aside as `<path>.corrupt-<epoch seconds>` (`-2`, `-3`, … if taken), readable by this user
+    /// only (it may hold tokens, and it kept the mode it had), and removes all but the newest `keptCorruptFiles`.
+    /// Answers the new name.
     static func setAside(_ path: String) -> String? {
         let base = "\(path).corrupt-\(time(nil))"
         var name = base
@@ -238,8 +257,131 @@ enum CacheFiles {
             n += 1
             name = "\(base)-\(n)"
         }
-        return rename(path, name) == 0 ? name : nil
+        guard rename(path, name) == 0 else { return nil }
+        let fd = open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        if fd >= 0 {
+            _ = fchmod(fd, 0o600)
+            close(fd)
+        }
+        pruneSetAside(path)
+        return name
     }
+
+    /// Removes set-aside corrupt files of `path` beyond the newest `keptCorruptFiles` (by modification time).
+    static func pruneSetAside(_ path: String) {
+        let dir = directory(of: path)
+        let prefix = (path.split(separator: "/").last.map(String.init) ?? path) + ".corrupt-"
+        guard let d = opendir(dir) else { return }
+        defer { closedir(d) }
+        var found: [(name: String, mtime: Int, nsec: Int)] = []
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { raw -> String in
+                guard let base = raw.baseAddress else { return "" }
+                return String(cString: base.assumingMemoryBound(to: CChar.self))
+            }
+            guard name.hasPrefix(prefix) else { continue }
+            var st = stat()
+            guard fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+                continue
+            }
+            found.append((name, st.st_mtim.tv_sec, st.st_mtim.tv_nsec))
+        }
+        guard found.count > keptCorruptFiles else { return }
+        let oldestFirst = found.sorted { ($0.mtime, $0.nsec, $0.name) < ($1.mtime, $1.nsec, $1.name) }
+        for old in oldestFirst.dropLast(keptCorruptFiles) { unlinkat(dirfd(d), old.name, 0) }
+    }
+}
+
+/// The exclusive refresh lock of a cache file (see `FileTokenStore.withExclusiveRefresh`): `flock(LOCK_EX)` on a lock
+/// file that stays in place, taken by polling so that the wait ends at a deadline or on a cancel.
+final class RefreshLock {
+    private var fd: Int32
+
+    /// `waiting` is called once, when the lock is found held (before the first wait).
+    init(
+        _ path: String,
+        deadline: Double,
+        isCancelled: () -> Bool,
+        waiting: () -> Void = {}
+    ) throws(NativeAuthError) {
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let e = errno
+            if e == ELOOP {
+                throw NativeAuthError(.cacheInsecure, "The token cache's refresh lock file is a symbolic link.")
+            }
+            throw NativeAuthError(
+                .cacheWriteFailed,
+                "The token cache's refresh lock file could not be opened (\(CacheFiles.errnoText(e)))."
+            )
+        }
+        var delay: UInt32 = 200  // microseconds
+        var waited = false
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let e = errno
+            guard e == EWOULDBLOCK || e == EINTR else {
+                close(fd)
+                throw NativeAuthError(
+                    .cacheWriteFailed,
+                    "The token cache's refresh lock could not be taken (\(CacheFiles.errnoText(e)))."
+                )
+            }
+            if isCancelled() {
+                close(fd)
+                throw NativeAuthError(.cancelled, "The call was cancelled while it waited for another refresh.")
+            }
+            guard SystemClock().now() < deadline else {
+                close(fd)
+                throw NativeAuthError(
+                    .timeout,
+                    "Another process's token refresh did not finish within this call's timeout."
+                )
+            }
+            if !waited {
+                waited = true
+                waiting()
+            }
+            usleep(delay)
+            delay = min(delay * 2, 5000)
+        }
+        self.fd = fd
+    }
+
+    func release() {
+        guard fd >= 0 else { return }
+        flock(fd, LOCK_UN)
+        close(fd)
+        fd = -1
+    }
+
+    deinit { release() }
+}
+
+/// The refresh locks the calling thread holds (by lock file path): a call from a callback on that thread that needs
+/// one of them again is answered at once (`reentrant_call`) instead of waiting for itself.
+enum HeldRefreshLocks {
+    private final class Paths {
+        var set: Set<String> = []
+    }
+
+    private static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        pthread_key_create(&k) { p in
+            if let p { Unmanaged<Paths>.fromOpaque(p).release() }
+        }
+        return k
+    }()
+
+    private static var current: Paths {
+        if let p = pthread_getspecific(key) { return Unmanaged<Paths>.fromOpaque(p).takeUnretainedValue() }
+        let paths = Paths()
+        pthread_setspecific(key, Unmanaged.passRetained(paths).toOpaque())
+        return paths
+    }
+
+    static func holds(_ path: String) -> Bool { current.set.contains(path) }
+    static func insert(_ path: String) { current.set.insert(path) }
+    static func remove(_ path: String) { current.set.remove(path) }
 }
 
 /// An advisory lock on the sidecar `<path>.lockfile` (the name msal-extensions uses): `flock(LOCK_EX)`, released when

@@ -64,7 +64,38 @@ public final class FileTokenStore: TokenStore {
     /// The last problem with the file (an error code), or nil.
     public var problem: NativeAuthError.Code? { state.withLock { $0.problem } }
 
-    public var changeCounter: UInt64 { counter.load(ordering: .acquiring) }
+    /// Read on every cached-token call. At most once a second (per store, so per client) it also looks at the
+    /// file's signature (one `stat`): a sign-out or a sign-in in another process reaches this client's cache hits
+    /// within a second. Every other read is a clock read (the coarse monotonic clock, no system call) and an atomic
+    /// load.
+    public var changeCounter: UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
+        let now = Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec)
+        let due = nextLook.load(ordering: .relaxed)
+        if now >= due,
+            nextLook.compareExchange(expected: due, desired: now &+ Self.lookInterval, ordering: .relaxed).exchanged
+        {
+            lookAtFile()
+        }
+        return counter.load(ordering: .acquiring)
+    }
+
+    /// Nanoseconds between two looks at the file from the cache-hit path.
+    static let lookInterval: Int64 = 1_000_000_000
+    /// When (CLOCK_MONOTONIC_COARSE nanoseconds) the cache-hit path looks at the file next.
+    private let nextLook = Atomic<Int64>(0)
+
+    /// The cache-hit path's look: moves `changeCounter` if the file is not the one last read or written. It never
+    /// waits: when another thread is reading or writing the file, that thread brings the state up to date itself.
+    private func lookAtFile() {
+        let now = FileSignature.of(path)
+        state.withLockIfAvailable { s in
+            guard now != s.signature, now != s.announced else { return }
+            s.announced = now
+            counter.add(1, ordering: .releasing)
+        }
+    }
 
     /// The default path: `$XDG_CACHE_HOME/nativeauth/token_cache.json`, `$HOME/.cache/…` when it is unset.
     public static func defaultPath(environment: (String) -> String?) -> String? {
@@ -80,6 +111,10 @@ public final class FileTokenStore: TokenStore {
     // MARK: - TokenStore
 
     public func load() throws(NativeAuthError) -> [String: AccountEntry] {
+        try Logger.holdingLines { () throws(NativeAuthError) -> [String: AccountEntry] in try loadLocked() }
+    }
+
+    private func loadLocked() throws(NativeAuthError) -> [String: AccountEntry] {
         let result = state.withLock { s -> Result<[String: AccountEntry], NativeAuthError> in
             defer { flush(&s) }
             do throws(NativeAuthError) {
@@ -105,6 +140,10 @@ public final class FileTokenStore: TokenStore {
 
     public func checkForChanges() {
         let now = FileSignature.of(path)
+        Logger.holdingLines { checkLocked(now) }
+    }
+
+    private func checkLocked(_ now: FileSignature?) {
         state.withLock { s in
             flush(&s)
             guard now != s.signature, now != s.announced else { return }
@@ -114,6 +153,13 @@ public final class FileTokenStore: TokenStore {
     }
 
     public func modify(
+        current: [String: AccountEntry],
+        _ change: (inout [String: AccountEntry]) -> Void
+    ) -> StoreOutcome {
+        Logger.holdingLines { modifyLocked(current: current, change) }
+    }
+
+    private func modifyLocked(
         current: [String: AccountEntry],
         _ change: (inout [String: AccountEntry]) -> Void
     ) -> StoreOutcome {
@@ -167,6 +213,53 @@ public final class FileTokenStore: TokenStore {
                 return StoreOutcome(accounts: accounts, writeError: error)
             }
         }
+    }
+
+    /// The exclusive refresh lock: `flock` on `<path>.refresh-lock`, which every process using this cache file takes
+    /// around a refresh-token grant (see `TokenStore.withExclusiveRefresh`). It is a file of its own, not the write
+    /// lock (`<path>.lockfile`), because it is held across a network request while writes (this process's own among
+    /// them) go on; and it is never removed, so every process always locks the same file. A process that dies holding
+    /// it (even by SIGKILL) releases it with its file descriptors. When the lock file cannot be opened (a read-only
+    /// directory), the refresh goes ahead unlocked: what it rotates could not be written for others anyway.
+    public func withExclusiveRefresh<R>(
+        deadline: Double,
+        isCancelled: () -> Bool,
+        _ body: () throws(NativeAuthError) -> R
+    ) throws(NativeAuthError) -> R {
+        let lockPath = refreshLockPath
+        guard !HeldRefreshLocks.holds(lockPath) else { throw Self.reentrant() }
+        let lock: RefreshLock?
+        do {
+            try CacheFiles.makeDirectories(CacheFiles.directory(of: path))
+            lock = try RefreshLock(lockPath, deadline: deadline, isCancelled: isCancelled) {
+                logger.log(.info, "token cache: waiting for another process's token refresh")
+            }
+        } catch {
+            guard error.code == .cacheWriteFailed else { throw error }
+            Logger.holdingLines {
+                state.withLock { s in
+                    let message = "\(error.message) Refreshes are not serialised with other processes."
+                    report(&s, .warning, "refresh-lock", message)
+                }
+            }
+            lock = nil
+        }
+        HeldRefreshLocks.insert(lockPath)
+        defer {
+            HeldRefreshLocks.remove(lockPath)
+            lock?.release()
+        }
+        return try body()
+    }
+
+    var refreshLockPath: String { path + ".refresh-lock" }
+
+    static func reentrant() -> NativeAuthError {
+        NativeAuthError(
+            .reentrantCall,
+            "This call was made from inside a callback on the thread that holds the token cache's refresh lock; it "
+                + "would wait for itself. Call again after the callback returned."
+        )
     }
 
     // MARK: - Reading and writing

@@ -7,6 +7,8 @@ import Synchronization
 ///
 /// Cancelling a flow that a call is driving marks it: the call sees `isCancelled` (a waiting step stops), and when
 /// it checks the flow in, the flow is forgotten instead — a cancel is never undone by a call that finishes after it.
+/// A cancel and the step that signs the user in are ordered by the flow's `FlowFence`: either the cancel comes first
+/// and nothing of the flow is cached, or the sign-in was stored first and the cancel answers that the flow finished.
 final class FlowRegistry: Sendable {
     private struct Entry {
         var flow: Flow
@@ -14,9 +16,13 @@ final class FlowRegistry: Sendable {
         var busy: Bool
         var cancelled: Bool
         var touched: Double
+        let fence: FlowFence
     }
 
     private let entries = Mutex<[FlowID: Entry]>([:])
+    /// Flows that ended by signing the user in (for `ttl`, at most `capacity`): a cancel that comes later answers
+    /// that the flow finished, not that it was cancelled.
+    private let signedIn = Mutex<[(id: FlowID, at: Double)]>([])
     static let ttl = 15.0 * 60
     static let capacity = 256
 
@@ -34,7 +40,14 @@ final class FlowRegistry: Sendable {
             {
                 e.removeValue(forKey: oldest)
             }
-            e[id] = Entry(flow: flow, correlationID: correlationID, busy: false, cancelled: false, touched: now)
+            e[id] = Entry(
+                flow: flow,
+                correlationID: correlationID,
+                busy: false,
+                cancelled: false,
+                touched: now,
+                fence: FlowFence()
+            )
         }
         return id
     }
@@ -50,9 +63,9 @@ final class FlowRegistry: Sendable {
         entries.withLock { Self.purge(&$0, now: now) }
     }
 
-    /// Takes a flow for one call: its value and correlation id.
-    func checkout(_ id: FlowID, now: Double) throws(NativeAuthError) -> (Flow, String) {
-        try entries.withLock { e throws(NativeAuthError) -> (Flow, String) in
+    /// Takes a flow for one call: its value, correlation id and fence.
+    func checkout(_ id: FlowID, now: Double) throws(NativeAuthError) -> (Flow, String, FlowFence) {
+        try entries.withLock { e throws(NativeAuthError) -> (Flow, String, FlowFence) in
             // An error names the flow only when the flow stays usable (include/nativeauth.h): a busy one, later.
             guard var entry = e[id] else {
                 throw NativeAuthError(.flowInvalid, "Unknown flow: it finished, was cancelled, or never existed.")
@@ -69,7 +82,7 @@ final class FlowRegistry: Sendable {
             entry.busy = true
             e[id] = entry
             Self.purge(&e, now: now)
-            return (entry.flow, entry.correlationID)
+            return (entry.flow, entry.correlationID, entry.fence)
         }
     }
 
@@ -95,16 +108,36 @@ final class FlowRegistry: Sendable {
     }
 
     /// Cancels a flow: forgotten at once when idle; marked when a call is driving it (see the type's comment).
-    func cancel(_ id: FlowID) {
-        entries.withLock { e in
-            guard var entry = e[id] else { return }
+    /// Throws `flow_invalid` when the flow already signed the user in (then nothing was cancelled).
+    func cancel(_ id: FlowID, now: Double) throws(NativeAuthError) {
+        let fence = entries.withLock { e -> FlowFence? in
+            guard var entry = e[id] else { return nil }
             if entry.busy {
                 entry.cancelled = true
                 e[id] = entry
             } else {
                 e.removeValue(forKey: id)
             }
+            return entry.fence
         }
+        // Waits for a sign-in being stored by the call driving the flow, if one is.
+        let cancelled = fence?.cancel() ?? !finishedSigningIn(id, now: now)
+        guard cancelled else {
+            throw NativeAuthError(.flowInvalid, "The flow had already signed the user in; nothing was cancelled.")
+        }
+    }
+
+    /// Notes that a flow ended by signing the user in.
+    func noteSignedIn(_ id: FlowID, now: Double) {
+        signedIn.withLock { list in
+            list.removeAll { now - $0.at >= Self.ttl }
+            if list.count >= Self.capacity { list.removeFirst() }
+            list.append((id, now))
+        }
+    }
+
+    private func finishedSigningIn(_ id: FlowID, now: Double) -> Bool {
+        signedIn.withLock { list in list.contains { $0.id == id && now - $0.at < Self.ttl } }
     }
 
     /// Whether the flow exists, is not cancelled and has not expired (busy or not).
@@ -116,14 +149,55 @@ final class FlowRegistry: Sendable {
 
     func isCancelled(_ id: FlowID) -> Bool { entries.withLock { $0[id]?.cancelled ?? true } }
 
-    /// Cancels every flow (sign-out).
+    /// Cancels every flow (sign-out, the client being freed).
     func cancelAll() {
-        entries.withLock { e in
+        let fences = entries.withLock { e -> [FlowFence] in
+            let all = e.values.map(\.fence)
             e = e.filter { $0.value.busy }.mapValues { entry in
                 var x = entry
                 x.cancelled = true
                 return x
             }
+            return all
+        }
+        for fence in fences { _ = fence.cancel() }
+    }
+}
+
+/// Orders a flow's cancel and the storing of the sign-in it completes. The step that signs the user in stores the
+/// tokens inside `commit`, holding the fence; a cancel marks the fence, waiting for a commit in progress. So after a
+/// cancel answered "cancelled", nothing of the flow is stored, and a late answer from the server is discarded.
+public final class FlowFence: Sendable {
+    private enum Phase { case open, cancelled, committed }
+    private let phase = Mutex<Phase>(.open)
+
+    init() {}
+
+    /// Runs `store` unless the flow was cancelled (then `cancelled` is thrown and nothing runs); once `store`
+    /// answered true, the flow counts as finished and later cancels answer so. Log lines are delivered after the
+    /// fence is released (a log callback may cancel this very flow).
+    func commit(_ store: () throws(NativeAuthError) -> Bool) throws(NativeAuthError) -> Bool {
+        try Logger.holdingLines { () throws(NativeAuthError) -> Bool in
+            try phase.withLock { p throws(NativeAuthError) -> Bool in
+                guard p != .cancelled else {
+                    throw NativeAuthError(
+                        .cancelled,
+                        "The flow was cancelled while its step was on the wire; its answer was discarded."
+                    )
+                }
+                let stored = try store()
+                if stored { p = .committed }
+                return stored
+            }
+        }
+    }
+
+    /// Marks the fence cancelled; false when the flow had already committed its sign-in.
+    func cancel() -> Bool {
+        phase.withLock { p in
+            if p == .committed { return false }
+            p = .cancelled
+            return true
         }
     }
 }

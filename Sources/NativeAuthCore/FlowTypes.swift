@@ -199,6 +199,13 @@ struct Transition: Sendable {
     }
 }
 
+/// Whether a sign-in may be stored when its answer arrives: not if the user signed out since `signOutEpoch`, nor if
+/// the flow was cancelled (`fence`; nil for the first call of a flow, which no one can cancel yet).
+struct SignInAdmission: Sendable {
+    var signOutEpoch: UInt64
+    var fence: FlowFence?
+}
+
 /// What a flow needs to take a step: the server (its requests carry the flow's correlation id), the token service
 /// that keeps a sign-in's tokens, the clock, the logger, and whether the app cancelled the flow meanwhile.
 struct FlowContext: Sendable {
@@ -207,13 +214,18 @@ struct FlowContext: Sendable {
     let clock: any Clock
     let logger: Logger
     var isCancelled: @Sendable () -> Bool = { false }
-    /// The sign-out epoch when this call began (see `TokenService.acceptSignIn`).
-    var epoch: UInt64 = 0
+    /// What decides whether a sign-in this call completes may still be stored: the sign-out epoch when the call
+    /// began, and the flow's fence against a cancel (see `TokenService.acceptSignIn`).
+    var epoch = SignInAdmission(signOutEpoch: 0, fence: nil)
 
     var correlationID: String { server.correlationID }
 
     /// This context for one call of a flow.
-    func with(correlationID: String, isCancelled: @escaping @Sendable () -> Bool = { false }) -> FlowContext {
+    func with(
+        correlationID: String,
+        fence: FlowFence? = nil,
+        isCancelled: @escaping @Sendable () -> Bool = { false }
+    ) -> FlowContext {
         var c = FlowContext(
             server: server.with(correlationID: correlationID),
             tokens: tokens,
@@ -221,7 +233,7 @@ struct FlowContext: Sendable {
             logger: logger
         )
         c.isCancelled = isCancelled
-        c.epoch = tokens.cache.signOutEpoch
+        c.epoch = SignInAdmission(signOutEpoch: tokens.cache.signOutEpoch, fence: fence)
         return c
     }
 

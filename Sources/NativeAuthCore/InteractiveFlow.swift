@@ -290,7 +290,11 @@ struct InteractiveFlow: Sendable {
                     server: details
                 )
             default:
-                throw NativeAuthError(.server, "The provider refused the sign-in (\(error)).", server: details)
+                throw NativeAuthError(
+                    .server,
+                    "The provider refused the sign-in (\(DisplayText.bounded(error))).",
+                    server: details
+                )
             }
         case .code(let code, _, _):
             let tokens = ctx.tokens

@@ -1,3 +1,4 @@
+internal import Glibc
 import Synchronization
 
 /// Log levels, from least to most verbose. `off` is the default.
@@ -34,8 +35,10 @@ public struct LogMessage: ExpressibleByStringInterpolation, Sendable {
         var text = ""
         public init(literalCapacity: Int, interpolationCount: Int) { text.reserveCapacity(literalCapacity + 16) }
         public mutating func appendLiteral(_ literal: String) { text += literal }
-        public mutating func appendInterpolation(_ s: String) { text += s }
-        public mutating func appendInterpolation(_ s: Substring) { text += s }
+        /// Text may come from outside (a server's error code, an attribute name): it is cleaned and bounded
+        /// (`DisplayText`), so no log line carries a terminal escape sequence.
+        public mutating func appendInterpolation(_ s: String) { text += DisplayText.bounded(s) }
+        public mutating func appendInterpolation(_ s: Substring) { text += DisplayText.bounded(s) }
         public mutating func appendInterpolation<I: BinaryInteger>(_ i: I) { text += String(i) }
         public mutating func appendInterpolation(_ code: NativeAuthError.Code) { text += code.rawValue }
     }
@@ -51,6 +54,8 @@ public typealias LogSink = @Sendable (LogLevel, String, String?) -> Void
 ///   running on other threads have returned — after `configure` returns the old sink is never called again.
 /// - A sink that logs through the same logger again (it called back into the library) is called directly, without
 ///   re-locking; a sink that tries to replace itself gets `false` from `configure` instead of a deadlock.
+/// - Lines logged while the thread holds one of the library's locks (`holdingLines`) are delivered when it has let go
+///   of them: a sink that calls back into the library never finds its own thread holding what the call needs.
 public final class Logger: Sendable {
     private let level = Atomic<Int32>(0)
     private let lock = ReadWriteLock()
@@ -88,9 +93,18 @@ public final class Logger: Sendable {
     /// Logs `message()` at `level` if enabled.
     public func log(_ level: LogLevel, _ message: @autoclosure () -> LogMessage, correlationID: String? = nil) {
         guard isEnabled(level) else { return }
+        if let held = HeldLines.ifAny, held.depth > 0 {
+            held.lines.append((self, level, message().text, correlationID))
+            return
+        }
+        deliver(level, message().text, correlationID)
+    }
+
+    private func deliver(_ level: LogLevel, _ text: String, _ correlationID: String?) {
+        guard isEnabled(level) else { return }
         if isRunningOnThisThread {
             // Re-entered from our own sink: the read lock is already held by this thread.
-            sink?(level, message().text, correlationID)
+            sink?(level, text, correlationID)
             return
         }
         lock.withReadLock {
@@ -99,7 +113,53 @@ public final class Logger: Sendable {
             let outer = Logger.running.value
             Logger.running.value = me
             defer { Logger.running.value = outer }
-            sink(level, message().text, correlationID)
+            sink(level, text, correlationID)
         }
+    }
+}
+
+extension Logger {
+    /// Runs `body` holding back the log lines this thread logs meanwhile (through any logger), and delivers them when
+    /// the outermost such call returns. The library wraps the places where it holds a lock that a call from a log
+    /// callback could need (the token cache, the cache file's state, a flow's commit): the callback then runs after
+    /// the lock is released, so it may call into the library without waiting for its own thread.
+    public static func holdingLines<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        let held = HeldLines.current
+        held.depth += 1
+        defer {
+            held.depth -= 1
+            if held.depth == 0 && !held.lines.isEmpty {
+                let lines = held.lines
+                held.lines = []
+                for (logger, level, text, correlationID) in lines { logger.deliver(level, text, correlationID) }
+            }
+        }
+        return try body()
+    }
+}
+
+/// The calling thread's held-back log lines (see `Logger.holdingLines`); one per thread, released when it ends.
+private final class HeldLines {
+    var depth = 0
+    var lines: [(Logger, LogLevel, String, String?)] = []
+
+    private static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        pthread_key_create(&k) { p in
+            if let p { Unmanaged<HeldLines>.fromOpaque(p).release() }
+        }
+        return k
+    }()
+
+    /// This thread's, if it has one (no allocation on the logging path).
+    static var ifAny: HeldLines? {
+        pthread_getspecific(key).map { Unmanaged<HeldLines>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    static var current: HeldLines {
+        if let held = ifAny { return held }
+        let held = HeldLines()
+        pthread_setspecific(key, Unmanaged.passRetained(held).toOpaque())
+        return held
     }
 }

@@ -30,6 +30,8 @@ public final class NativeAuthClient: Sendable {
     private let systemLauncher: any BrowserLauncher
     /// Where the token cache is persisted (`MemoryTokenStore` keeps nothing).
     public let store: any TokenStore
+    /// Set when the host frees the client: waits of calls still running end with `cancelled`.
+    private let closing: ClosingFlag
 
     public init(
         configuration: ClientConfiguration,
@@ -48,15 +50,28 @@ public final class NativeAuthClient: Sendable {
         self.store = store
         self.apiTransport = apiTransport ?? transport
         let server = ServerAPI(configuration: configuration, transport: transport, clock: clock, logger: logger)
+        let closing = ClosingFlag()
+        self.closing = closing
         tokens = TokenService(
             server: server,
             cache: try TokenCache(store: store, renderer: renderer),
             clock: clock,
-            logger: logger
+            logger: logger,
+            isCancelled: { closing.isSet }
         )
         context = FlowContext(server: server, tokens: tokens, clock: clock, logger: logger)
         systemLauncher = SystemBrowserLauncher(command: configuration.browserCommand, environment: environment)
     }
+
+    /// The host is freeing the client: calls still running stop waiting (for a refresh another call or process is
+    /// making, for a flow's redirect or approval) and answer `cancelled`.
+    public func close() {
+        closing.set()
+        flows.cancelAll()
+    }
+
+    /// Whether `close` was called.
+    public var isClosing: Bool { closing.isSet }
 
     /// Replaces the browser launcher (nil: back to the system's).
     public func setBrowserLauncher(_ l: (any BrowserLauncher)?) {
@@ -165,10 +180,15 @@ public final class NativeAuthClient: Sendable {
     /// id. A failed step leaves the flow as it was when a retry makes sense (the error then names the flow);
     /// otherwise the flow ends. A flow cancelled while the call ran is forgotten when it returns.
     public func submit(flow id: FlowID, _ action: FlowAction) throws(NativeAuthError) -> FlowResult {
-        let (flow, correlationID) = try flows.checkout(id, now: clock.now())
+        let (flow, correlationID, fence) = try flows.checkout(id, now: clock.now())
         let username = flow.username
         let flows = self.flows
-        let ctx = context.with(correlationID: correlationID, isCancelled: { flows.isCancelled(id) })
+        let closing = self.closing
+        let ctx = context.with(
+            correlationID: correlationID,
+            fence: fence,
+            isCancelled: { flows.isCancelled(id) || closing.isSet }
+        )
         let transition: Transition
         do {
             transition = try flow.apply(action, ctx)
@@ -186,6 +206,7 @@ public final class NativeAuthClient: Sendable {
             throw failure
         }
         guard let status = transition.status else { throw NativeAuthError(.internal, "a flow step gave no status") }
+        if case .signedIn = status { flows.noteSignedIn(id, now: clock.now()) }
         return FlowResult(
             flowType: transition.next?.type ?? flow.type,
             flow: transition.next == nil || !kept ? nil : id,
@@ -203,8 +224,10 @@ public final class NativeAuthClient: Sendable {
 
     /// Cancels a flow (`cancel`): forgotten at once; a call waiting on it (polling, or later a browser or device
     /// code wait) stops with `cancelled`, and nothing it finishes afterwards revives the flow.
-    public func cancel(flow id: FlowID) {
-        flows.cancel(id)
+    /// Throws `flow_invalid` when the flow had already signed the user in (a cancel that lost the race with the
+    /// step completing it, or came later): nothing was cancelled, and the app should treat the user as signed in.
+    public func cancel(flow id: FlowID) throws(NativeAuthError) {
+        try flows.cancel(id, now: clock.now())
     }
 
     /// Stores the flow a start step left, if any.
@@ -315,4 +338,11 @@ public final class NativeAuthClient: Sendable {
             throw NativeAuthError(error)
         }
     }
+}
+
+/// A flag set once, read from any thread.
+final class ClosingFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func set() { flag.store(true, ordering: .releasing) }
+    var isSet: Bool { flag.load(ordering: .acquiring) }
 }

@@ -92,6 +92,8 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         public static let cacheWriteFailed = Code(rawValue: "cache_write_failed")
         public static let cacheInsecure = Code(rawValue: "cache_insecure")
         public static let cacheKeyInvalid = Code(rawValue: "cache_key_invalid")
+        // Added with the shared cache
+        public static let reentrantCall = Code(rawValue: "reentrant_call")
 
         /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`
         /// and the Python exception map are checked against it by the tests.
@@ -153,6 +155,11 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.flowExpired, .state, "the flow's continuation token expired"),
             (.flowInvalid, .state, "unknown, finished, busy flow, or an action it is not waiting for (`expected`)"),
             (.cancelled, .state, "the flow was cancelled (from another thread) while this call waited on it"),
+            (
+                .reentrantCall, .state,
+                "a call from inside a log or browser callback needs what its own thread holds (a token refresh it is "
+                    + "making): answered at once instead of waiting for itself"
+            ),
             (
                 .cacheUnreadable, .storage,
                 "the cache file cannot be read (permissions, a directory in its place); the client starts empty and "
@@ -225,7 +232,9 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         redirectReason: String? = nil
     ) {
         self.code = code
-        self.message = message
+        // A message may repeat a piece of outside text (a server's error code): no control character reaches a
+        // terminal through it (see DisplayText).
+        self.message = DisplayText.clean(message)
         self.server = server
         self.field = field
         self.reason = reason

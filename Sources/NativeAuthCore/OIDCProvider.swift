@@ -77,8 +77,8 @@ final class OIDCProvider: Sendable {
         return pick(fetched)
     }
 
-    /// The checks an ID token passes before its account is cached (OIDC Core §3.1.3.7): `aud` holds this client
-    /// (and `azp`, when present with several audiences, is it); `iss` is the provider's (Entra: the discovery issuer
+    /// The checks an ID token passes before its account is cached (OIDC Core §3.1.3.7): no `crit` header; `aud`
+    /// holds this client (and `azp`, when present, is it); `iss` is the provider's (Entra: the discovery issuer
     /// with the token's `tid`, or without discovery the authority's host or `<tid>.ciamlogin.com` with the
     /// authority's tenant or `tid`; other providers: exactly the discovery issuer); `exp` is not past and `nbf` not
     /// ahead, with 5 minutes of skew. With `signature`, the token is RS256-signed by a key of the provider's
@@ -91,6 +91,9 @@ final class OIDCProvider: Sendable {
     ) throws(NativeAuthError) {
         func invalid(_ why: String) -> NativeAuthError { NativeAuthError(.idTokenInvalid, "The ID token \(why).") }
         let claims = jwt.claims
+        // RFC 7515 §4.1.11: a token naming critical header parameters must be refused unless each is understood;
+        // this library understands none.
+        if jwt.header["crit"] != nil { throw invalid("names critical header parameters it cannot honour (crit)") }
         if signature {
             guard jwt.header["alg"]?.stringValue == "RS256" else { throw invalid("is not signed with RS256 (alg)") }
             guard let key = try signingKey(kid: jwt.header["kid"]?.stringValue, server), jwt.verify(with: key) else {
@@ -101,9 +104,9 @@ final class OIDCProvider: Sendable {
         let audiences =
             claims["aud"]?.stringValue.map { [$0] } ?? claims["aud"]?.arrayValue?.compactMap(\.stringValue) ?? []
         guard audiences.contains(clientID) else { throw invalid("is not for this client (aud)") }
-        if audiences.count > 1, let azp = claims["azp"]?.stringValue, azp != clientID {
-            throw invalid("was issued to another party (azp)")
-        }
+        // OIDC Core §3.1.3.7 asks for `azp` with several audiences; when present it must be this client whatever
+        // the audience count (a token issued to another party that merely lists this client is refused).
+        if let azp = claims["azp"], azp.stringValue != clientID { throw invalid("was issued to another party (azp)") }
         let now = clock.now()
         guard let exp = claims["exp"]?.doubleValue, exp.isFinite else { throw invalid("has no expiry (exp)") }
         guard exp > now - Self.skew else { throw invalid("has expired (exp)") }

@@ -87,9 +87,11 @@ extension ServerAPI {
     }
 
     /// OIDC discovery; nil when it is unavailable (no answer, an error status, not JSON, no `token_endpoint`).
-    /// For Entra, a token endpoint on another origin than the authority's is an error: refresh tokens are never sent
-    /// anywhere else. For any provider, an `issuer` other than the authority (one trailing slash aside) is an error
-    /// (OIDC Discovery §4.3), as is an endpoint that is not https (or http on loopback).
+    /// For every provider, a token endpoint on another origin than the authority's (scheme, host and port) is an
+    /// error: refresh tokens, authorization codes and device codes are never sent anywhere else (SECURITY.md). For
+    /// generic providers, an `issuer` other than the authority (one trailing slash aside) is an error (OIDC
+    /// Discovery §4.3). Every endpoint must be https — or http on loopback, and then only when the authority itself
+    /// is plain http on loopback (an https authority never hands a token to plain http).
     func discovery() throws(NativeAuthError) -> OIDCMetadata? {
         let authority = configuration.authority
         guard
@@ -97,20 +99,20 @@ extension ServerAPI {
             response.status == 200, let doc = try? JSONValue.parse(response.body), case .object = doc,
             let tokenEndpoint = doc["token_endpoint"]?.stringValue
         else { return nil }
+        let authorityIsHTTPS = authority.parsed.scheme == "https"
         func endpoint(_ name: String) throws(NativeAuthError) -> String? {
             guard let value = doc[name]?.stringValue else { return nil }
-            guard let u = try? HTTPURL(value), u.scheme == "https" || u.isLoopback else {
+            guard let u = try? HTTPURL(value), u.scheme == "https" || (u.isLoopback && !authorityIsHTTPS) else {
                 throw .unexpected("the discovery document's \(name) is not an https URL")
             }
             return value
         }
         guard let token = try endpoint("token_endpoint") else { throw .unexpected("discovery without token_endpoint") }
         let issuer = doc["issuer"]?.stringValue
-        if configuration.authorityType.isEntra {
-            guard let u = try? HTTPURL(tokenEndpoint), u.origin == authority.parsed.origin else {
-                throw .unexpected("the discovery document's token_endpoint is not on the authority's origin")
-            }
-        } else {
+        guard let u = try? HTTPURL(tokenEndpoint), u.origin == authority.parsed.origin else {
+            throw .unexpected("the discovery document's token_endpoint is not on the authority's origin")
+        }
+        if !configuration.authorityType.isEntra {
             func trimmed(_ s: String) -> String { s.hasSuffix("/") ? String(s.dropLast()) : s }
             guard let issuer, trimmed(issuer) == trimmed(authority.url) else {
                 throw .unexpected("the discovery document's issuer is not the configured authority")

@@ -119,7 +119,10 @@ extension NativeAuthError {
         }
         if sub == "attribute_validation_failed" {
             let names = envelope.invalidAttributes
-            var e = make(.attributesInvalid, "Some attributes are not valid: \(names.joined(separator: ", ")).")
+            var e = make(
+                .attributesInvalid,
+                "Some attributes are not valid: \(DisplayText.bounded(names.joined(separator: ", ")))."
+            )
             e.attributes = names
             return e
         }
@@ -141,7 +144,8 @@ extension NativeAuthError {
             // to send the user to a browser (the server says that with `redirect`).
             return make(.server, "The server refused the challenge types this client is configured with.")
         }
-        return make(.server, "The server refused the request (\(error)\(sub.isEmpty ? "" : " / " + sub)).")
+        let what = DisplayText.bounded(error + (sub.isEmpty ? "" : " / " + sub))
+        return make(.server, "The server refused the request (\(what)).")
     }
 
     static func passwordMessage(_ sub: String) -> String {

@@ -314,10 +314,28 @@ public protocol TokenStore: Sendable {
     /// `changeCounter` if so. Called on the paths that are about to do real work (a cache miss, an account lookup,
     /// before a refresh), never on a cache hit.
     func checkForChanges()
+    /// Runs `body` under the store's exclusive refresh lock, which every process sharing the store takes around a
+    /// refresh-token grant: one refresh per store at a time across processes, so a rotated refresh token is never
+    /// presented twice. Waiting ends at `deadline` (seconds since the epoch: `timeout`) or when `isCancelled` says
+    /// so (`cancelled`); a thread that already holds the lock is answered `reentrant_call`. The lock is never held
+    /// across user interaction. A store of one process's memory runs `body` at once.
+    func withExclusiveRefresh<R>(
+        deadline: Double,
+        isCancelled: () -> Bool,
+        _ body: () throws(NativeAuthError) -> R
+    ) throws(NativeAuthError) -> R
 }
 
 extension TokenStore {
     public func checkForChanges() {}
+
+    public func withExclusiveRefresh<R>(
+        deadline: Double,
+        isCancelled: () -> Bool,
+        _ body: () throws(NativeAuthError) -> R
+    ) throws(NativeAuthError) -> R {
+        try body()
+    }
 }
 
 /// The in-memory store (the default; nothing touches disk).
@@ -389,10 +407,17 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
 
     /// Reloads the in-memory view if the store changed outside this client (called before reads; `thorough` on
     /// paths about to do real work, where the store may spend a system call to look).
-    private func refreshFromStore(thorough: Bool = false) {
+    /// Answers whether it reloaded.
+    @discardableResult
+    private func refreshFromStore(thorough: Bool = false) -> Bool {
         if thorough { store.checkForChanges() }
         let counter = store.changeCounter
-        guard counter != seenChanges.load(ordering: .acquiring) else { return }
+        guard counter != seenChanges.load(ordering: .acquiring) else { return false }
+        Logger.holdingLines { reload(counter) }
+        return true
+    }
+
+    private func reload(_ counter: UInt64) {
         lock.withWriteLock {
             guard counter != seenChanges.load(ordering: .relaxed) else { return }
             // A store that cannot be read now keeps the in-memory view (it reported why when it failed).
@@ -410,6 +435,11 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
         /// A usable token of `account`, and the cache generation it was found at.
         case hit(AccessToken, account: String, generation: UInt64)
         case miss(account: String)
+
+        var isHit: Bool {
+            if case .hit = self { return true }
+            return false
+        }
     }
 
     /// Which account a selection names: its id, or why there is none.
@@ -443,7 +473,10 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
     /// superset match.
     func lookup(_ key: ScopeKey, account selection: AccountSelection, at now: Double) -> Lookup {
         refreshFromStore()
-        let found = find(key, account: selection, at: now)
+        var found = find(key, account: selection, at: now)
+        // Not served from what this client holds: before real work, look whether another process changed the store
+        // (a sign-in, a refresh) since the last look.
+        if !found.isHit, refreshFromStore(thorough: true) { found = find(key, account: selection, at: now) }
         // A token a store loaded gets its cached-answer document when it is first served (a store may load
         // thousands; rendering them all would slow every start and every reload).
         if case .hit(let token, let id, let g) = found, token.rendered == nil, renderer != nil {
@@ -508,6 +541,11 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
     /// when the caller also handles the failure).
     @discardableResult
     public func update<R>(_ body: (inout CacheData) -> R) throws(NativeAuthError) -> R {
+        // The store may log (a file it had to set aside): those lines wait until the lock is released.
+        try Logger.holdingLines { () throws(NativeAuthError) -> R in try locked(body) }
+    }
+
+    private func locked<R>(_ body: (inout CacheData) -> R) throws(NativeAuthError) -> R {
         try lock.withWriteLock { () throws(NativeAuthError) -> R in
             var d = data
             var result: R? = nil
@@ -530,4 +568,18 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
 
     /// `token` with its cached-answer document rendered.
     func rendering(_ token: AccessToken) -> AccessToken { token.rendering(with: renderer) }
+
+    /// Runs `body` under the store's exclusive refresh lock (see `TokenStore.withExclusiveRefresh`), after reading
+    /// what other processes stored while this one waited for it.
+    func exclusiveRefresh<R>(
+        deadline: Double,
+        isCancelled: () -> Bool,
+        _ body: () throws(NativeAuthError) -> R
+    ) throws(NativeAuthError) -> R {
+        try store.withExclusiveRefresh(deadline: deadline, isCancelled: isCancelled) {
+            () throws(NativeAuthError) -> R in
+            refreshFromStore(thorough: true)
+            return try body()
+        }
+    }
 }

@@ -11,12 +11,21 @@ final class TokenService: Sendable {
     let logger: Logger
     let provider: OIDCProvider
     private let gate = RefreshGate()
+    /// Whether waits should end now (the client is being freed).
+    let isCancelled: @Sendable () -> Bool
 
-    init(server: ServerAPI, cache: TokenCache, clock: any Clock, logger: Logger) {
+    init(
+        server: ServerAPI,
+        cache: TokenCache,
+        clock: any Clock,
+        logger: Logger,
+        isCancelled: @escaping @Sendable () -> Bool = { false }
+    ) {
         self.server = server
         self.cache = cache
         self.clock = clock
         self.logger = logger
+        self.isCancelled = isCancelled
         self.provider = OIDCProvider(clock: clock, logger: logger)
     }
 
@@ -146,7 +155,7 @@ final class TokenService: Sendable {
         _ r: TokenResponse,
         requestedScopes: [String],
         server: ServerAPI,
-        epoch: UInt64,
+        epoch admission: SignInAdmission,
         policy: IDTokenPolicy = IDTokenPolicy()
     )
         throws(NativeAuthError) -> (Account, AccessToken)
@@ -155,7 +164,31 @@ final class TokenService: Sendable {
         guard let account else {
             throw .unexpected("token response without client_info or an ID token that names the user")
         }
-        let stored = try cache.update { d -> Bool in
+        let store = { () throws(NativeAuthError) -> Bool in
+            try self.storeSignIn(account, token, r, requestedScopes, admission)
+        }
+        let stored: Bool
+        if let fence = admission.fence { stored = try fence.commit(store) } else { stored = try store() }
+        guard stored else {
+            throw NativeAuthError(
+                .cancelled,
+                "The user signed out while this sign-in was in progress; nothing was kept."
+            )
+        }
+        try checkDeclined(token, requested: requestedScopes)
+        return (account, token)
+    }
+
+    /// Stores a sign-in unless its user (or everyone) signed out since the call began; answers whether it did.
+    private func storeSignIn(
+        _ account: Account,
+        _ token: AccessToken,
+        _ r: TokenResponse,
+        _ requestedScopes: [String],
+        _ admission: SignInAdmission
+    ) throws(NativeAuthError) -> Bool {
+        let epoch = admission.signOutEpoch
+        return try cache.update { d -> Bool in
             guard !d.signedOut(account.homeAccountID, since: epoch) else { return false }
             var entry = AccountEntry(account: account, refreshToken: r.refreshToken)
             // As MSAL, a new sign-in of the same user keeps that user's other access tokens (each valid on its
@@ -168,14 +201,6 @@ final class TokenService: Sendable {
             d.accounts[account.homeAccountID] = entry
             return true
         }
-        guard stored else {
-            throw NativeAuthError(
-                .cancelled,
-                "The user signed out while this sign-in was in progress; nothing was kept."
-            )
-        }
-        try checkDeclined(token, requested: requestedScopes)
-        return (account, token)
     }
 
     /// The error for a selection that names no account.
@@ -287,7 +312,8 @@ final class TokenService: Sendable {
     }
 
     /// `na_get_access_token`: from the cache when a usable token covers the scopes (past its `refresh_in` the token
-    /// is refreshed early, and still served if that fails), else one refresh shared by concurrent callers.
+    /// is refreshed early, and still served if that fails), else one refresh shared by concurrent callers — and, with
+    /// a persistent store, by every process sharing it (see `refreshShared`).
     func accessToken(_ request: TokenRequest) throws(NativeAuthError) -> TokenResult {
         let now = clock.now()
         var selection = request.account
@@ -302,21 +328,25 @@ final class TokenService: Sendable {
             resolved = try self.scopes(request, account: id)
         }
         guard let (scopes, key) = resolved else { throw NativeAuthError(.internal, "no scopes resolved") }
-        if !request.forceRefresh, request.claims == nil {
-            let found = cache.lookup(key, account: selection, at: now)
-            switch found {
-            case .noAccount, .accountRequired:
-                throw Self.noSuchAccount(found)
-            case .hit(let token, let id, let generation):
+        /// A forced refresh may still be answered by a refresh another process made after this call began: the
+        /// token this call would have been served then is the one it wants replaced.
+        var replaced: AccessToken? = nil
+        let found = cache.lookup(key, account: selection, at: now)
+        switch found {
+        case .noAccount, .accountRequired:
+            throw Self.noSuchAccount(found)
+        case .hit(let token, let id, let generation):
+            accountID = id
+            replaced = token
+            if !request.forceRefresh, request.claims == nil {
                 guard token.wantsRefresh(at: now) else {
                     logger.log(.verbose, "access token served from cache")
                     return TokenResult(token: token, fromCache: true, cacheGeneration: generation)
                 }
-                accountID = id
                 fallback = token  // refresh_in passed: refresh early, but the token is still good if that fails
-            case .miss(let id):
-                accountID = id
             }
+        case .miss(let id):
+            accountID = id
         }
         let id: String
         if let accountID { id = accountID } else { id = try self.accountID(selection) }
@@ -342,23 +372,34 @@ final class TokenService: Sendable {
             }
         }
         do {
-            let deadline = SystemClock().now() + Double(server.configuration.requestTimeoutMs) / 1000 * 2
+            let started = SystemClock().now()
+            let deadline = started + Double(server.configuration.requestTimeoutMs) / 1000 * 2
+            let wanted = Wanted(
+                key: key,
+                account: id,
+                anyServable: request.claims == nil && !request.forceRefresh,
+                newerThan: request.forceRefresh && request.claims == nil ? (replaced, now) : nil
+            )
             let (token, fromCache) = try gate.run(
                 key: gateKey,
                 deadline: deadline,
+                isCancelled: isCancelled,
                 check: { () -> AccessToken? in
                     guard canShare, case .hit(let t, _, _) = cache.lookup(key, account: .named(id), at: clock.now())
                     else { return nil }
                     return t
                 },
-                refresh: { () throws(NativeAuthError) -> AccessToken in
-                    try refresh(account: id, scopes: scopes, claims: request.claims, correlationID: correlationID)
+                refresh: { () throws(NativeAuthError) -> RefreshGate.Outcome in
+                    try refreshShared(wanted, scopes: scopes, claims: request.claims, deadline: deadline) {
+                        () throws(NativeAuthError) -> AccessToken in
+                        try refresh(account: id, scopes: scopes, claims: request.claims, correlationID: correlationID)
+                    }
                 }
             )
             try checkDeclined(token, requested: scopes)
             return TokenResult(token: token, fromCache: fromCache)
         } catch {
-            if let fallback {
+            if let fallback, error.code != .reentrantCall, error.code != .cancelled {
                 logger.log(.warning, "early refresh failed (\(error.code)); serving the cached token")
                 return TokenResult(token: fallback, fromCache: true)
             }
@@ -374,6 +415,47 @@ final class TokenService: Sendable {
             var e = error
             if e.code.category == .interaction, e.loginHint == nil { e.loginHint = Self.loginHint(account) }
             throw e
+        }
+    }
+
+    /// What a refresh is for, to tell whether a token another process stored meanwhile already serves it.
+    struct Wanted {
+        var key: ScopeKey
+        var account: String
+        /// Any servable token does (neither forced nor a claims request).
+        var anyServable: Bool
+        /// A forced refresh: a token other than the one it replaces, stored no earlier than the second the call
+        /// began (the cache file keeps whole seconds).
+        var newerThan: (replaced: AccessToken?, since: Double)?
+    }
+
+    /// A refresh shared with every process using the same store: under the store's exclusive refresh lock, the
+    /// store is read again; a token another process stored while this one waited that serves the request is the
+    /// answer (no request); otherwise `refresh` runs with the newest refresh token. A claims request always refreshes
+    /// (MSAL's rule: it never takes a token from the cache).
+    private func refreshShared(
+        _ wanted: Wanted,
+        scopes: [String],
+        claims: ClaimsRequest?,
+        deadline: Double,
+        _ refresh: () throws(NativeAuthError) -> AccessToken
+    ) throws(NativeAuthError) -> RefreshGate.Outcome {
+        try cache.exclusiveRefresh(deadline: deadline, isCancelled: isCancelled) {
+            () throws(NativeAuthError) -> RefreshGate.Outcome in
+            let now = clock.now()
+            if case .hit(let t, _, _) = cache.lookup(wanted.key, account: .named(wanted.account), at: now) {
+                if wanted.anyServable, !t.wantsRefresh(at: now) {
+                    logger.log(.verbose, "another process refreshed this token meanwhile; served from the cache")
+                    return (t, true)
+                }
+                if let (replaced, since) = wanted.newerThan, t.cachedAt >= since.rounded(.down),
+                    replaced.map({ !($0.value == t.value) }) ?? true
+                {
+                    logger.log(.verbose, "another process refreshed this token after the call began; served")
+                    return (t, true)
+                }
+            }
+            return (try refresh(), false)
         }
     }
 
@@ -406,7 +488,10 @@ final class TokenService: Sendable {
         return s.errorCodes.contains(where: deadCodes.contains)
     }
 
-    /// One refresh-token grant; the rotated refresh token replaces the old one under the cache lock.
+    /// One refresh-token grant with the newest refresh token the cache holds; the rotated refresh token replaces the
+    /// old one under the cache lock. A refresh token the server declares dead is dropped only if the cache (for a
+    /// file: the file, re-read under its lock) still holds that very token; if it holds a newer one (another process
+    /// or SDK rotated it meanwhile), the grant is tried once more with that.
     private func refresh(
         account accountID: String,
         scopes: [String],
@@ -415,57 +500,73 @@ final class TokenService: Sendable {
     ) throws(NativeAuthError)
         -> AccessToken
     {
-        let current = cache.read { d in d.accounts[accountID].map { ($0.refreshToken, $0.session) } }
-        guard let (cached, session) = current, let rt = cached else {
-            throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
-        }
         let server = server.with(correlationID: correlationID)
-        let endpoint = try provider.tokenEndpoint(server)
-        logger.log(
-            .info,
-            "refreshing an access token for \(ScopeKey(scopes).set.count) scope(s)",
-            correlationID: correlationID
-        )
-        let response: TokenResponse
-        do {
-            response = try server.refresh(endpoint: endpoint, refreshToken: rt, scopes: scopes, claims: claims)
-        } catch {
-            // Generic OpenID Connect providers refuse to widen a grant on refresh (RFC 6749 §6: the scope may not
-            // exceed the original grant): for the app that is one more interactive sign-in, with these scopes.
-            if !server.configuration.authorityType.isEntra, error.code == .invalidScope {
-                var e = NativeAuthError(
-                    .interactionRequired,
-                    "The provider does not extend this sign-in to these scopes; sign in interactively for them.",
-                    server: error.server
-                )
-                e.claims = error.claims
-                throw e
+        var retried = false
+        while true {
+            let current = cache.read { d in d.accounts[accountID].map { ($0.refreshToken, $0.session) } }
+            guard let (cached, session) = current, let rt = cached else {
+                throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
             }
-            if Self.refreshTokenIsDead(error) {
-                try? cache.update { d in
-                    if d.accounts[accountID]?.session == session, d.accounts[accountID]?.refreshToken == rt {
+            let endpoint = try provider.tokenEndpoint(server)
+            logger.log(
+                .info,
+                "refreshing an access token for \(ScopeKey(scopes).set.count) scope(s)",
+                correlationID: correlationID
+            )
+            let response: TokenResponse
+            do {
+                response = try server.refresh(endpoint: endpoint, refreshToken: rt, scopes: scopes, claims: claims)
+            } catch {
+                // Generic OpenID Connect providers refuse to widen a grant on refresh (RFC 6749 §6: the scope may
+                // not exceed the original grant): for the app that is one more interactive sign-in, with these
+                // scopes.
+                if !server.configuration.authorityType.isEntra, error.code == .invalidScope {
+                    var e = NativeAuthError(
+                        .interactionRequired,
+                        "The provider does not extend this sign-in to these scopes; sign in interactively for them.",
+                        server: error.server
+                    )
+                    e.claims = error.claims
+                    throw e
+                }
+                if Self.refreshTokenIsDead(error) {
+                    // Compare, then delete: only the token that was refused.
+                    let newer = try? cache.update { d -> RefreshToken? in
+                        guard let held = d.accounts[accountID]?.refreshToken else { return nil }
+                        guard held == rt else { return held }
                         d.accounts[accountID]?.refreshToken = nil
+                        return nil
+                    }
+                    if !retried, let newer = newer ?? nil, !(newer == rt) {
+                        retried = true
+                        logger.log(
+                            .info,
+                            "the refresh token was refused, and a newer one is cached; trying that once",
+                            correlationID: correlationID
+                        )
+                        continue
                     }
                 }
+                throw error
             }
-            throw error
+            let (account, token) = try accept(
+                response,
+                requestedScopes: scopes,
+                server: server,
+                policy: IDTokenPolicy(strict: false)
+            )
+            // A rotated refresh token that cannot be written is reported: the next process would present the old
+            // one.
+            try cache.update { d in
+                // Signed out, or signed in again, while this refresh was on the wire: keep nothing of it.
+                guard var entry = d.accounts[accountID], entry.session == session else { return }
+                if let newRT = response.refreshToken, entry.refreshToken == rt { entry.refreshToken = newRT }
+                if let account, account.homeAccountID == accountID, account.idToken != nil { entry.account = account }
+                entry.store(token)
+                d.accounts[accountID] = entry
+            }
+            return token
         }
-        let (account, token) = try accept(
-            response,
-            requestedScopes: scopes,
-            server: server,
-            policy: IDTokenPolicy(strict: false)
-        )
-        // A rotated refresh token that cannot be written is reported: the next process would present the old one.
-        try cache.update { d in
-            // Signed out, or signed in again, while this refresh was on the wire: keep nothing of it.
-            guard var entry = d.accounts[accountID], entry.session == session else { return }
-            if let newRT = response.refreshToken, entry.refreshToken == rt { entry.refreshToken = newRT }
-            if let account, account.homeAccountID == accountID, account.idToken != nil { entry.account = account }
-            entry.store(token)
-            d.accounts[accountID] = entry
-        }
-        return token
     }
 }
 

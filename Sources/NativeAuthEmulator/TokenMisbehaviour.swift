@@ -35,9 +35,12 @@ struct TokenAnswerRule {
     /// Claims that override the ID token's; the token is signed again with the emulator's key (same kid).
     var idTokenClaims: [String: JSONValue]?
     var idTokenRemoveClaims: [String]
+    /// Members added to the ID token's JOSE header (e.g. `crit`); the token is signed again.
+    var idTokenHeader: [String: JSONValue] = [:]
 
     static let members: Set<String> = [
         "count", "grant_type", "remove", "set", "set_raw", "id_token_claims", "id_token_remove_claims",
+        "id_token_header",
     ]
 
     init(_ body: JSONValue, id: Int) throws(JSONFieldError) {
@@ -64,11 +67,17 @@ struct TokenAnswerRule {
             idTokenClaims = claims
         }
         idTokenRemoveClaims = try f.optionalStringArray("id_token_remove_claims") ?? []
-        guard !remove.isEmpty || !set.isEmpty || !setRaw.isEmpty || idTokenClaims != nil || !idTokenRemoveClaims.isEmpty
+        if let o = try f.optionalObject("id_token_header") { for (k, v) in o.members { idTokenHeader[k] = v } }
+        guard
+            !remove.isEmpty || !set.isEmpty || !setRaw.isEmpty || idTokenClaims != nil || !idTokenRemoveClaims.isEmpty
+                || !idTokenHeader.isEmpty
         else {
             throw JSONFieldError(
                 path: "",
-                problem: .invalid("nothing to do: give remove, set, set_raw, id_token_claims or id_token_remove_claims")
+                problem: .invalid(
+                    "nothing to do: give remove, set, set_raw, id_token_claims, id_token_remove_claims or "
+                        + "id_token_header"
+                )
             )
         }
     }
@@ -80,6 +89,7 @@ struct TokenAnswerRule {
             "set": .object(set), "set_raw": .object(setRaw.mapValues { .string($0) }),
         ]
         if let idTokenClaims { o["id_token_claims"] = .object(idTokenClaims) }
+        if !idTokenHeader.isEmpty { o["id_token_header"] = .object(idTokenHeader) }
         if !idTokenRemoveClaims.isEmpty {
             o["id_token_remove_claims"] = .array(idTokenRemoveClaims.map { .string($0) })
         }
@@ -266,7 +276,7 @@ extension Emulator {
                 return rule
             })
         else { return answer }
-        if rule.idTokenClaims != nil || !rule.idTokenRemoveClaims.isEmpty {
+        if rule.idTokenClaims != nil || !rule.idTokenRemoveClaims.isEmpty || !rule.idTokenHeader.isEmpty {
             o["id_token"] = reMintIDToken(o["id_token"]?.stringValue, rule, form, ctx).map { .string($0) } ?? .null
         }
         for k in rule.remove { o.removeValue(forKey: k) }
@@ -304,7 +314,7 @@ extension Emulator {
         }
         for k in rule.idTokenRemoveClaims { claims.removeValue(forKey: k) }
         for (k, v) in rule.idTokenClaims ?? [:] { claims[k] = v }
-        return try? JWT.signRS256(claims: .object(claims), key: signingKey, kid: kid)
+        return try? JWT.signRS256(claims: .object(claims), key: signingKey, kid: kid, extraHeader: rule.idTokenHeader)
     }
 
     // MARK: - Controls

@@ -81,10 +81,17 @@ public struct RSAPrivateKey: Sendable {
 }
 
 extension JWT {
-    /// Signs `claims` with RS256 under `key`, with header `{"alg":"RS256","typ":"JWT","kid":kid}`.
-    public static func signRS256(claims: JSONValue, key: RSAPrivateKey, kid: String?) throws(CryptoError) -> String {
+    /// Signs `claims` with RS256 under `key`, with header `{"alg":"RS256","typ":"JWT","kid":kid}` (and the members
+    /// of `extraHeader`, for tests of header checks such as `crit`).
+    public static func signRS256(
+        claims: JSONValue,
+        key: RSAPrivateKey,
+        kid: String?,
+        extraHeader: [String: JSONValue] = [:]
+    ) throws(CryptoError) -> String {
         var header: [String: JSONValue] = ["alg": "RS256", "typ": "JWT"]
         if let kid { header["kid"] = .string(kid) }
+        for (k, v) in extraHeader { header[k] = v }
         guard let h = JSONValue.object(header).serializedBytes(), let c = claims.serializedBytes() else {
             throw CryptoError("jwt: out of memory")
         }

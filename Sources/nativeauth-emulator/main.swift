@@ -83,10 +83,18 @@ do {
 
 let line = server.readyDocument.serialized() + "\n"
 if let readyFile {
+    // The ready line holds the control token: it is written 0600 from its first byte into a new file (O_EXCL, never
+    // through a symbolic link planted at the temporary name), then renamed into place.
     let tmp = readyFile + ".tmp"
-    guard FileManager.default.createFile(atPath: tmp, contents: Data(line.utf8)),
-        rename(tmp, readyFile) == 0
-    else { fail("cannot write \(readyFile)") }
+    unlink(tmp)
+    let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { fail("cannot write \(readyFile)") }
+    let bytes = Array(line.utf8)
+    let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    guard close(fd) == 0, written == bytes.count, rename(tmp, readyFile) == 0 else {
+        unlink(tmp)
+        fail("cannot write \(readyFile)")
+    }
 }
 FileHandle.standardOutput.write(Data(line.utf8))
 

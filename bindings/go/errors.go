@@ -182,6 +182,7 @@ var (
 	ErrFlowExpired            = sentinel("flow_expired", StatusState)
 	ErrFlowInvalid            = sentinel("flow_invalid", StatusState)
 	ErrCancelled              = sentinel("cancelled", StatusState)
+	ErrReentrantCall          = sentinel("reentrant_call", StatusState)
 	ErrOutOfMemory            = sentinel("out_of_memory", StatusNoMemory)
 	ErrInternal               = sentinel("internal", StatusInternal)
 	ErrCacheUnreadable        = sentinel("cache_unreadable", StatusStorage)

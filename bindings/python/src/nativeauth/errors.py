@@ -219,7 +219,8 @@ class PasswordChangeRequiredError(InteractionRequiredError):
 
 
 class FlowError(NativeAuthError):
-    """A flow is expired, finished, busy, or at another step (NA_ESTATE)."""
+    """A flow is expired, finished, busy, or at another step; or a call from a callback would wait for its own
+    thread (NA_ESTATE)."""
 
 
 class FlowExpiredError(FlowError):
@@ -237,6 +238,14 @@ class FlowInvalidError(FlowError):
 class CancelledError(FlowError):
     """The flow was cancelled (from another thread) while this call waited on it."""
     code = "cancelled"
+
+
+class ReentrantCallError(FlowError):
+    """A call made from inside a log or browser callback needs something its own thread holds (a token refresh it
+    is making); it is answered at once instead of waiting for itself. Like the flow errors, it has the status
+    NA_ESTATE: the call may be made again once the callback returned."""
+
+    code = "reentrant_call"
 
 
 class NoAccountError(NativeAuthError, LookupError):
@@ -377,7 +386,7 @@ __all__ = [
     "NoAccountError", "NetworkError", "RequestTimeoutError", "TLSError", "ServerError", "LibraryMemoryError", "InternalError",
     "ThrottledError", "DeclinedScopesError", "PasswordResetFailedError", "CancelledError", "IdTokenInvalidError",
     "AccountRequiredError", "AccessDeniedError", "BrowserUnavailableError", "CacheError", "CacheUnreadableError",
-    "CacheWriteFailedError", "CacheInsecureError", "CacheKeyInvalidError",
+    "CacheWriteFailedError", "CacheInsecureError", "CacheKeyInvalidError", "ReentrantCallError",
 ]
 
 _BY_CODE = {cls.code: cls for cls in [
@@ -389,7 +398,7 @@ _BY_CODE = {cls.code: cls for cls in [
     RequestTimeoutError, TLSError, ServerError, LibraryMemoryError, InternalError, ThrottledError,
     DeclinedScopesError, PasswordResetFailedError, CancelledError, IdTokenInvalidError, AccountRequiredError,
     AccessDeniedError, BrowserUnavailableError, CacheUnreadableError, CacheWriteFailedError, CacheInsecureError,
-    CacheKeyInvalidError,
+    CacheKeyInvalidError, ReentrantCallError,
 ]}
 
 

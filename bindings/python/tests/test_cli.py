@@ -1,6 +1,7 @@
 """The `nativeauth` command line (python -m nativeauth), run as a separate process against the emulator: sign-in in a
 pseudo-terminal (password, email code, MFA), device code, browser, tokens across processes, API calls, sign-out,
-settings precedence, exit codes, secrets kept out of the output, and `nativeauth emulator`.
+settings precedence, exit codes, secrets kept out of the output, text from outside escaped for the terminal, and
+`nativeauth emulator`.
 
 Every test has its own emulator (ephemeral port), XDG_CONFIG_HOME, XDG_CACHE_HOME and HOME under tmp_path."""
 from __future__ import annotations
@@ -588,3 +589,199 @@ def test_call_prints_a_body_that_is_not_text_as_bytes(cli: Cli, emulator: Emulat
     finally:
         server.shutdown()
         server.server_close()
+
+
+# -- text from outside reaches the terminal escaped (security issue #18) -------------------------------------------
+
+# Terminal controls a hostile provider could send: set the window title (OSC 0), write the clipboard (OSC 52), clear
+# the screen, return to the line's start, C1 CSI and NEL, DEL, bidirectional overrides and isolates, and a newline
+# followed by a fake line.
+HOSTILE = "\x1b]0;pwned\x07\x1b]52;c;cHduZWQ=\x07\x1b[2J\r\x9b1A\x85\x7f\u202e\u2066\u200f\u061c\nfake signed in"
+# What must never be in the output raw: C0 but the output's own newlines, DEL, C1, bidirectional controls.
+RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def run_bytes(cli: Cli, *args: str, input: str = "", timeout: float = 60) -> Tuple[int, str, str]:
+    """Runs the command line with stdout and stderr as bytes (text mode would turn a raw CR into a newline), in a
+    session of its own (no terminal: getpass reads stdin). Returns (exit code, stdout, stderr), decoded as UTF-8."""
+    r = subprocess.run([sys.executable, "-m", "nativeauth", *args], input=input.encode(), capture_output=True,
+                       env=cli.env, timeout=timeout, start_new_session=True)
+    out, err = r.stdout.decode("utf-8"), r.stderr.decode("utf-8")  # strict: the output is UTF-8 too
+    cli.outputs += [out, err]
+    return r.returncode, out, err
+
+
+def assert_clean(*outputs: str) -> None:
+    for text in outputs:
+        raw = RAW.findall(text)
+        assert not raw, f"raw {raw!r} in {text!r}"
+        assert not re.search(r"^fake signed in", text, re.M), text  # a newline inside a value starts no line
+
+
+def test_terminal_safe_and_terminal_json() -> None:
+    from nativeauth._cli_ui import terminal_json, terminal_lines, terminal_safe
+    every = "".join(chr(c) for c in [*range(0x20), *range(0x7F, 0xA0), 0x61C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                     *range(0x2066, 0x206A), 0x2028, 0x2029, 0xD800])
+    safe = terminal_safe("a" + every + "é✓\\z")
+    assert safe.startswith("a\\x00\\x01") and safe.endswith("\\u2029\\ud800é✓\\z")
+    assert "\\x1b\\x1c" in safe and "\\x7f\\x80" in safe and "\\x9f\\u061c\\u200e\\u200f\\u202a" in safe
+    assert safe.isprintable() and terminal_safe(safe) == safe
+    assert terminal_lines("one\x1b\ntwo\u202e") == "one\\x1b\ntwo\\u202e"
+    document = {"k\x85\u202e": ["v" + every, 1, None], "n": {"x\x1b": "é"}}
+    for indent in (None, 2):
+        text = terminal_json(document, indent)
+        assert json.loads(text) == document  # valid JSON, the same value
+        assert_clean(text)
+        assert "\\u0085" in text and "\\u202e" in text and "é" in text
+
+
+def test_verbose_log_lines_are_escaped() -> None:
+    # Whatever the library puts in a log line (it is to escape what it logs too; the command line does not count on it)
+    from nativeauth.cli import _log_line
+    line = _log_line(3, f"token answered {HOSTILE}", f"id{HOSTILE}")
+    assert line.startswith("nativeauth: log info: token answered \\x1b]0;pwned\\x07") and line.count("\n") == 1
+    assert_clean(line)
+    assert _log_line(9, "plain", None) == "nativeauth: log 9: plain\n"
+
+
+def test_prompt_and_spinner_labels_are_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nativeauth._cli_ui import _Spinner, prompt_line
+    stderr = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("answer\n"))
+    assert prompt_line(f"Code sent to {HOSTILE}: ") == "answer"
+    assert_clean(stderr.getvalue())
+    spinner = _Spinner(f"Waiting for {HOSTILE}", stderr)
+    spinner.tick()
+    assert_clean(spinner.label)
+    assert stderr.getvalue().endswith("(0 s, Ctrl-C to stop)\x1b[K")  # the spinner's own controls only
+
+
+def test_username_from_the_id_token_and_log_lines_are_escaped(cli: Cli, emulator: Emulator) -> None:
+    ann = emulator.users["password"]
+    username, name = f"ann{HOSTILE}@contoso.com", f"Ann {HOSTILE}"
+    # The sign-in's ID token names the user with controls; the token cache file keeps them for the later commands.
+    emulator.control("POST", "token_answers", {"count": 1, "id_token_claims": {"preferred_username": username,
+                                                                               "name": name}})
+    code, out, err = run_bytes(cli, "-v", "login", "-u", ann["email"], "--password-stdin",
+                               input=ann["password"] + "\n")
+    assert code == 0, err
+    assert_clean(out, err)
+    assert out.startswith("Signed in as ann\\x1b]0;pwned\\x07\\x1b]52;c;cHduZWQ=\\x07") and "nativeauth: log " in err
+    assert "\\u202e\\u2066\\u200f\\u061c\\x0afake signed in@contoso.com." in out
+
+    code, out, err = run_bytes(cli, "accounts", "-v")
+    assert code == 0 and out.startswith("ann\\x1b]0;pwned"), err
+    assert_clean(out, err)
+    code, out, err = run_bytes(cli, "accounts", "--json", "-v")
+    assert code == 0, err
+    assert_clean(out, err)
+    account = json.loads(out)["accounts"][0]
+    assert account["username"] == username and account["name"] == name  # the same value, escaped the JSON way
+    code, out, err = run_bytes(cli, "token", "-v", "--json")
+    assert code == 0, err
+    assert_clean(out, err)
+    code, out, err = run_bytes(cli, "logout", "-v", "--json")
+    assert code == 0, err
+    assert_clean(out, err)
+    assert json.loads(out)["signed_out"] == [username]
+
+    emulator.control("POST", "token_answers", {"count": 1, "id_token_claims": {"preferred_username": username}})
+    code, out, err = run_bytes(cli, "login", "-v", "--json", "-u", ann["email"], "--password-stdin",
+                               input=ann["password"] + "\n")
+    assert code == 0, err
+    assert_clean(out, err)
+    assert json.loads(out)["account"]["username"] == username
+    code, out, err = run_bytes(cli, "logout", "-v")
+    assert code == 0 and out.startswith("Signed out ann\\x1b]0;pwned"), err
+    assert_clean(out, err)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_device_code_answer_and_server_error_are_escaped(cli: Cli, emulator: Emulator, as_json: bool) -> None:
+    # The device authorization answer is the provider's own: a code, addresses and a message full of controls.
+    emulator.control("POST", "faults", {"path": "oauth2/v2.0/devicecode", "status": 200, "body": {
+        "device_code": "DC.hostile", "user_code": f"AB{HOSTILE}CD", "verification_uri": f"{emulator.base}/d{HOSTILE}",
+        "verification_uri_complete": f"{emulator.base}/d?c={HOSTILE}", "expires_in": 60, "interval": 1,
+        "message": f"open {HOSTILE}"}})
+    # Its token endpoint then refuses with an error, suberror and description that are controls too.
+    emulator.control("POST", "token_errors", {"grant_type": "device_code", "count": 1, "error": f"bad{HOSTILE}"[:60],
+                                              "suberror": f"sub{HOSTILE}", "error_description": f"desc {HOSTILE}"})
+    code, out, err = run_bytes(cli, "login", "--device-code", "-v", *(["--json"] if as_json else []))
+    assert code == 5, err
+    assert_clean(out, err)
+    assert "and enter the code AB\\x1b]0;pwned\\x07" in err and "(or open " in err
+    if as_json:
+        document = json.loads(out)
+        assert document["error"]["code"] == "server" and document["exit_code"] == 5
+    else:
+        assert out == ""
+    assert err.rstrip("\n").splitlines()[-1].startswith("nativeauth: server: ")
+
+
+def test_code_prompt_and_mfa_methods_from_the_server_are_escaped(cli: Cli, emulator: Emulator) -> None:
+    olivia, mike = emulator.users["otp"], emulator.users["password+mfa"]
+    # Where the code went and over which channel: the server's words, shown before the Code: prompt.
+    emulator.control("POST", "faults", {"path": "oauth2/v2.0/challenge", "stage": "after", "body": {
+        "continuation_token": "ct", "challenge_type": "oob", "binding_method": "prompt",
+        "challenge_channel": f"email{HOSTILE}", "challenge_target_label": f"o***{HOSTILE}@co**o.com",
+        "code_length": 8}})
+    code, out, err = run_bytes(cli, "-v", "login", "-u", olivia["email"], input="12345678\n")
+    assert code != 0  # the flow the fault made up goes nowhere
+    assert_clean(out, err)
+    assert "A one-time code was sent to o***\\x1b]0;pwned\\x07" in err
+
+    # The second factors to choose from: labels and addresses from the server.
+    method = {"challenge_type": "oob", "challenge_channel": f"email{HOSTILE}", "login_hint": f"m***{HOSTILE}"}
+    emulator.control("POST", "faults", {"path": "oauth2/v2.0/introspect", "stage": "after", "body": {
+        "continuation_token": "ct", "methods": [{"id": "one", **method}, {"id": "two", **method}]}})
+    code, out, err = run_bytes(cli, "-v", "login", "-u", mike["email"], input=mike["password"] + "\n1\n")
+    assert code != 0
+    assert_clean(out, err)
+    assert "  1. email\\x1b]0;pwned\\x07" in err and "  2. email" in err and "m***\\x1b]0;pwned" in err
+
+
+def test_browser_redirect_error_is_escaped(cli: Cli, emulator: Emulator, tmp_path: pathlib.Path) -> None:
+    # A "browser" that delivers the provider's error redirect at once: error=<controls>.
+    browser = tmp_path / "error_browser.py"
+    browser.write_text(f"""import os, sys, urllib.parse, urllib.request
+query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(sys.argv[1]).query))
+if os.fork() == 0:  # like xdg-open: return at once, the "page" comes later
+    error = urllib.parse.urlencode({{"error": {HOSTILE[:40]!r}, "error_description": {HOSTILE!r},
+                                     "state": query["state"]}})
+    try:
+        urllib.request.urlopen(query["redirect_uri"] + "?" + error, timeout=30).read()
+    except Exception:
+        pass
+    os._exit(0)
+""")
+    for as_json in (False, True):
+        code, out, err = run_bytes(cli, "login", "--browser", "-v", "--timeout", "60", "--browser-command",
+                                   f"{sys.executable} {browser} %s", *(["--json"] if as_json else []))
+        assert code == 5, err
+        assert_clean(out, err)
+        assert "nativeauth: server: " in err and "\\x1b]0;pwned\\x07" in err
+        if as_json:
+            assert json.loads(out)["error"]["code"] == "server"
+
+
+def test_emulator_print_env_escapes_the_tenant_configuration(tmp_path: pathlib.Path, emulator_binary: str) -> None:
+    cli = Cli(tmp_path)
+    config = tmp_path / "tenant.json"
+    config.write_text(json.dumps({"users": [{"email": f"eve{HOSTILE}@contoso.com", "password": f"P{HOSTILE}"}]}))
+    env = {"NATIVEAUTH_EMULATOR": emulator_binary}
+    for as_json in (False, True):
+        cli.env.update(env)
+        code, out, err = run_bytes(cli, "emulator", "--print-env", "--tenant-config", str(config),
+                                   *(["--json"] if as_json else []), timeout=30)
+        pid = json.loads(out)["pid"] if as_json else int(_search(r"NATIVEAUTH_EMULATOR_PID=(\d+)", out).group(1))
+        try:
+            assert code == 0, err
+            assert_clean(out, err)
+            if as_json:
+                assert [u["email"] for u in json.loads(out)["users"]] == [f"eve{HOSTILE}@contoso.com".lower()]
+            else:
+                assert "# user eve\\x1b]0;pwned\\x07" in out
+        finally:
+            os.kill(pid, signal.SIGTERM)
+        _wait_gone(pid)

@@ -4,6 +4,9 @@
 In the foreground it runs until Ctrl-C or SIGTERM, which stop the emulator cleanly. With ``--print-env`` it starts
 the emulator in the background (its own session, so the terminal's Ctrl-C does not reach it), prints ``export``
 lines for ``eval`` and returns; ``kill $NATIVEAUTH_EMULATOR_PID`` stops it.
+
+What it prints of the emulator's ready document (whose users and APIs come from ``--tenant-config``) goes through
+``terminal_safe`` / ``terminal_json`` like the rest of the command line's output.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import tempfile
 from types import FrameType
 from typing import IO, Any, Dict, List, Mapping, Optional, TextIO
 
-from ._cli_ui import EXIT_ERROR, EXIT_OK, CliError
+from ._cli_ui import EXIT_ERROR, EXIT_OK, CliError, terminal_json, terminal_safe
 
 __all__ = ["find_emulator", "run_emulator"]
 
@@ -70,25 +73,27 @@ def _start(binary: str, args: argparse.Namespace, detach: bool, verbose: bool,
 
 
 def _environment(ready: Mapping[str, Any]) -> Dict[str, str]:
-    env = {"NATIVEAUTH_AUTHORITY": str(ready["authority"]), "NATIVEAUTH_CLIENT_ID": str(ready["client_id"]),
-           "NATIVEAUTH_EMULATOR_URL": str(ready["base_url"]),
-           "NATIVEAUTH_EMULATOR_CONTROL_TOKEN": str(ready["control_token"]),
-           "NATIVEAUTH_EMULATOR_PID": str(ready["pid"])}
+    t = terminal_safe  # values that never hold a control character; escaped rather than printed raw if one did
+    env = {"NATIVEAUTH_AUTHORITY": t(ready["authority"]), "NATIVEAUTH_CLIENT_ID": t(ready["client_id"]),
+           "NATIVEAUTH_EMULATOR_URL": t(ready["base_url"]),
+           "NATIVEAUTH_EMULATOR_CONTROL_TOKEN": t(ready["control_token"]),
+           "NATIVEAUTH_EMULATOR_PID": t(ready["pid"])}
     if ready.get("ca_file"):
-        env["NATIVEAUTH_CA_BUNDLE"] = str(ready["ca_file"])
+        env["NATIVEAUTH_CA_BUNDLE"] = t(ready["ca_file"])
     return env
 
 
 def _describe(ready: Mapping[str, Any]) -> List[str]:
     """What the emulator offers: its APIs and demo users (the users' passwords are the demo tenant's, printed so
     the reader can sign in with them)."""
+    t = terminal_safe
     lines: List[str] = []
     for api in ready.get("apis", ()):
-        lines.append(f"API {api.get('name')}: {api.get('url')}  scopes: {' '.join(api.get('scopes', ()))}")
+        lines.append(f"API {t(api.get('name'))}: {t(api.get('url'))}  scopes: {t(' '.join(api.get('scopes', ())))}")
     for user in ready.get("users", ()):
-        extra = f"  password: {user['password']}" if user.get("password") else "  (email code)"
-        lines.append(f"user {user.get('email')} ({user.get('kind')}){extra}")
-    lines.append(f"controls: {ready.get('controls')} (header X-Emulator-Token: {ready.get('control_token')})")
+        extra = f"  password: {t(user['password'])}" if user.get("password") else "  (email code)"
+        lines.append(f"user {t(user.get('email'))} ({t(user.get('kind'))}){extra}")
+    lines.append(f"controls: {t(ready.get('controls'))} (header X-Emulator-Token: {t(ready.get('control_token'))})")
     return lines
 
 
@@ -100,15 +105,16 @@ def run_emulator(args: argparse.Namespace, environ: Mapping[str, str], stdout: T
         proc, ready = _start(binary, args, detach=args.print_env, verbose=verbose, log=log)
         if args.print_env:
             if as_json:
-                stdout.write(json.dumps(ready) + "\n")
+                stdout.write(terminal_json(ready) + "\n")
             else:
                 for name, value in _environment(ready).items():
                     stdout.write(f"export {name}={shlex.quote(value)}\n")
                 stdout.write("# stop it with: kill $NATIVEAUTH_EMULATOR_PID\n")
                 stdout.writelines(f"# {line}\n" for line in _describe(ready))
             stdout.flush()
-            stderr.write(f"nativeauth: the emulator runs in the background at {ready['base_url']} (pid "
-                         f"{ready['pid']}); stop it with kill {ready['pid']}\n")
+            pid = terminal_safe(ready["pid"])
+            stderr.write(f"nativeauth: the emulator runs in the background at {terminal_safe(ready['base_url'])} "
+                         f"(pid {pid}); stop it with kill {pid}\n")
             stderr.flush()
             proc.returncode = 0  # it outlives this process on purpose (no "still running" warning)
             return EXIT_OK
@@ -125,13 +131,14 @@ def _foreground(proc: "subprocess.Popen[bytes]", ready: Mapping[str, Any], as_js
     previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         if as_json:
-            stdout.write(json.dumps(ready) + "\n")
+            stdout.write(terminal_json(ready) + "\n")
         else:
-            stdout.write(f"NativeAuth emulator running (pid {ready['pid']}); Ctrl-C stops it.\n"
-                         f"authority: {ready['authority']}\nclient id: {ready['client_id']}\n")
+            authority, client_id = terminal_safe(ready["authority"]), terminal_safe(ready["client_id"])
+            stdout.write(f"NativeAuth emulator running (pid {terminal_safe(ready['pid'])}); Ctrl-C stops it.\n"
+                         f"authority: {authority}\nclient id: {client_id}\n")
             stdout.writelines(line + "\n" for line in _describe(ready))
-            stdout.write(f"\nexport NATIVEAUTH_AUTHORITY={shlex.quote(str(ready['authority']))} "
-                         f"NATIVEAUTH_CLIENT_ID={shlex.quote(str(ready['client_id']))}\n")
+            stdout.write(f"\nexport NATIVEAUTH_AUTHORITY={shlex.quote(authority)} "
+                         f"NATIVEAUTH_CLIENT_ID={shlex.quote(client_id)}\n")
         stdout.flush()
         while not stopping:
             try:

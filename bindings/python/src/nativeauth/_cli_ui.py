@@ -1,11 +1,19 @@
-"""Terminal plumbing of the ``nativeauth`` command line: exit codes, error lines and documents, prompts, and waiting
-for a browser or device-code sign-in with a spinner (only when stderr is a terminal)."""
+"""Terminal plumbing of the ``nativeauth`` command line: exit codes, error lines and documents, prompts, waiting for
+a browser or device-code sign-in with a spinner (only when stderr is a terminal), and the one place that makes text
+from outside safe to print (:func:`terminal_safe`, :func:`terminal_json`).
+
+Anything the command line prints that it did not write itself — from a server, a redirect, an ID token, the token
+cache, the library's messages and log lines — may carry terminal controls: a hostile provider could erase lines,
+fake "signed in", set the window title or write the clipboard (OSC 52). Every print path goes through those two
+functions; only ``call``'s response body (the user's explicit output) is printed as it came.
+"""
 from __future__ import annotations
 
 import getpass
 import itertools
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -15,7 +23,8 @@ from . import errors
 
 __all__ = ["EXIT_OK", "EXIT_ERROR", "EXIT_USAGE", "EXIT_SIGN_IN", "EXIT_NETWORK", "EXIT_SERVER", "EXIT_REFUSED",
            "EXIT_STORAGE", "EXIT_INTERRUPTED", "CliError", "Interrupted", "exit_code_for", "error_from_library",
-           "report_error", "prompt_line", "prompt_secret", "wait_for"]
+           "report_error", "prompt_line", "prompt_secret", "wait_for", "terminal_safe", "terminal_lines",
+           "terminal_json"]
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -58,6 +67,43 @@ _HINTS: Dict[str, str] = {
 }
 
 
+# -- text from outside, made safe for a terminal -----------------------------------------------------------------
+
+# What never reaches the terminal raw: C0 controls (ESC, CR, BEL, a newline inside a value, …), DEL, C1 controls
+# (U+0080–U+009F: CSI, OSC, … for terminals that read them), the bidirectional controls (U+061C, U+200E, U+200F,
+# U+202A–U+202E, U+2066–U+2069), the line and paragraph separators (U+2028, U+2029), and lone surrogates (which
+# cannot be written as UTF-8).
+_ABOVE_C0 = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_UNSAFE_TEXT = re.compile(f"[\\x00-\\x1f{_ABOVE_C0}]")
+_UNSAFE_IN_JSON = re.compile(f"[{_ABOVE_C0}]")  # json.dumps escapes C0 itself (and writes no other raw C0)
+
+
+def _escape(match: "re.Match[str]") -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal_safe(value: object) -> str:
+    """``str(value)`` with each unsafe character (see above) as a visible escape: ``\\x1b``, ``\\x0a``,
+    ``\\x85``, ``\\u202e``. Whatever it returns is one line of printable text, and applying it again changes
+    nothing. A backslash is left as it is (so ``\\x1b`` in the text itself looks the same: harmless)."""
+    return _UNSAFE_TEXT.sub(_escape, str(value))
+
+
+def terminal_lines(text: str) -> str:
+    """:func:`terminal_safe` for each line of ``text`` (a message of the command line's own, with values from outside
+    already made safe): its own newlines stay, nothing else unsafe gets through."""
+    return "\n".join(terminal_safe(line) for line in text.split("\n"))
+
+
+def terminal_json(document: Any, indent: Optional[int] = None) -> str:
+    """``json.dumps(document, ensure_ascii=False)`` whose text is safe for a terminal: JSON escapes C0 controls; DEL,
+    C1, bidirectional controls, separators and lone surrogates are written as ``\\u0085``-style escapes too. The
+    result is valid JSON with the same value (``json.loads`` gives ``document`` back)."""
+    text = json.dumps(document, ensure_ascii=False, indent=indent)
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 class CliError(Exception):
     """An error to report: ``code`` (the library's error code, or one of the command line's own: usage,
     http_error, unsupported_step, emulator_not_found, …), ``message``, the exit code, and extra members for the
@@ -94,13 +140,15 @@ def error_from_library(e: errors.NativeAuthError) -> CliError:
 
 def report_error(err: CliError, *, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
     """One line on stderr, ``nativeauth: <code>: <message>`` (with a hint for sign-in errors); with ``--json`` also
-    ``{"error": {"code", "message", …}}`` on stdout. Returns the exit code."""
+    ``{"error": {"code", "message", …}}`` on stdout. Both safe for a terminal (:func:`terminal_safe`,
+    :func:`terminal_json`). Returns the exit code."""
     hint = _HINTS.get(err.code)
-    stderr.write(f"nativeauth: {err.code}: {err.message}{f' ({hint})' if hint else ''}\n")
+    stderr.write(f"nativeauth: {terminal_safe(err.code)}: {terminal_safe(err.message)}"
+                 f"{f' ({hint})' if hint else ''}\n")
     stderr.flush()
     if as_json:
         document = {"error": {"code": err.code, "message": err.message, **err.details}, "exit_code": err.exit_code}
-        stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+        stdout.write(terminal_json(document) + "\n")
         stdout.flush()
     return err.exit_code
 
@@ -109,8 +157,8 @@ def report_error(err: CliError, *, as_json: bool, stdout: TextIO, stderr: TextIO
 
 
 def prompt_line(label: str) -> str:
-    """Reads a visible line (a username, a contact) from stdin; the prompt goes to stderr."""
-    sys.stderr.write(label)
+    """Reads a visible line (a username, a contact) from stdin; the prompt goes to stderr (made safe)."""
+    sys.stderr.write(terminal_safe(label))
     sys.stderr.flush()
     line = sys.stdin.readline()
     if not line:
@@ -119,9 +167,9 @@ def prompt_line(label: str) -> str:
 
 
 def prompt_secret(label: str) -> str:
-    """Reads a secret without echo (getpass: the terminal, /dev/tty, when there is one)."""
+    """Reads a secret without echo (getpass: the terminal, /dev/tty, when there is one); the prompt is made safe."""
     try:
-        return getpass.getpass(label, stream=sys.stderr)
+        return getpass.getpass(terminal_safe(label), stream=sys.stderr)
     except EOFError:
         raise CliError("usage", f"no input for {label.strip().rstrip(':')!r}", EXIT_USAGE) from None
 
@@ -137,7 +185,7 @@ class _Spinner:
     FRAMES = "|/-\\"
 
     def __init__(self, label: str, stream: TextIO) -> None:
-        self.label = label
+        self.label = terminal_safe(label)
         self.stream = stream
         self.frames = itertools.cycle(self.FRAMES)
         self.started = time.monotonic()

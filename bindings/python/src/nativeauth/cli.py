@@ -2,6 +2,11 @@
 emulator. ``nativeauth --help`` (and ``nativeauth COMMAND --help``) describe it; bindings/python/README.md too.
 
 Run as ``nativeauth …`` (the console script) or ``python -m nativeauth …``; :func:`main` is the entry point.
+
+Text that comes from outside — usernames, codes, addresses and messages from a server, a redirect, an ID token or the
+token cache, the library's error messages and ``--verbose`` log lines — is printed with terminal controls (C0, DEL,
+C1, bidirectional controls) as visible escapes (``\\x1b``, ``\\u202e``); ``--json`` output escapes them the JSON way
+(``\\u0085``), the same value. Only ``call``'s response body is printed as it came.
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from . import errors
 from ._cli_settings import ConfigError, Settings, default_cache_path, resolve
 from ._cli_ui import (EXIT_INTERRUPTED, EXIT_NETWORK, EXIT_OK, EXIT_SERVER, EXIT_SIGN_IN, EXIT_STORAGE,
                       EXIT_USAGE, CliError, Interrupted, error_from_library, prompt_line, prompt_secret, report_error,
-                      wait_for)
+                      terminal_json, terminal_lines, terminal_safe, wait_for)
 from .client import Client
 from .states import (Account, BrowserPending, CodeRequired, DeviceCodeRequired, MfaRequired, PasswordRequired,
                      RegistrationRequired, SignedIn, State)
@@ -60,7 +65,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:  # argparse declares NoReturn; Any keeps mypy happy on all versions
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"nativeauth: usage: {message}\n")
+        sys.stderr.write(f"nativeauth: usage: {terminal_safe(message)}\n")
         raise SystemExit(EXIT_USAGE)
 
 
@@ -193,6 +198,12 @@ class _Context:
         return self._settings
 
     def out(self, text: str) -> None:
+        """A line (or lines) of the command line's own on stdout; values from outside in it should be
+        ``terminal_safe`` already (a newline inside one), and nothing else unsafe gets through."""
+        self.out_body(terminal_lines(text))
+
+    def out_body(self, text: str) -> None:
+        """Text as it came: only for ``call``'s response body, the user's explicit output."""
         self.stdout.write(text if text.endswith("\n") else text + "\n")
         self.stdout.flush()
 
@@ -207,11 +218,12 @@ class _Context:
             self.stdout.flush()
 
     def info(self, text: str) -> None:
-        self.stderr.write(text + "\n")
+        """A message on stderr; like :meth:`out`, nothing unsafe for the terminal gets through."""
+        self.stderr.write(terminal_lines(text) + "\n")
         self.stderr.flush()
 
     def emit_json(self, document: Any) -> None:
-        self.out(json.dumps(document, ensure_ascii=False, indent=2))
+        self.out_body(terminal_json(document, indent=2))
 
     def scopes(self) -> Optional[List[str]]:
         given: Optional[List[str]] = getattr(self.args, "scopes", None)
@@ -241,11 +253,9 @@ class _Context:
         log_handler: Optional[Callable[[int, str, Optional[str]], None]] = None
         if self.verbose:
             stderr = self.stderr
-            names = {1: "error", 2: "warning", 3: "info", 4: "verbose"}
 
             def log_handler(level: int, message: str, correlation_id: Optional[str]) -> None:
-                suffix = f" [{correlation_id}]" if correlation_id else ""
-                stderr.write(f"nativeauth: log {names.get(level, str(level))}: {message}{suffix}\n")
+                stderr.write(_log_line(level, message, correlation_id))
                 stderr.flush()
 
         return Client(s.authority, s.client_id, tenant_subdomain=s.tenant_subdomain,
@@ -256,6 +266,15 @@ class _Context:
                       request_timeout_ms=s.request_timeout_ms, cache_path=cache_path,
                       cache_encryption_key=s.cache_encryption_key if cache_path else None,
                       log_level="verbose" if self.verbose else "off", log_handler=log_handler)
+
+
+_LOG_LEVELS = {1: "error", 2: "warning", 3: "info", 4: "verbose"}
+
+
+def _log_line(level: int, message: str, correlation_id: Optional[str]) -> str:
+    """The stderr line ``--verbose`` prints for one of the library's log lines, made safe for the terminal."""
+    suffix = f" [{terminal_safe(correlation_id)}]" if correlation_id else ""
+    return f"nativeauth: log {_LOG_LEVELS.get(level, str(level))}: {terminal_safe(message)}{suffix}\n"
 
 
 def _ensure_private_directory(path: str) -> None:
@@ -296,7 +315,7 @@ def _login(ctx: _Context) -> int:
                        "account": _account_document(state.account), "scopes": list(state.token.scopes),
                        "expires_on": state.token.expires_on})
     else:
-        ctx.out(f"Signed in as {state.account.username or state.account.home_account_id}.")
+        ctx.out(f"Signed in as {terminal_safe(state.account.username or state.account.home_account_id)}.")
     return EXIT_OK
 
 
@@ -320,7 +339,7 @@ def _login_native(ctx: _Context, client: Client) -> SignedIn:
         elif isinstance(state, CodeRequired):
             current_code = state
             if refusals == 0:
-                where = f" to {state.sent_to}" if state.sent_to else ""
+                where = f" to {terminal_safe(state.sent_to)}" if state.sent_to else ""
                 ctx.info(f"A one-time code was sent{where}.")
             code = prompt_secret("Code: ")
             state = _retry(lambda: current_code.submit_code(code.strip()), errors.InvalidCodeError,
@@ -330,7 +349,8 @@ def _login_native(ctx: _Context, client: Client) -> SignedIn:
             method = state.methods[0] if state.methods else None
             if len(state.methods) > 1 and interactive:
                 for n, m in enumerate(state.methods, 1):
-                    ctx.info(f"  {n}. {m.channel or m.challenge_type or 'method'} {m.login_hint or ''}".rstrip())
+                    label = terminal_safe(m.channel or m.challenge_type or "method")
+                    ctx.info(f"  {n}. {label} {terminal_safe(m.login_hint or '')}".rstrip())
                 choice = prompt_line(f"Second factor [1-{len(state.methods)}, default 1]: ") or "1"
                 if not choice.isdigit() or not 1 <= int(choice) <= len(state.methods):
                     raise CliError("usage", f"no method {choice!r}", EXIT_USAGE)
@@ -356,7 +376,7 @@ def _retry(submit: Callable[[], State], refused: type, may_retry: bool, ctx: _Co
         return submit()
     except errors.NativeAuthError as e:
         if isinstance(e, refused) and may_retry and e.state is not None:
-            ctx.info(f"nativeauth: {e.code}: {e.message}; try again")
+            ctx.info(f"nativeauth: {terminal_safe(e.code)}: {terminal_safe(e.message)}; try again")
             state: State = e.state
             return state
         raise
@@ -382,7 +402,7 @@ def _login_browser(ctx: _Context, client: Client) -> SignedIn:
         pending = client.sign_in_interactive(scopes, browser="none", **options)
         assert isinstance(pending, BrowserPending)
         ctx.info(f"No browser could be opened. To sign in, open this address in a browser on this machine:\n"
-                 f"  {pending.authorization_url}")
+                 f"  {terminal_safe(pending.authorization_url)}")
         state = wait_for(lambda: pending.wait(args.timeout if args.timeout is not None else 300),
                          "Waiting for the browser sign-in", pending.cancel)
         if isinstance(state, BrowserPending):
@@ -399,9 +419,10 @@ def _login_device_code(ctx: _Context, client: Client) -> SignedIn:
     if not isinstance(state, DeviceCodeRequired):
         raise CliError("unsupported_step", f"unexpected answer {type(state).__name__}")
     device = state
-    ctx.info(f"To sign in, open {device.verification_uri} and enter the code {device.user_code}")
+    ctx.info(f"To sign in, open {terminal_safe(device.verification_uri)} and enter the code "
+             f"{terminal_safe(device.user_code)}")
     if device.verification_uri_complete:
-        ctx.info(f"  (or open {device.verification_uri_complete})")
+        ctx.info(f"  (or open {terminal_safe(device.verification_uri_complete)})")
     limit = ctx.args.timeout if ctx.args.timeout is not None else (device.expires_in or 900)
     deadline = time.monotonic() + limit
     current: State = device
@@ -426,9 +447,10 @@ def _accounts(ctx: _Context) -> int:
     if ctx.json:
         ctx.emit_json({"accounts": [_account_document(a) for a in accounts]})
     elif accounts:
-        width = max(len(a.username) for a in accounts)
-        for a in accounts:
-            ctx.out(f"{a.username:<{width}}  {a.home_account_id}")
+        rows = [(terminal_safe(a.username), terminal_safe(a.home_account_id)) for a in accounts]
+        width = max(len(username) for username, _ in rows)
+        for username, home_account_id in rows:
+            ctx.out(f"{username:<{width}}  {home_account_id}")
     else:
         ctx.info("No account is signed in (run `nativeauth login`).")
     return EXIT_OK
@@ -441,7 +463,7 @@ def _token(ctx: _Context) -> int:
         ctx.emit_json({"access_token": token.token, "token_type": token.token_type, "expires_on": token.expires_on,
                        "scopes": list(token.scopes), "from_cache": token.from_cache})
     else:
-        ctx.out(token.token)
+        ctx.out(terminal_safe(token.token))  # a real token has nothing to escape
     return EXIT_OK
 
 
@@ -477,10 +499,10 @@ def _call(ctx: _Context) -> int:
         ctx.emit_json(document)
     elif response.body_base64 is not None:  # not UTF-8: the bytes as they came, like curl
         ctx.out_bytes(response.content)
-    elif isinstance(response.body, (dict, list)):
-        ctx.out(json.dumps(response.body, ensure_ascii=False, indent=2))
+    elif isinstance(response.body, (dict, list)):  # the body is the user's explicit output: as it came
+        ctx.out_body(json.dumps(response.body, ensure_ascii=False, indent=2))
     elif response.body:
-        ctx.out(str(response.body))
+        ctx.out_body(str(response.body))
     if not response.ok:
         ctx.info(f"nativeauth: http_error: the API answered HTTP {response.status}")
         return EXIT_SERVER
@@ -507,10 +529,11 @@ def _logout(ctx: _Context) -> int:
         after = {a.home_account_id for a in client.accounts}
         end_session_url = getattr(client, "last_end_session_url", None)
     gone = [name or home for home, name in before.items() if home not in after]
+    shown = [terminal_safe(name) for name in gone]
     if ctx.json:
         ctx.emit_json({"was_signed_in": signed_out, "signed_out": gone, "end_session_url": end_session_url})
     elif signed_out:
-        ctx.out("Signed out " + ", ".join(gone) + "." if gone else "Signed out.")
+        ctx.out("Signed out " + ", ".join(shown) + "." if shown else "Signed out.")
     else:
         ctx.out("Nobody was signed in.")
     return EXIT_OK

@@ -37,8 +37,12 @@
  *   is recycled only under a new 40-bit generation). Finding the client takes no lock.
  *
  * Threads.  A na_client may be used from many threads at once; calls block the calling thread, with bounded
- *   timeouts. na_client_free() may be called while other threads are inside calls on the same client: they finish
- *   normally and the client is released after the last of them returns.
+ *   timeouts. na_client_free() may be called while other threads are inside calls on the same client: a call
+ *   waiting (for a refresh another call or process is making, for a flow's redirect or approval) stops waiting and
+ *   answers NA_ESTATE "cancelled"; the others finish normally, and the client is released after the last of them
+ *   returns. A call made from inside a log or browser callback that needs what its own thread holds (a token
+ *   refresh that thread is making, on this client or on another client sharing the cache file) is answered at once
+ *   with NA_ESTATE "reentrant_call" instead of waiting for itself.
  *
  * Robustness.  No input — NULL, invalid JSON, invalid UTF-8, wrong types, huge strings — crashes or aborts the
  *   host process; each is answered with an error document.
@@ -136,7 +140,8 @@ typedef struct na_client na_client;
  *                                               workforce; the default for login.microsoftonline.com), or "oidc":
  *                                               any OpenID Connect provider — the authority is its issuer (a bare
  *                                               origin is allowed), discovery is <authority>/.well-known/openid-
- *                                               configuration and its "issuer" must equal the authority; browser
+ *                                               configuration, its "issuer" must equal the authority
+ *                                               and its token_endpoint be on the authority's origin; browser
  *                                               and device-code sign-in only (native-auth calls answer
  *                                               "not_supported"); no client_info; accounts are keyed by (iss, sub)
  *     "client_id": "00001111-aaaa-2222-bbbb-3333cccc4444",          required; 1-256 printable ASCII characters
@@ -187,14 +192,26 @@ typedef struct na_client na_client;
  *   flock(LOCK_EX) on "<path>.lockfile" (the lock file msal-extensions uses), written to a temporary file in the same
  *   directory, fsync'd and renamed into place — two processes never lose each other's entries, and a process killed
  *   at any point leaves a complete file. A cache hit never touches the file; a miss, an account lookup or a refresh
- *   first checks the file's inode, size and modification time and reloads it if another process changed it. A
- *   refresh-token rotation is written before the call returns. Refreshes in different processes are not
- *   serialised (the service accepts a refresh token until it expires).
+ *   first checks the file's inode, size and modification time and reloads it if another process changed it; a cache
+ *   hit looks at them at most once a second per client (one stat), so a sign-out (or sign-in) in another process
+ *   reaches every client using the file within a second. A refresh-token rotation is written before the call
+ *   returns.
+ *   Shared refreshes: a refresh runs under an exclusive flock on "<path>.refresh-lock" (a file that stays in place)
+ *   which every process using the file takes — one refresh at a time per file, across processes, so a rotated
+ *   refresh token is never presented twice even by servers that revoke a whole sign-in on reuse (RFC 9700 §4.14).
+ *   Inside it the file is read again: a token another process stored meanwhile that serves the request is returned
+ *   with no request ("from_cache":true; for "force_refresh", one stored after the call began that is not the one it
+ *   replaces; never for "claims"); otherwise the newest refresh token in the file is used. Waiting for the lock ends
+ *   at twice the request timeout ("timeout") or when the client is freed ("cancelled"); the lock is never held
+ *   across user interaction or a browser, and a process that dies holding it releases it. A refresh token the
+ *   server refuses is dropped from the file only if the file still holds that very token; if it holds a newer one,
+ *   the grant is tried once more with it.
  *   Refused (na_client_new answers NA_ESTORAGE): a file (or directory) owned by another user or writable by group or
  *   others, or a symbolic link: cache_insecure; an encrypted file and no key, or the wrong key, or altered bytes:
  *   cache_key_invalid — the file is never replaced. A file readable by others is used and rewritten 0600.
- *   Corrupt (not a JSON object): kept aside as "<path>.corrupt-<epoch seconds>", reported once through the log
- *   (warning), and read as empty. Unreadable (permissions, a directory in its place): the client starts empty.
+ *   Corrupt (not a JSON object): kept aside as "<path>.corrupt-<epoch seconds>" (made 0600; only the newest three
+ *   are kept), reported once through the log (warning), and read as empty. Unreadable (permissions, a directory in
+ *   its place, a file larger than 64 MiB): the client starts empty and never overwrites it.
  *   A change that cannot be written (unreadable file, permissions, disk full, read-only file system, or a file that
  *   became insecure or was re-keyed meanwhile) is kept in memory: the call that made it answers NA_ESTORAGE
  *   (cache_unreadable, cache_write_failed, cache_insecure or cache_key_invalid) after taking effect, the client keeps
@@ -207,7 +224,8 @@ typedef struct na_client na_client;
  *   when a key is configured is read and encrypted by the next write. */
 int na_client_new(const char *config_json, na_client **out_client, char **out_error_json);
 
-/* Frees a client and everything it holds (tokens are wiped). NULL-safe; freeing twice is detected and ignored. */
+/* Frees a client and everything it holds (tokens are wiped). NULL-safe; freeing twice is detected and ignored.
+ * Calls still running on other threads stop waiting and answer "cancelled" (see Threads above). */
 void na_client_free(na_client *client);
 
 /* Describes a client: its effective configuration.
@@ -307,9 +325,13 @@ int na_reset_password(na_client *client, const char *request_json, char **out_js
  *                                                 web view or URI scheme handler); must be the flow's redirect_uri
  *   "cancel"             {}                       forgets the flow; answers {"v":1,"status":"cancelled"}. It may be
  *                                                 sent from another thread while a call waits on the flow (reset
- *                                                 polling, "wait"): that call answers NA_ESTATE "cancelled"
- *                                                 promptly, nothing it finishes afterwards revives the flow, and a
- *                                                 browser sign-in's listening socket is closed
+ *                                                 polling, "wait") or while its step is on the wire: that call
+ *                                                 answers NA_ESTATE "cancelled" promptly, a late answer of the
+ *                                                 server is discarded, nothing it finishes afterwards revives the
+ *                                                 flow or is cached (nobody is signed in by it), and a browser
+ *                                                 sign-in's listening socket is closed. A cancel that comes after
+ *                                                 the flow signed the user in (or raced that step and lost) answers
+ *                                                 NA_ESTATE "flow_invalid": nothing was cancelled
  * An action the flow is not waiting for answers NA_ESTATE "flow_invalid" with "expected":<action> and leaves the
  * flow as it was. Unknown or finished flows: "flow_invalid"; expired ones: "flow_expired".
  * Errors: invalid_code, invalid_password, invalid_credentials, attributes_invalid, user_already_exists,
@@ -386,15 +408,18 @@ int na_sign_in_device_code(na_client *client, const char *request_json, char **o
  * iOS and Android), expired_refresh_token, or AADSTS 700082, 70008, 700084, 50173. Consent or MFA demanded for one
  * scope set (interaction_required) leaves the user signed in for the others; network errors, 5xx and 429 never
  * touch it.
- * Concurrent calls share one refresh: only one refresh runs per client at a time, callers asking for the same
- * scopes wait for it and share its result, and the rotated refresh token replaces the old one atomically, so a
- * refresh token is never presented twice. A new token replaces cached tokens whose scopes overlap it (MSAL's rule).
+ * Concurrent calls share one refresh: only one refresh runs per client at a time (and, with a file cache, per file
+ * across processes: see "The file cache"), callers asking for the same scopes wait for it and share its result,
+ * and the rotated refresh token replaces the old one atomically, so a refresh token is never presented twice. A new
+ * token replaces cached tokens whose scopes overlap it (MSAL's rule).
  * Interaction errors carry "login_hint" (the account's, for na_sign_in_interactive) and, when the server sent a
  * claims challenge, "claims" — a string holding the challenge's JSON; pass it back as is as the "claims" of
  * na_sign_in_interactive (requests take "claims" as an object or as a string holding one).
  * Errors: no_account (NA_ENOTFOUND), account_required, interaction_required and refresh_token_expired
  * (NA_EINTERACTION: sign in again; the dead refresh token is dropped), password_change_required, browser_required,
- * invalid_scope, declined_scopes, cache_write_failed (a rotated refresh token could not be written). */
+ * invalid_scope, declined_scopes, cache_write_failed (a rotated refresh token could not be written), timeout (a
+ * refresh another call or process is making did not finish in time), cancelled (the client is being freed),
+ * reentrant_call (called from a callback on the thread that is refreshing). */
 int na_get_access_token(na_client *client, const char *request_json, char **out_json);
 
 /* Calls an API with a bearer token.  request {"url", "method"?:"GET", "headers"?:{"name":"value"}, "body"?: string
@@ -443,13 +468,17 @@ int na_sign_out(na_client *client, const char *request_json, char **out_json);
 
 /* A log callback. level is NA_LOG_ERROR..NA_LOG_VERBOSE; message is one line of UTF-8; correlation_id is the
  * request's client-request-id or NULL. Both strings are valid only during the call. The callback may be called
- * from any thread that is inside a library call, concurrently. It may call into the library, the same client
- * included (lines logged by such calls reach it too); it cannot replace itself (see below). */
+ * from any thread that is inside a library call, concurrently, but never while that thread holds one of the
+ * library's locks. It may call into the library, the same client included (lines logged by such calls reach it
+ * too); a call that would need what the logging thread holds answers "reentrant_call" at once; it cannot replace
+ * itself (see below). */
 typedef void (*na_log_fn)(int level, const char *message, const char *correlation_id, void *user_data);
 
 /* Installs (or, with fn NULL, removes) the client's log callback and sets its level (NA_LOG_OFF..NA_LOG_VERBOSE),
  * replacing the configured "log_level". Logging is silent by default. Log lines never contain secrets or
- * usernames. Replacing or removing a callback waits until invocations of the old one already running on other
+ * usernames; text that came from outside (a server's error code, an attribute name) is stripped of control and
+ * bidirectional-formatting characters and bounded to 200 characters, as in every error message. Replacing or
+ * removing a callback waits until invocations of the old one already running on other
  * threads have returned: once this function returns, the old callback is never called again and its user_data may
  * be freed. Returns NA_OK, NA_EINVAL (bad handle or level), or NA_ESTATE when called from inside this client's own
  * log callback (nothing is changed; waiting for itself would never end). */

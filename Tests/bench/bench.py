@@ -195,6 +195,58 @@ def bench_msal_cache(cache) -> dict:
             "bytes": len(text)}
 
 
+def control(ready: dict, method: str, path: str, body: dict | None = None) -> dict:
+    import urllib.request
+    req = urllib.request.Request(ready["base_url"] + "/_emulator/" + path, method=method,
+                                 data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Content-Type": "application/json",
+                                          "X-Emulator-Token": ready["control_token"]})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read() or b"{}")
+
+
+def bench_shared_refresh(ready: dict, library: str, user: dict, scope: str, workdir: Path,
+                         rounds: int = 5) -> list[dict]:
+    """N processes (N = 1, 4, 8) on one cache file, each asking at the same moment for a token whose cached copy
+    expired: refresh requests the emulator saw per expiry (goal 1), failed calls (goal 0), and the callers' latency.
+    The emulator issues tokens for 301 s, which MSAL's 5-minute buffer serves from the cache for 1 s only."""
+    import nativeauth  # noqa: E402  (bench_python_package put it on the path, over the library being measured)
+
+    control(ready, "POST", "settings", {"access_token_lifetime": 301})
+    path = workdir / "shared" / "cache.json"
+    with nativeauth.Client(ready["authority"], ready["client_id"], cache_path=path) as c:
+        c.sign_in(user["email"], user["password"], scopes=[scope])
+    env = dict(os.environ, NATIVEAUTH_LIBRARY=library,
+               PYTHONPATH=str(ROOT / "bindings" / "python" / "src"))
+    worker = str(Path(__file__).resolve().parent / "refresh_worker.py")
+    out = []
+    for n in (1, 4, 8):
+        go = str(workdir / f"go-{n}")
+        config = json.dumps({"authority": ready["authority"], "client_id": ready["client_id"],
+                             "cache_path": str(path), "scope": scope, "go": go, "rounds": rounds})
+        procs = [subprocess.Popen([sys.executable, worker, config], stdout=subprocess.PIPE, text=True, env=env)
+                 for _ in range(n)]
+        for p in procs:
+            assert p.stdout and json.loads(p.stdout.readline()) == {"ready": True}
+        refreshes, lat, failed = [], [], 0
+        for r in range(rounds):
+            time.sleep(1.2)  # the cached token's 1 s of servable life passes: the next call needs a refresh
+            before = control(ready, "GET", "counters").get("refresh_grants", 0)
+            Path(f"{go}-{r}").touch()
+            for p in procs:
+                assert p.stdout
+                doc = json.loads(p.stdout.readline())
+                lat.append(doc["ms"])
+                failed += 0 if doc["ok"] else 1
+            refreshes.append(control(ready, "GET", "counters").get("refresh_grants", 0) - before)
+        for p in procs:
+            p.wait(timeout=30)
+        out.append({"n": n, "refreshes_per_expiry": sum(refreshes) / len(refreshes), "failed": failed,
+                    "calls": len(lat), "p50_ms": percentile(lat, 0.5), "p99_ms": percentile(lat, 0.99)})
+    control(ready, "POST", "settings", {"access_token_lifetime": 3600})
+    return out
+
+
 def run_c(binary: str, library: str, env: dict) -> dict:
     out = subprocess.run([binary, library], env=env, check=True, capture_output=True, text=True).stdout
     rows = {}
@@ -229,6 +281,7 @@ def main() -> None:
                        BENCH_CACHE_FILE=str(cache_file), BENCH_CACHE_DIR=str(cache_dir))
             c = run_c(binary, library, env)
             py = bench_python_package(ready, library, user, prefix + "0000")
+            shared = bench_shared_refresh(ready, library, user, prefix + "0000", Path(tmp))
             interactive_ours = interactive.ours(ready)
         finally:
             proc.terminate()
@@ -255,8 +308,8 @@ def main() -> None:
          f"goal ≥ 1.5×; p99 = {eight['p99_ns'] / one['p50_ns']:.1f}× 1-thread p50 (goal ≤ 10)"),
         (f"cache hit, C ABI, 1 thread, {c['scope_sets']['count']} scope sets cached", many,
          f"{many['p50_ns'] / one['p50_ns']:.2f}× the 1-set p50", "goal: flat"),
-        ("cache hit, C ABI, 1 thread, file cache", c["cached_1_thread_file"],
-         f"{c['cached_1_thread_file']['p50_ns'] / one['p50_ns']:.2f}× the memory-cache p50", "goal ≤ 1.10×"),
+        ("cache hit, C ABI, 1 thread, file cache (stat ≤ 1/s)", c["cached_1_thread_file"],
+         f"{c['cached_1_thread_file']['p50_ns'] / one['p50_ns']:.2f}× the memory-cache p50", "goal p50 ≤ 0.5 µs"),
     ]
     print()
     print(f"{'measurement':58} {'p50':>10} {'p99':>10} {'calls/s':>12}  ratio")
@@ -274,6 +327,11 @@ def main() -> None:
     print(f"{'  save: na_sign_out of one account (lock, write, fsync, rename)':58} {c['file_save']['ms']:>8.2f}ms"
           f"  goal ≤ 10 ms (the first write after the load: {c['file_save_first']['ms']:.2f} ms)")
     print(f"{'  save: MSAL for Python serialize() (no file I/O)':58} {ms_cache['serialize_ms']:>8.2f}ms  (reference)")
+    print("processes refreshing one account at once (one cache file, tokens expired, reuse detection on):")
+    for row in shared:
+        print(f"{'  ' + str(row['n']) + ' process(es): refresh requests per expiry':58} "
+              f"{row['refreshes_per_expiry']:>8.2f}    goal 1; failed calls {row['failed']} of {row['calls']} "
+              f"(goal 0); callers p50 {row['p50_ms']:.2f} ms, p99 {row['p99_ms']:.2f} ms")
     print(f"{'na_client_new + na_client_free':58} {c['client_new_free']['us']:>8.2f}µs")
     print(f"{'peak RSS of the C benchmark':58} {c['peak_rss']['kib'] / 1024:>8.1f}MiB")
     print(f"{'browser sign-in: redirect → return, Python package, median':58} {interactive_ours:>8.2f}ms  "

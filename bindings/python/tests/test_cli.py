@@ -785,3 +785,23 @@ def test_emulator_print_env_escapes_the_tenant_configuration(tmp_path: pathlib.P
         finally:
             os.kill(pid, signal.SIGTERM)
         _wait_gone(pid)
+
+
+def test_six_parallel_forced_refreshes_keep_the_sign_in(cli: Cli, emulator: Emulator) -> None:
+    """Issue 18, as a user saw it: six `nativeauth token --force-refresh` at once against a server with refresh-token
+    reuse detection (the emulator's default) each print a token, and the sign-in survives them."""
+    scope = todo_scope(emulator)
+    r = cli.run("login", "-u", "ann@contoso.com", "--password-stdin", "-s", scope, input="Demo-Passw0rd!\n")
+    assert r.returncode == 0, r.stderr
+    procs = [subprocess.Popen([sys.executable, "-m", "nativeauth", "token", "--force-refresh", "--scope", scope],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli.env)
+             for _ in range(6)]
+    results = [(p.wait(timeout=60), p.stdout.read() if p.stdout else "", p.stderr.read() if p.stderr else "")
+               for p in procs]
+    for rc, out, err in results:
+        assert rc == 0, err
+        assert out.strip().count(".") == 2, "a JWT access token"
+    counters = emulator.control("GET", "counters")
+    assert counters.get("refresh_token_reuse_detected", 0) == 0
+    later = cli.run("token", "--force-refresh", "--scope", scope)
+    assert later.returncode == 0, later.stderr

@@ -147,8 +147,7 @@ extension Emulator {
             store.withLock { $0.log.removeAll() }
             return .json(["ok": true])
         case ("GET", ["counters"]):
-            let counters = store.withLock { s in s.counters }  // a counter appears when it first counts
-            return .json(.object(counters.mapValues { .int(Int64($0)) }))
+            return .json(counters.json)  // a counter appears when it first counts
         case ("POST", ["reset"]):
             reset()
             return .json(["ok": true])

@@ -16,6 +16,7 @@ public final class Emulator: Sendable {
     let oidcJWK: JSONValue
     let clock = EmulatorClock()
     let store: Mutex<Store>
+    let counters = Counters()
     /// The secret every `/_emulator/*` request must carry in `X-Emulator-Token` (32 random bytes, base64url). It is
     /// in the ready document only, so that only whoever started the emulator can drive its controls.
     public let controlToken: String
@@ -55,11 +56,8 @@ public final class Emulator: Sendable {
 
     /// Resets users, flows, tokens, outbox, request log, faults and counters to the starting configuration.
     public func reset() {
-        store.withLock { s in
-            let connections = s.counters["connections"]
-            s = Store(config: initialConfig)
-            if let connections { s.counters["connections"] = connections }
-        }
+        store.withLock { s in s = Store(config: initialConfig) }
+        counters.reset()
     }
 
     // MARK: - Dispatch
@@ -104,27 +102,13 @@ public final class Emulator: Sendable {
             return errorResponse(e, ctx)
         } catch {
             return errorResponse(
-                ServiceError("server_error", [50000], "AADSTS50000: There was an error issuing a token.", status: 500),
+                .serverError,
                 ctx
             )
         }
     }
 
-    func errorResponse(_ e: ServiceError, _ ctx: RequestContext) -> EmulatorResponse {
-        let ts = serviceTimestamp(ctx.now)
-        var body = e.extra
-        body["error"] = .string(e.error)
-        body["error_description"] = .string(
-            "\(e.text)\r\nTrace ID: \(ctx.traceID)\r\nCorrelation ID: \(ctx.correlationID)\r\nTimestamp: \(ts)"
-        )
-        body["error_codes"] = .array(e.codes.map { .int(Int64($0)) })
-        body["timestamp"] = .string(ts)
-        body["trace_id"] = .string(ctx.traceID)
-        body["correlation_id"] = .string(ctx.correlationID)
-        if let code = e.codes.first { body["error_uri"] = .string("\(ctx.baseURL)/error?code=\(code)") }
-        if let s = e.suberror { body["suberror"] = .string(s) }
-        return .json(.object(body), status: e.status)
-    }
+    func errorResponse(_ e: ServiceError, _ ctx: RequestContext) -> EmulatorResponse { e.response(ctx) }
 
     /// The tenant segment must name this tenant (domain or id, case-insensitive).
     func isTenant(_ segment: Substring) -> Bool {
@@ -166,11 +150,7 @@ public final class Emulator: Sendable {
             )
         }
         guard let form = req.form else {
-            throw ServiceError(
-                "invalid_request",
-                [900144],
-                "AADSTS900144: The request body must be application/x-www-form-urlencoded."
-            )
+            throw ServiceError.formBodyRequired
         }
         countPresentedSecrets(rest, form)
         if let reason = browserRequired(rest, form) { return redirect(reason) }
@@ -218,10 +198,10 @@ public final class Emulator: Sendable {
         let refreshToken = tokenEndpoint && grant == "refresh_token" ? form["refresh_token"] : nil
         guard password || !(refreshToken ?? "").isEmpty else { return }
         store.withLock { s in
-            if password { s.count("password_presentations") }
+            if password { counters.add(.passwordPresentations) }
             if let rt = refreshToken, !rt.isEmpty {
-                s.count("refresh_token_presentations")
-                if !s.presentedRefreshTokens.insert(rt).inserted { s.count("refresh_token_presented_twice") }
+                counters.add(.refreshTokenPresentations)
+                if !s.presentedRefreshTokens.insert(rt).inserted { counters.add(.refreshTokenPresentedTwice) }
             }
         }
     }
@@ -256,8 +236,8 @@ public final class Emulator: Sendable {
         if req.headers["authorization"] != nil { headers["authorization"] = "***" }
         store.withLock { s in
             s.seq += 1
-            s.count("requests")
-            s.count("path:" + req.path)
+            counters.add(.requests)
+            counters.add(path: req.path)
             s.log.append(
                 LogEntry(
                     seq: s.seq,
@@ -301,7 +281,7 @@ public final class Emulator: Sendable {
         }
     }
 
-    func countConnection() { store.withLock { $0.count("connections") } }
+    func countConnection() { counters.add(.connections) }
 
     // MARK: - Ready document
 

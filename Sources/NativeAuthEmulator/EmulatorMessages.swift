@@ -77,64 +77,6 @@ public struct EmulatorResponse: Sendable {
     }
 }
 
-/// An error answer in the service's envelope.
-struct ServiceError: Error {
-    var status = 400
-    var error: String
-    var codes: [Int]
-    var text: String
-    var suberror: String? = nil
-    var extra: [String: JSONValue] = [:]
-
-    init(
-        _ error: String,
-        _ codes: [Int],
-        _ text: String,
-        suberror: String? = nil,
-        status: Int = 400,
-        extra: [String: JSONValue] = [:]
-    ) {
-        self.error = error
-        self.codes = codes
-        self.text = text
-        self.suberror = suberror
-        self.status = status
-        self.extra = extra
-    }
-
-    // The catalogue of answers the SDKs classify; descriptions reproduce the phrases they match.
-    static func invalidUsername() -> ServiceError {
-        ServiceError("invalid_request", [90100], "AADSTS90100: username parameter is empty or not valid.")
-    }
-    static func missingParameter(_ name: String) -> ServiceError {
-        ServiceError("invalid_request", [90100], "AADSTS90100: \(name) parameter is empty or not valid.")
-    }
-    static func invalidContinuationToken() -> ServiceError {
-        ServiceError("invalid_request", [55200], "AADSTS55200: The continuation_token is invalid.")
-    }
-    static func expiredContinuationToken() -> ServiceError {
-        ServiceError("expired_token", [552003], "AADSTS552003: The continuation_token is expired.")
-    }
-    static func userNotFound() -> ServiceError {
-        ServiceError("user_not_found", [50034], "AADSTS50034: The user account does not exist in the directory.")
-    }
-    static func invalidOOB() -> ServiceError {
-        ServiceError(
-            "invalid_grant",
-            [50181],
-            "AADSTS50181: Unable to validate the one-time passcode.",
-            suberror: "invalid_oob_value"
-        )
-    }
-    static func wrongPassword() -> ServiceError {
-        ServiceError(
-            "invalid_grant",
-            [50126],
-            "AADSTS50126: Error validating credentials due to invalid username or password."
-        )
-    }
-}
-
 /// Per-request context: ids for correlation and tracing, and the time.
 struct RequestContext {
     let correlationID: String

@@ -141,15 +141,7 @@ extension Emulator {
             )
         }
         if let b = f.body { return .json(b, status: status) }
-        let name =
-            status >= 500
-            ? (status == 503 ? "temporarily_unavailable" : "server_error")
-            : (status == 429 ? "too_many_requests" : "invalid_request")
-        let code = status >= 500 ? 50000 : 90000
-        return errorResponse(
-            ServiceError(name, [code], "AADSTS\(code): Injected fault (HTTP \(status)).", status: status),
-            ctx
-        )
+        return ServiceError.injectedFault(status: status).response(ctx)
     }
 
     /// `retry_after`, `content_type` and `body_bytes`, on whatever answer goes out.

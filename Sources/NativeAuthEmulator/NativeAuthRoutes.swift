@@ -8,20 +8,10 @@ extension Emulator {
     func nativeClient(_ form: [String: String], _ s: Store) throws(ServiceError) -> ClientApp {
         let c = try knownClient(form, s)
         guard c.isPublic else {
-            throw ServiceError(
-                "invalid_client",
-                [550022],
-                "AADSTS550022: Confidential Client is not supported in Native Authentication API flow.",
-                suberror: "nativeauthapi_disabled"
-            )
+            throw .confidentialClientNotSupported
         }
         guard c.nativeAuthEnabled else {
-            throw ServiceError(
-                "invalid_client",
-                [550021],
-                "AADSTS550021: The application is not enabled for native authentication.",
-                suberror: "nativeauthapi_disabled"
-            )
+            throw .nativeAuthDisabled
         }
         return c
     }
@@ -30,11 +20,7 @@ extension Emulator {
     func knownClient(_ form: [String: String], _ s: Store) throws(ServiceError) -> ClientApp {
         guard let id = form["client_id"], !id.isEmpty else { throw .missingParameter("client_id") }
         guard let c = s.client(id) else {
-            throw ServiceError(
-                "unauthorized_client",
-                [700016],
-                "AADSTS700016: Application with identifier '\(id)' was not found in the directory '\(tenantDomain)'."
-            )
+            throw .unknownClient(id, tenant: tenantDomain)
         }
         return c
     }
@@ -55,18 +41,10 @@ extension Emulator {
         }
         let types = Set(raw.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init))
         for t in types where !["oob", "password", "redirect"].contains(t) {
-            throw ServiceError(
-                "invalid_request",
-                [901007],
-                "AADSTS901007: The challenge_type list parameter contains an unsupported challenge type."
-            )
+            throw .unsupportedChallengeType
         }
         guard types.contains("redirect") else {
-            throw ServiceError(
-                "invalid_request",
-                [901007],
-                "AADSTS901007: The challenge_type list parameter does not include the 'redirect' type."
-            )
+            throw .challengeTypeWithoutRedirect
         }
         return types
     }
@@ -97,7 +75,7 @@ extension Emulator {
             var email = form["username"]?.lowercased()
             if let ct = form["continuation_token"], let f = s.flows[ct] { email = f.username }
             guard let email, let user = s.users[email], user.requiresBrowser else { return nil }
-            s.count("browser_required")
+            counters.add(.browserRequired)
             return user.redirectReason ?? "This account must sign in through the browser."
         }
     }
@@ -118,17 +96,13 @@ extension Emulator {
         guard let token = form["continuation_token"], !token.isEmpty else {
             throw .missingParameter("continuation_token")
         }
-        guard let f = s.flows[token] else { throw .invalidContinuationToken() }
+        guard let f = s.flows[token] else { throw .invalidContinuationToken }
         guard f.expires > now else {
             s.flows.removeValue(forKey: token)
-            throw .expiredContinuationToken()
+            throw .expiredContinuationToken
         }
         guard kinds.contains(f.kind), stages.contains(f.stage), f.clientID == clientID else {
-            throw ServiceError(
-                "invalid_request",
-                [55200],
-                "AADSTS55200: The continuation_token is invalid: it is not valid for this endpoint or step."
-            )
+            throw .continuationTokenWrongStep
         }
         return (token, f)
     }
@@ -164,7 +138,7 @@ extension Emulator {
         interval: Int? = nil
     ) -> EmulatorResponse {
         f.stage = stage
-        f.code = s.sendCode(to: target, purpose: purpose, now: now)
+        f.code = s.sendCode(to: target, purpose: purpose, now: now, counters)
         f.codeExpires = now + Double(s.config.lifetimes.otp)
         let next = s.advance(f, from: token, now: now)
         return .json(oobChallengeBody(token: next, target: target, s: s, labelKey: labelKey, interval: interval))
@@ -173,7 +147,7 @@ extension Emulator {
     /// Checks a one-time code; a wrong or expired code keeps the flow usable (spec: retry allowed).
     func checkCode(_ form: [String: String], _ f: Flow, now: Double) throws(ServiceError) {
         guard let oob = form["oob"], !oob.isEmpty else { throw .missingParameter("oob") }
-        guard let code = f.code, f.codeExpires > now, constantTimeStringEquals(code, oob) else { throw .invalidOOB() }
+        guard let code = f.code, f.codeExpires > now, constantTimeStringEquals(code, oob) else { throw .invalidOOB }
     }
 
     /// The tenant's password policy (its suberrors).
@@ -196,17 +170,14 @@ extension Emulator {
         return nil
     }
 
-    func passwordPolicyError(_ suberror: String) -> ServiceError {
-        let text = passwordPolicySuberrors[suberror] ?? "The new password does not meet the policy."
-        return ServiceError("invalid_grant", [399246], "AADSTS399246: \(text)", suberror: suberror)
-    }
+    func passwordPolicyError(_ suberror: String) -> ServiceError { .passwordPolicy(suberror) }
 
     // MARK: - Sign-in
 
     func signInInitiate(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let (client, types, username) = try startRequest(form, s)
-            guard let user = s.users[username] else { throw .userNotFound() }
+            guard let user = s.users[username] else { throw .userNotFound }
             if user.password != nil && !(types.contains("password") && types.contains("oob")) {
                 return redirect("The user flow for this account needs the password and oob challenge types.")
             }
@@ -241,7 +212,7 @@ extension Emulator {
                 now: ctx.now
             )
             let types = sent ?? f.challengeTypes
-            guard let user = s.users[f.username] else { throw .userNotFound() }
+            guard let user = s.users[f.username] else { throw .userNotFound }
             switch f.stage {
             case .initiated, .oobChallenge:
                 if user.password != nil && types.contains("password") {
@@ -264,13 +235,9 @@ extension Emulator {
                     now: ctx.now
                 )
             default:  // MFA: send a code to the chosen (or only) strong method
-                guard let target = user.mfaEmail else { throw .invalidContinuationToken() }
+                guard let target = user.mfaEmail else { throw .invalidContinuationToken }
                 if let id = form["id"], !id.isEmpty, id != mfaMethodID(user) {
-                    throw ServiceError(
-                        "invalid_request",
-                        [50226],
-                        "AADSTS50226: The authentication method id is not valid for this user."
-                    )
+                    throw .invalidAuthMethodID
                 }
                 return codeChallenge(
                     &f,
@@ -296,7 +263,7 @@ extension Emulator {
                 clientID: client.clientID,
                 now: ctx.now
             )
-            guard let user = s.users[f.username], let target = user.mfaEmail else { throw .invalidContinuationToken() }
+            guard let user = s.users[f.username], let target = user.mfaEmail else { throw .invalidContinuationToken }
             f.stage = .mfaIntrospected
             token = s.advance(f, from: token, now: ctx.now)
             return .json([
@@ -334,7 +301,7 @@ extension Emulator {
                 guard let pw = form["password"], !pw.isEmpty else { throw .missingParameter("password") }
                 guard let user = s.users[f.username], let stored = user.password, constantTimeStringEquals(stored, pw)
                 else {
-                    throw .wrongPassword()
+                    throw .wrongPassword
                 }
                 return try finishSignIn(f, token: token, client: client, scopes: scopes, &s, ctx)
             case "oob", "mfa_oob":
@@ -362,11 +329,7 @@ extension Emulator {
                     now: ctx.now
                 )
                 if let u = form["username"], !u.isEmpty, u.lowercased() != f.username {
-                    throw ServiceError(
-                        "invalid_grant",
-                        [55200],
-                        "AADSTS55200: The username does not match the continuation_token."
-                    )
+                    throw .usernameMismatch
                 }
                 return try finishSignIn(f, token: token, client: client, scopes: scopes, &s, ctx)
             }
@@ -382,22 +345,14 @@ extension Emulator {
         _ s: inout Store,
         _ ctx: RequestContext
     ) throws(ServiceError) -> EmulatorResponse {
-        guard let user = s.users[flow.username] else { throw .userNotFound() }
+        guard let user = s.users[flow.username] else { throw .userNotFound }
         var f = flow
         if user.mfaRequired && !f.mfaSatisfied {
             // A registered method → MFA; none → register one first. Either needs the matching capability.
-            let (capability, stage, code, text): (String, Flow.Stage, Int, String) =
+            let (capability, stage, error): (String, Flow.Stage, ServiceError) =
                 user.mfaEmail != nil
-                ? (
-                    "mfa_required", .mfaRequired, 50076,
-                    "AADSTS50076: Due to a configuration change made by your administrator, or because you moved to "
-                        + "a new location, you must use multi-factor authentication."
-                )
-                : (
-                    "registration_required", .registrationRequired, 50079,
-                    "AADSTS50079: Due to a configuration change made by your administrator, you must enroll in "
-                        + "multi-factor authentication."
-                )
+                ? ("mfa_required", .mfaRequired, .mfaRequired)
+                : ("registration_required", .registrationRequired, .registrationRequired)
             guard f.capabilities.contains(capability) else {
                 s.flows.removeValue(forKey: token)
                 return redirect("Client is missing \(capability) capability.")
@@ -405,13 +360,7 @@ extension Emulator {
             f.kind = .signIn
             f.stage = stage
             let next = s.advance(f, from: token, now: ctx.now)
-            throw ServiceError(
-                "invalid_grant",
-                [code],
-                text,
-                suberror: capability,
-                extra: ["continuation_token": .string(next)]
-            )
+            throw error.with(["continuation_token": .string(next)])
         }
         s.flows.removeValue(forKey: token)
         return .json(try issueTokens(user: user, client: client, scopes: scopes, nonce: nil, family: nil, &s, ctx))
@@ -456,30 +405,17 @@ extension Emulator {
                 now: ctx.now
             )
             if let t = form["challenge_type"], !t.split(separator: " ").contains("oob") {
-                throw ServiceError(
-                    "unsupported_challenge_type",
-                    [50227],
-                    "AADSTS50227: The challenge type is not supported for registration."
-                )
+                throw .registrationChallengeTypeUnsupported
             }
             if let ch = form["challenge_channel"], !ch.isEmpty, ch != "email" {
-                throw ServiceError(
-                    "invalid_request",
-                    [901001],
-                    "AADSTS901001: The verification contact is invalid for channel \(ch)."
-                )
+                throw .invalidVerificationContact(channel: ch)
             }
             guard let rawTarget = form["challenge_target"], isValidEmail(rawTarget) else {
-                throw ServiceError("invalid_request", [901001], "AADSTS901001: The verification contact is invalid.")
+                throw .invalidVerificationContact
             }
             let target = rawTarget.lowercased()
             if s.config.blockedContacts.contains(where: { $0.lowercased() == target }) {
-                throw ServiceError(
-                    "access_denied",
-                    [550024],
-                    "AADSTS550024: Configuring multi-factor authentication method is blocked.",
-                    suberror: "provider_blocked_by_rep"
-                )
+                throw .verificationContactBlocked
             }
             f.registrationTarget = target
             if target == f.username {  // already verified when the user signed in with it
@@ -509,11 +445,7 @@ extension Emulator {
             let stages: Set<Flow.Stage> =
                 grant == "continuation_token" ? [.registrationPreverified] : [.registrationChallenge]
             guard grant == "oob" || grant == "continuation_token" else {
-                throw ServiceError(
-                    "unsupported_grant_type",
-                    [70003],
-                    "AADSTS70003: The app requested an unsupported grant type."
-                )
+                throw .unsupportedGrantType
             }
             var (token, f) = try flow(
                 form,
@@ -525,7 +457,7 @@ extension Emulator {
             )
             if grant == "oob" { try checkCode(form, f, now: ctx.now) }
             guard let target = f.registrationTarget, var user = s.users[f.username] else {
-                throw .invalidContinuationToken()
+                throw .invalidContinuationToken
             }
             user.mfaEmail = target
             s.users[f.username] = user
@@ -543,7 +475,7 @@ extension Emulator {
     func parseAttributes(_ raw: String?) throws(ServiceError) -> [String: String] {
         guard let raw, !raw.isEmpty else { return [:] }
         guard let doc = try? JSONValue.parse(raw), case .object(let members) = doc else {
-            throw ServiceError("invalid_request", [90100], "AADSTS90100: attributes parameter is empty or not valid.")
+            throw .invalidParameter("attributes")
         }
         var out: [String: String] = [:]
         for (k, v) in members {
@@ -576,34 +508,14 @@ extension Emulator {
         return bad.sorted()
     }
 
-    func attributeValidationFailed(_ names: [String], token: String?) -> ServiceError {
-        var extra: [String: JSONValue] = ["invalid_attributes": .array(names.map { ["name": .string($0)] })]
-        if let token { extra["continuation_token"] = .string(token) }
-        return ServiceError(
-            "invalid_grant",
-            [1003036],
-            "AADSTS1003036: One or more user attributes failed validation.",
-            suberror: "attribute_validation_failed",
-            extra: extra
-        )
-    }
-
     func signUpStart(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let (client, types, username) = try startRequest(form, s)
             guard s.config.signUpEnabled else {
-                throw ServiceError(
-                    "unsupported_auth_method",
-                    [1003035],
-                    "AADSTS1003035: Sign-up is not enabled for this application."
-                )
+                throw .signUpDisabled
             }
             guard s.users[username] == nil else {
-                throw ServiceError(
-                    "user_already_exists",
-                    [1003037],
-                    "AADSTS1003037: It looks like you may already have an account. Please sign in instead."
-                )
+                throw .userAlreadyExists
             }
             let needsPassword = s.config.signUpMethod == "email_password"
             if needsPassword && !(types.contains("password") && types.contains("oob")) {
@@ -625,7 +537,7 @@ extension Emulator {
             }
             let attrs = try parseAttributes(form["attributes"])
             let bad = invalidAttributes(attrs, s)
-            if !bad.isEmpty { throw attributeValidationFailed(bad, token: nil) }
+            if !bad.isEmpty { throw .attributeValidationFailed(bad, token: nil) }
             f.attributes = attrs
             return .json(["continuation_token": .string(s.advance(f, from: nil, now: ctx.now))])
         }
@@ -679,11 +591,7 @@ extension Emulator {
             case "attributes": stages = [.signUpAttributesRequired]
             case "": throw .missingParameter("grant_type")
             default:
-                throw ServiceError(
-                    "unsupported_grant_type",
-                    [70003],
-                    "AADSTS70003: The app requested an unsupported grant type."
-                )
+                throw .unsupportedGrantType
             }
             var (token, f) = try flow(
                 form,
@@ -705,19 +613,14 @@ extension Emulator {
             default:
                 let attrs = try parseAttributes(form["attributes"])
                 let bad = invalidAttributes(attrs, s)
-                if !bad.isEmpty { throw attributeValidationFailed(bad, token: token) }  // same token stays usable
+                if !bad.isEmpty { throw .attributeValidationFailed(bad, token: token) }  // same token stays usable
                 f.attributes.merge(attrs) { _, new in new }
             }
             // What is still missing?
             if s.config.signUpMethod == "email_password" && f.password == nil {
                 f.stage = .signUpCredentialRequired
                 token = s.advance(f, from: token, now: ctx.now)
-                throw ServiceError(
-                    "credential_required",
-                    [55103],
-                    "AADSTS55103: Credential required.",
-                    extra: ["continuation_token": .string(token)]
-                )
+                throw .credentialRequired.with(["continuation_token": .string(token)])
             }
             let missing = s.config.signUpAttributes.filter { $0.required && (f.attributes[$0.name] ?? "").isEmpty }
             if !missing.isEmpty {
@@ -728,12 +631,9 @@ extension Emulator {
                     if let r = d.regex { o["options"] = ["regex": .string(r)] }
                     return .object(o)
                 }
-                throw ServiceError(
-                    "attributes_required",
-                    [55106],
-                    "AADSTS55106: User attributes are required.",
-                    extra: ["continuation_token": .string(token), "required_attributes": .array(list)]
-                )
+                throw .attributesRequired.with([
+                    "continuation_token": .string(token), "required_attributes": .array(list),
+                ])
             }
             // Create the account.
             let display = f.attributes["displayName"] ?? f.username
@@ -748,7 +648,7 @@ extension Emulator {
                 mfaEmail: nil,
                 mfaRequired: false
             )
-            s.count("users_signed_up")
+            counters.add(.usersSignedUp)
             if s.config.signUpCompletionWithoutToken {  // spec §2.2.3: completed, no automatic sign-in
                 s.forget(token)
                 return .json([:])
@@ -767,9 +667,9 @@ extension Emulator {
     func resetStart(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let (client, types, username) = try startRequest(form, s)
-            guard let user = s.users[username] else { throw .userNotFound() }
+            guard let user = s.users[username] else { throw .userNotFound }
             guard user.password != nil else {
-                throw ServiceError("invalid_request", [500222], "AADSTS500222: The user does not have a password.")
+                throw .userHasNoPassword
             }
             guard types.contains("oob") else { return redirect("Password reset needs the oob challenge type.") }
             let f = Flow(
@@ -816,11 +716,7 @@ extension Emulator {
         try store.withLock { s throws(ServiceError) -> EmulatorResponse in
             let client = try nativeClient(form, s)
             guard form["grant_type"] == "oob" else {
-                throw ServiceError(
-                    "unsupported_grant_type",
-                    [70003],
-                    "AADSTS70003: The app requested an unsupported grant type."
-                )
+                throw .unsupportedGrantType
             }
             var (token, f) = try flow(
                 form,
@@ -892,7 +788,7 @@ extension Emulator {
                 reopenForSubmit(f, pollToken: token, &s, now: ctx.now)
                 return .json(["status": "failed"])
             }
-            guard var user = s.users[f.username], let pw = f.password else { throw .userNotFound() }
+            guard var user = s.users[f.username], let pw = f.password else { throw .userNotFound }
             if let old = user.password { user.previousPasswords.append(old) }
             user.password = pw
             s.users[f.username] = user

@@ -43,42 +43,18 @@ extension Emulator {
             }
             let appID = resource.hasPrefix("api://") ? String(resource.dropFirst(6)) : resource
             guard let api = s.config.apis.first(where: { $0.appID.lowercased() == appID.lowercased() }) else {
-                throw ServiceError(
-                    "invalid_scope",
-                    resource.isEmpty ? [70011] : [500011],
-                    resource.isEmpty
-                        ? "AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope "
-                            + "'\(scope)' is not valid."
-                        : "AADSTS500011: The resource principal named \(resource) was not found in the tenant named "
-                            + "\(tenantDomain)."
-                )
+                throw resource.isEmpty ? .invalidScope(scope) : .resourceNotFound(resource, tenant: tenantDomain)
             }
             guard let perm = api.permissions.first(where: { $0.lowercased() == permission.lowercased() }) else {
-                throw ServiceError(
-                    "invalid_scope",
-                    [70011],
-                    "AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope "
-                        + "'\(scope)' does not exist on the resource."
-                )
+                throw .scopeNotOnResource(scope)
             }
             if let current = grant.api, current.appID != api.appID {
-                throw ServiceError(
-                    "invalid_scope",
-                    [28000],
-                    "AADSTS28000: Provided value for the input parameter scope is not valid because it contains "
-                        + "more than one resource."
-                )
+                throw .moreThanOneResource
             }
             if let consented = client.consentedScopes,
                 !consented.contains(where: { $0.lowercased() == api.scope(perm).lowercased() })
             {
-                throw ServiceError(
-                    "invalid_grant",
-                    [65001],
-                    "AADSTS65001: The user or administrator has not consented to use the application with ID "
-                        + "'\(client.clientID)'.",
-                    suberror: "consent_required"
-                )
+                throw .consentRequired(clientID: client.clientID)
             }
             grant.api = api
             if !grant.permissions.contains(perm) { grant.permissions.append(perm) }
@@ -167,7 +143,7 @@ extension Emulator {
                 body["id_token"] = .string(try JWT.signRS256(claims: .object(id), key: signingKey, kid: kid))
             }
         } catch {
-            throw ServiceError("server_error", [50000], "AADSTS50000: There was an error issuing a token.", status: 500)
+            throw .serverError
         }
         if scopes.hasOfflineAccess {
             let rt = Ids.token("RT.", bytes: 32)
@@ -181,7 +157,7 @@ extension Emulator {
             body["refresh_token_expires_in"] = .int(Int64(life.refreshToken))
         }
         if let r = life.refreshIn { body["refresh_in"] = .int(Int64(r)) }
-        s.count("tokens_issued")
+        counters.add(.tokensIssued)
         return .object(body)
     }
 
@@ -189,13 +165,7 @@ extension Emulator {
     func publicClient(_ form: [String: String], _ s: Store) throws(ServiceError) -> ClientApp {
         let c = try knownClient(form, s)
         guard c.isPublic else {
-            throw ServiceError(
-                "invalid_client",
-                [7000218],
-                "AADSTS7000218: The request body must contain the following parameter: 'client_assertion' or "
-                    + "'client_secret'.",
-                status: 401
-            )
+            throw .clientCredentialsRequired
         }
         return c
     }
@@ -220,11 +190,7 @@ extension Emulator {
         case "authorization_code": return try authorizationCodeGrant(form, ctx)
         case "urn:ietf:params:oauth:grant-type:device_code", "device_code": return try deviceCodeGrant(form, ctx)
         default:
-            throw ServiceError(
-                "unsupported_grant_type",
-                [70003],
-                "AADSTS70003: The app requested an unsupported grant type '\(grant)'."
-            )
+            throw .unsupportedGrantType(grant)
         }
     }
 
@@ -233,55 +199,29 @@ extension Emulator {
             let client = try publicClient(form, s)
             guard let rt = form["refresh_token"], !rt.isEmpty else { throw .missingParameter("refresh_token") }
             guard var rec = s.refreshTokens[rt], rec.idp == .entra else {
-                throw ServiceError(
-                    "invalid_grant",
-                    [9002313],
-                    "AADSTS9002313: Invalid request. Request is malformed or invalid."
-                )
+                throw .malformedRefreshToken
             }
             guard rec.clientID == client.clientID else {
-                throw ServiceError(
-                    "invalid_grant",
-                    [700005],
-                    "AADSTS700005: The provided refresh token is not valid for this client."
-                )
+                throw .refreshTokenOfAnotherClient
             }
             guard !s.revokedFamilies.contains(rec.family) else {
-                throw ServiceError(
-                    "invalid_grant",
-                    [50173],
-                    "AADSTS50173: The provided grant has expired due to it being revoked, a fresh auth token is "
-                        + "needed. The user might have changed or reset their password. The grant was issued on "
-                        + "'\(serviceTimestamp(rec.expires - Double(s.config.lifetimes.refreshToken)))' and the "
-                        + "TokensValidFrom date (before which tokens are not valid) for this user is "
-                        + "'\(serviceTimestamp(ctx.now))'.",
-                    suberror: "bad_token"
-                )
+                let issued = rec.expires - Double(s.config.lifetimes.refreshToken)
+                throw .refreshTokenRevoked(issued: serviceTimestamp(issued), validFrom: serviceTimestamp(ctx.now))
             }
             guard rec.expires > ctx.now else {
-                throw ServiceError(
-                    "invalid_grant",
-                    [700082],
-                    "AADSTS700082: The refresh token has expired due to inactivity."
-                )
+                throw .refreshTokenExpired
             }
             if rec.used && s.config.refreshTokenReuseDetection {
                 // RFC 9700 §4.14.2: replay of a rotated refresh token revokes the whole family.
                 s.revokedFamilies.insert(rec.family)
-                s.count("refresh_token_reuse_detected")
-                throw ServiceError(
-                    "invalid_grant",
-                    [50173],
-                    "AADSTS50173: The provided grant has expired due to it being revoked: a refresh token was used "
-                        + "twice.",
-                    suberror: "bad_token"
-                )
+                counters.add(.refreshTokenReuseDetected)
+                throw .refreshTokenReused
             }
-            guard let user = s.users[rec.user] else { throw .userNotFound() }
+            guard let user = s.users[rec.user] else { throw .userNotFound }
             let scopes = try resolveScopes(form["scope"], client: client, s)
             rec.used = true
             s.refreshTokens[rt] = rec
-            s.count("refresh_grants")
+            counters.add(.refreshGrants)
             return .json(
                 try issueTokens(user: user, client: client, scopes: scopes, nonce: nil, family: rec.family, &s, ctx)
             )
@@ -296,46 +236,25 @@ extension Emulator {
             let client = try publicClient(form, s)
             guard let code = form["code"], !code.isEmpty else { throw .missingParameter("code") }
             guard s.authCodes[code]?.idp == .entra, let rec = s.authCodes.removeValue(forKey: code) else {
-                throw ServiceError(
-                    "invalid_grant",
-                    [54005],
-                    "AADSTS54005: OAuth2 Authorization code was already redeemed or is not valid."
-                )
+                throw .authorizationCodeRedeemed
             }
             guard rec.expires > ctx.now else {
-                throw ServiceError(
-                    "invalid_grant",
-                    [70008],
-                    "AADSTS70008: The provided authorization code has expired."
-                )
+                throw .authorizationCodeExpired
             }
             guard rec.clientID == client.clientID else {
-                throw ServiceError(
-                    "invalid_grant",
-                    [70000],
-                    "AADSTS70000: The provided authorization code is not valid for this client."
-                )
+                throw .authorizationCodeOfAnotherClient
             }
             guard form["redirect_uri"] == rec.redirectURI else {
-                throw ServiceError(
-                    "invalid_grant",
-                    [50011],
-                    "AADSTS50011: The redirect URI does not match the one used in the authorization request."
-                )
+                throw .redirectURIMismatch
             }
             guard let verifier = form["code_verifier"], !verifier.isEmpty,
                 constantTimeStringEquals(PKCE.challenge(for: verifier), rec.challenge)
             else {
-                throw ServiceError(
-                    "invalid_grant",
-                    [501481],
-                    "AADSTS501481: The Code_Verifier does not match the code_challenge supplied in the "
-                        + "authorization request."
-                )
+                throw .codeVerifierMismatch
             }
-            guard let user = s.users[rec.user] else { throw .userNotFound() }
+            guard let user = s.users[rec.user] else { throw .userNotFound }
             let scopes = try resolveScopes(form["scope"] ?? rec.scope, client: client, s)
-            s.count("authorization_codes_redeemed")
+            counters.add(.authorizationCodesRedeemed)
             return .json(
                 try issueTokens(
                     user: user,
@@ -385,40 +304,22 @@ extension Emulator {
                 rec.clientID == client.clientID,
                 !rec.redeemed
             else {
-                throw ServiceError(
-                    "invalid_grant",
-                    [70000],
-                    "AADSTS70000: The provided device code is not valid.",
-                    suberror: nil,
-                    extra: [:]
-                )
+                throw .invalidDeviceCode
             }
             guard rec.expires > ctx.now else {
-                throw ServiceError(
-                    "expired_token",
-                    [70020],
-                    "AADSTS70020: The provided value for the input parameter 'device_code' is expired."
-                )
+                throw .deviceCodeExpired
             }
             if rec.denied {
-                throw ServiceError(
-                    "authorization_declined",
-                    [70019],
-                    "AADSTS70019: The user declined the authorization request."
-                )
+                throw .deviceCodeDeclined
             }
-            s.count("device_polls")
+            counters.add(.devicePolls)
             if devicePollTooFast(&rec, &s, ctx) {
                 s.deviceCodes[code] = rec
-                throw ServiceError("slow_down", [70016], "AADSTS70016: Polling too fast; slow down.")
+                throw .slowDown
             }
             guard let email = rec.approvedUser, let user = s.users[email] else {
                 s.deviceCodes[code] = rec
-                throw ServiceError(
-                    "authorization_pending",
-                    [70016],
-                    "AADSTS70016: OAuth 2.0 device flow error. Authorization is pending. Continue polling."
-                )
+                throw .authorizationPending
             }
             rec.redeemed = true
             s.deviceCodes[code] = rec
@@ -436,7 +337,7 @@ extension Emulator {
         guard tooFast || forced else { return false }
         if forced { s.deviceSlowDowns -= 1 }
         rec.interval += Double(s.config.deviceSlowDownIncrement)
-        s.count("slow_down_answers")
+        counters.add(.slowDownAnswers)
         return true
     }
 

@@ -81,14 +81,16 @@ extension Emulator {
         _ scope: String,
         _ client: ClientApp,
         _ s: Store
-    ) -> (error: String, description: String)? {
+    ) -> BrowserError? {
         switch idp {
         case .entra:
             do throws(ServiceError) { _ = try resolveScopes(scope, client: client, s) } catch {
-                return (error.error, error.text)
+                return BrowserError(error: error.error, entra: error.text, generic: error.text)
             }
         case .oidc:
-            do throws(OIDCError) { _ = try oidcScopeList(scope, s) } catch { return (error.error, error.description) }
+            do throws(OIDCError) { _ = try oidcScopeList(scope, s) } catch {
+                return BrowserError(error: error.error, entra: error.description, generic: error.description)
+            }
         }
         return nil
     }
@@ -221,7 +223,7 @@ extension Emulator {
         else { throw .invalidGrant("PKCE verification failed.") }
         guard let user = s.users[rec.user] else { throw .invalidGrant("The user no longer exists.") }
         let scopes = try oidcScopeList(rec.scope, s)
-        s.count("authorization_codes_redeemed")
+        counters.add(.authorizationCodesRedeemed)
         return oidcIssue(
             user,
             client,
@@ -253,7 +255,7 @@ extension Emulator {
         if rec.used && s.config.refreshTokenReuseDetection {
             s.revokedFamilies.insert(rec.family)
             s.opaqueAccessTokens = s.opaqueAccessTokens.filter { $0.value.family != rec.family }
-            s.count("refresh_token_reuse_detected")
+            counters.add(.refreshTokenReuseDetected)
             throw .invalidGrant("The refresh token was already used; the grant is revoked.")
         }
         var scopes = rec.scopes
@@ -270,7 +272,7 @@ extension Emulator {
         guard let user = s.users[rec.user] else { throw .invalidGrant("The user no longer exists.") }
         rec.used = true
         s.refreshTokens[rt] = rec
-        s.count("refresh_grants")
+        counters.add(.refreshGrants)
         return oidcIssue(
             user,
             client,
@@ -296,7 +298,7 @@ extension Emulator {
         else { throw .invalidGrant("The device code is invalid.") }
         guard rec.expires > ctx.now else { throw OIDCError("expired_token", "The device code has expired.") }
         if rec.denied { throw OIDCError("access_denied", "The user denied the request.") }
-        s.count("device_polls")
+        counters.add(.devicePolls)
         if devicePollTooFast(&rec, &s, ctx) {
             s.deviceCodes[code] = rec
             throw OIDCError("slow_down", "Polling too fast.")
@@ -380,8 +382,8 @@ extension Emulator {
                 body["id_token"] = .string(jwt)
             }
         }
-        s.count("tokens_issued")
-        s.count("oidc_tokens_issued")
+        counters.add(.tokensIssued)
+        counters.add(.oidcTokensIssued)
         return .json(.object(body))
     }
 
@@ -412,7 +414,7 @@ extension Emulator {
                 "interval": .int(Int64(s.config.deviceCodeInterval)),
             ]
             if s.config.oidc.deviceMessage { body["message"] = .string("Open \(uri) and enter the code \(shown).") }
-            s.count("device_codes_issued")
+            counters.add(.deviceCodesIssued)
             return .json(.object(body))
         }
     }
@@ -431,7 +433,7 @@ extension Emulator {
             } else if let at = s.opaqueAccessTokens[token], at.clientID == client {
                 s.opaqueAccessTokens.removeValue(forKey: token)
             }
-            s.count("revocations")
+            counters.add(.revocations)
             return EmulatorResponse(status: 200, headers: [("Cache-Control", "no-store")])
         }
     }
@@ -451,7 +453,7 @@ extension Emulator {
         }
         guard let token, !token.isEmpty else { return refuse("Bearer realm=\"oidc\"") }
         return store.withLock { s -> EmulatorResponse in
-            s.count("userinfo_requests")
+            counters.add(.userinfoRequests)
             guard let rec = s.opaqueAccessTokens[token], rec.expires > ctx.now,
                 !s.expiredAccessTokens.contains(rec.id), let user = s.users[rec.user]
             else {

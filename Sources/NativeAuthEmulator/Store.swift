@@ -259,7 +259,6 @@ struct Store {
     var outbox: [OutboxMessage] = []
     var log: [LogEntry] = []
     var seq = 0
-    var counters: [String: Int] = [:]
     var faults: [Fault] = []
     var refreshTokens: [String: RefreshTokenRecord] = [:]
     var revokedFamilies: Set<String> = []
@@ -290,8 +289,6 @@ struct Store {
         for u in config.users { users[u.email.lowercased()] = u }
     }
 
-    mutating func count(_ name: String, _ n: Int = 1) { counters[name, default: 0] += n }
-
     func client(_ id: String) -> ClientApp? { config.clients.first { $0.clientID == id } }
 
     /// Stores `flow` under a fresh continuation token (after removing `old`) and returns the token.
@@ -312,10 +309,10 @@ struct Store {
     }
 
     /// Sends a one-time code (into the outbox) and returns it.
-    mutating func sendCode(to address: String, purpose: String, now: Double) -> String {
+    mutating func sendCode(to address: String, purpose: String, now: Double, _ counters: Counters) -> String {
         let code = Ids.otp(length: config.otpLength)
         outbox.append(OutboxMessage(to: address.lowercased(), code: code, purpose: purpose, sentAt: now))
-        count("codes_sent")
+        counters.add(.codesSent)
         return code
     }
 
@@ -355,7 +352,13 @@ struct Store {
     }
 
     /// Records `user` as signed in to browser session `sid` (a new one when nil or gone); returns its id.
-    mutating func signInToSession(_ sid: String?, idp: IdP, user: String, authTime: Double) -> String {
+    mutating func signInToSession(
+        _ sid: String?,
+        idp: IdP,
+        user: String,
+        authTime: Double,
+        _ counters: Counters
+    ) -> String {
         let id: String
         var session: BrowserSession
         if let sid, let existing = sessions[sid], existing.idp == idp {
@@ -364,7 +367,7 @@ struct Store {
         } else {
             id = Ids.token("S.", bytes: 18)
             session = BrowserSession(idp: idp, users: [], authTimes: [:])
-            count("browser_sessions_started")
+            counters.add(.browserSessionsStarted)
         }
         session.users.removeAll { $0 == user }
         session.users.insert(user, at: 0)

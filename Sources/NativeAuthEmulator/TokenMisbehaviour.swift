@@ -173,7 +173,7 @@ extension Emulator {
                 if let left = rule.remaining {
                     if left <= 1 { s.tokenErrors.remove(at: i) } else { s.tokenErrors[i].remaining = left - 1 }
                 }
-                s.count("token_errors_injected")
+                counters.add(.tokenErrorsInjected)
                 return rule
             })
         else { return nil }
@@ -272,7 +272,7 @@ extension Emulator {
                 else { return nil }
                 let rule = s.tokenAnswers[i]
                 if rule.remaining <= 1 { s.tokenAnswers.remove(at: i) } else { s.tokenAnswers[i].remaining -= 1 }
-                s.count("token_answers_rewritten")
+                counters.add(.tokenAnswersRewritten)
                 return rule
             })
         else { return answer }

@@ -281,19 +281,18 @@ extension Emulator {
     /// An error authorization response (`error`, `error_description`, `error_subcode`?, `state`, `iss`?).
     private func redirectWithError(
         _ p: PendingAuthorization,
-        _ error: String,
-        _ description: String,
-        subcode: String? = nil,
+        _ browserError: BrowserError,
         _ s: inout Store
     ) -> EmulatorResponse {
-        var pairs = [("error", error), ("error_description", description)]
-        if let subcode { pairs.append(("error_subcode", subcode)) }
+        let error = browserError.error
+        var pairs = [("error", error), ("error_description", browserError.description(p.idp))]
+        if let subcode = browserError.subcode(p.idp) { pairs.append(("error_subcode", subcode)) }
         if let st = p.state { pairs.append(("state", st)) }
         s.updateAuthorizeLog(p.logSeq) { e in
             e.outcome = "error"
             e.error = error
         }
-        s.count("authorize_errors")
+        counters.add(.authorizeErrors)
         return respond(to: p, pairs, headers: p.sessionID.map { [setCookie(p.idp, $0)] } ?? [])
     }
 
@@ -325,7 +324,7 @@ extension Emulator {
             e.outcome = "code"
             e.user = email
         }
-        s.count("authorization_codes_issued")
+        counters.add(.authorizationCodesIssued)
         return respond(to: p, pairs, headers: p.sessionID.map { [setCookie(p.idp, $0)] } ?? [])
     }
 
@@ -342,8 +341,8 @@ extension Emulator {
         var p = pending
         let existing = p.sessionID.flatMap { s.sessions[$0]?.authTimes[email] }
         p.authTime = fresh ? ctx.now : (existing ?? ctx.now)
-        p.sessionID = s.signInToSession(p.sessionID, idp: p.idp, user: email, authTime: p.authTime)
-        if !fresh { s.count("sso_sign_ins") }
+        p.sessionID = s.signInToSession(p.sessionID, idp: p.idp, user: email, authTime: p.authTime, counters)
+        if !fresh { counters.add(.ssoSignIns) }
         if p.prompt == "consent" {
             p.authenticated = email
             p.step = .consent
@@ -367,7 +366,7 @@ extension Emulator {
         let iss = idp == .oidc ? oidcIssuer(ctx) : nil
         let (idTokenHint, idTokenHintClaims) = checkIDTokenHint(q["id_token_hint"], idp: idp, ctx)
         return store.withLock { s -> EmulatorResponse in
-            s.count("authorize_requests")
+            counters.add(.authorizeRequests)
             s.seq += 1
             let seq = s.seq
             var params = q
@@ -393,20 +392,10 @@ extension Emulator {
                 return errorPage(message)
             }
             guard let client = browserClient(idp, q["client_id"], s) else {
-                return reject(
-                    idp == .entra
-                        ? "AADSTS700016: Application with identifier '\(q["client_id"] ?? "")' was not found in the "
-                            + "directory '\(tenantDomain)'."
-                        : "Unknown client_id '\(q["client_id"] ?? "")'."
-                )
+                return reject(BrowserError.unknownClient(q["client_id"] ?? "", tenant: tenantDomain).description(idp))
             }
             guard let redirectURI = q["redirect_uri"], redirectAllowed(redirectURI, client) else {
-                return reject(
-                    idp == .entra
-                        ? "AADSTS50011: The redirect URI '\(q["redirect_uri"] ?? "")' specified in the request does "
-                            + "not match the redirect URIs configured for the application."
-                        : "The redirect_uri '\(q["redirect_uri"] ?? "")' is not registered for this client."
-                )
+                return reject(BrowserError.redirectURINotAllowed(q["redirect_uri"] ?? "").description(idp))
             }
             let modes = idp == .entra ? ["query", "form_post", "fragment"] : ["query", "form_post"]
             let mode = q["response_mode"] ?? "query"
@@ -428,39 +417,17 @@ extension Emulator {
                 logSeq: seq,
                 sessionID: accounts.isEmpty ? nil : cookie
             )
-            func text(_ aadsts: String, _ plain: String) -> String { idp == .entra ? aadsts : plain }
             guard modes.contains(mode) else {
-                return redirectWithError(
-                    p,
-                    "invalid_request",
-                    text("AADSTS900144: Unsupported response_mode '\(mode)'.", "Unsupported response_mode."),
-                    &s
-                )
+                return redirectWithError(p, .unsupportedResponseMode(mode), &s)
             }
             guard q["response_type"] == "code" else {
-                return redirectWithError(
-                    p,
-                    "unsupported_response_type",
-                    text(
-                        "AADSTS70005: response_type '\(q["response_type"] ?? "")' is not enabled for the client.",
-                        "Only response_type=code is supported."
-                    ),
-                    &s
-                )
+                return redirectWithError(p, .unsupportedResponseType(q["response_type"] ?? ""), &s)
             }
             guard !p.challenge.isEmpty, (q["code_challenge_method"] ?? "plain") == "S256" else {
-                return redirectWithError(
-                    p,
-                    "invalid_request",
-                    text(
-                        "AADSTS9002325: Proof Key for Code Exchange with the S256 method is required.",
-                        "PKCE with code_challenge_method=S256 is required."
-                    ),
-                    &s
-                )
+                return redirectWithError(p, .pkceRequired, &s)
             }
             if let problem = browserScopeProblem(idp, p.scope, client, s) {
-                return redirectWithError(p, problem.error, problem.description, &s)
+                return redirectWithError(p, problem, &s)
             }
             // login_hint, else an id_token_hint (OpenID Connect Core §3.1.2.1): the account it names.
             var hinted = resolveHint(p.loginHint, idp: idp, s)
@@ -472,42 +439,16 @@ extension Emulator {
             switch p.prompt {
             case "none":
                 guard !accounts.isEmpty else {
-                    return redirectWithError(
-                        p,
-                        "login_required",
-                        text(
-                            "AADSTS50058: A silent sign-in request was sent but no user is signed in.",
-                            "No user is signed in."
-                        ),
-                        &s
-                    )
+                    return redirectWithError(p, .noUserSignedIn, &s)
                 }
                 if hasHint {
                     guard let h = hinted, accounts.contains(h) else {
-                        return redirectWithError(
-                            p,
-                            "login_required",
-                            text(
-                                "AADSTS50058: A silent sign-in request was sent but none of the currently signed in "
-                                    + "user(s) match the requested login hint.",
-                                "The signed-in user does not match login_hint."
-                            ),
-                            &s
-                        )
+                        return redirectWithError(p, .loginHintNotSignedIn, &s)
                     }
                     return authenticated(id, p, h, fresh: false, &s, ctx)
                 }
                 guard accounts.count == 1 else {
-                    return redirectWithError(
-                        p,
-                        "interaction_required",
-                        text(
-                            "AADSTS16000: Either multiple user identities are available for the current request or "
-                                + "selected account is not supported for the scenario.",
-                            "More than one user is signed in; choose one interactively."
-                        ),
-                        &s
-                    )
+                    return redirectWithError(p, .severalUsersSignedIn, &s)
                 }
                 return authenticated(id, p, accounts[0], fresh: false, &s, ctx)
             case "login":
@@ -522,12 +463,7 @@ extension Emulator {
                 if let sso, hasHint || accounts.count == 1 { return authenticated(id, p, sso, fresh: false, &s, ctx) }
                 p.step = !hasHint && accounts.count > 1 ? .selectAccount : .signIn
             default:
-                return redirectWithError(
-                    p,
-                    "invalid_request",
-                    text("AADSTS90023: Invalid prompt value '\(p.prompt)'.", "Unsupported prompt value."),
-                    &s
-                )
+                return redirectWithError(p, .invalidPrompt(p.prompt), &s)
             }
             s.pending[id] = p
             let notice =
@@ -564,7 +500,7 @@ extension Emulator {
                     return showStep(id, p, error: "We couldn't find an account with that email address.", &s)
                 }
                 if action == "send_code" || user.password == nil && (form["password"] ?? "").isEmpty {
-                    p.code = s.sendCode(to: email, purpose: "web_sign_in", now: ctx.now)
+                    p.code = s.sendCode(to: email, purpose: "web_sign_in", now: ctx.now, counters)
                     p.step = .emailCode
                     s.pending[id] = p
                     return showStep(id, p, &s)
@@ -594,14 +530,7 @@ extension Emulator {
                 guard let email = p.authenticated else { return errorPage("The account no longer exists.") }
                 s.pending.removeValue(forKey: id)
                 if action == "accept" || action.isEmpty { return complete(p, email: email, &s, ctx) }
-                return redirectWithError(
-                    p,
-                    "access_denied",
-                    idp == .entra
-                        ? "AADSTS65004: User declined to consent to access the app." : "The user denied the request.",
-                    subcode: idp == .entra ? "cancel" : nil,
-                    &s
-                )
+                return redirectWithError(p, .consentDeclined, &s)
             case .signUp:
                 if action == "back" {
                     p.step = .signIn
@@ -621,7 +550,7 @@ extension Emulator {
                     return showStep(id, p, error: "An account with this email address already exists.", &s)
                 }
                 s.users[user.email] = user
-                s.count("users_signed_up")
+                counters.add(.usersSignedUp)
                 return authenticated(id, p, user.email, fresh: true, &s, ctx)
             }
         }
@@ -640,7 +569,7 @@ extension Emulator {
         }
         var p = pending
         p.step = .mfaCode
-        p.code = s.sendCode(to: mfa, purpose: "web_mfa", now: ctx.now)
+        p.code = s.sendCode(to: mfa, purpose: "web_mfa", now: ctx.now, counters)
         s.pending[id] = p
         return showStep(id, p, &s)
     }
@@ -693,7 +622,7 @@ extension Emulator {
             mfaEmail: nil,
             mfaRequired: false
         )
-        p.code = s.sendCode(to: email, purpose: "web_sign_up", now: ctx.now)
+        p.code = s.sendCode(to: email, purpose: "web_sign_up", now: ctx.now, counters)
         p.step = .verifyEmail
         s.pending[id] = p
         return showStep(id, p, &s)
@@ -731,7 +660,7 @@ extension Emulator {
         let cookie = req.cookies[cookieName(idp)]
         let (hintStatus, hintClaims) = checkIDTokenHint(q["id_token_hint"], idp: idp, ctx)
         return store.withLock { s -> EmulatorResponse in
-            s.count("end_session_requests")
+            counters.add(.endSessionRequests)
             s.seq += 1
             var params = q
             if params["id_token_hint"] != nil { params["id_token_hint"] = "***" }
@@ -768,11 +697,11 @@ extension Emulator {
             if let id = q["client_id"], !id.isEmpty {
                 guard let c = browserClient(idp, id, s) else {
                     entry.outcome = "error"
-                    return finish(errorPage("Unknown client_id '\(id)'."))
+                    return finish(errorPage(BrowserError.unknownClientID(id)))
                 }
                 guard status != "valid" || aud == id else {
                     entry.outcome = "error"
-                    return finish(errorPage("The id_token_hint was not issued to client_id '\(id)'."))
+                    return finish(errorPage(BrowserError.idTokenHintOfAnotherClient(id)))
                 }
                 client = c
             } else if status == "valid" {
@@ -801,11 +730,7 @@ extension Emulator {
                 if idp == .entra || client != nil {
                     entry.outcome = "error"
                     return finish(
-                        errorPage(
-                            idp == .entra
-                                ? "AADSTS50011: post_logout_redirect_uri is not allowed."
-                                : "post_logout_redirect_uri is not registered for this client."
-                        )
+                        errorPage(BrowserError.postLogoutRedirectURINotAllowed.description(idp))
                     )
                 }
             }

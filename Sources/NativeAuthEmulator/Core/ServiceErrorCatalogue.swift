@@ -1,0 +1,461 @@
+import NativeAuthJSON
+
+// The catalogue of the service's errors: each AADSTS answer (error, error_codes, suberror, description) written once
+// and used by name. Descriptions reproduce the phrases the SDKs match; change them only with the spec.
+
+extension ServiceError {
+    // MARK: - Requests
+
+    /// AADSTS90100: a parameter is missing, empty or not valid.
+    static func invalidParameter(_ name: String) -> ServiceError {
+        ServiceError("invalid_request", [90100], "AADSTS90100: \(name) parameter is empty or not valid.")
+    }
+    static func missingParameter(_ name: String) -> ServiceError { invalidParameter(name) }
+    static func invalidUsername() -> ServiceError { invalidParameter("username") }
+
+    static let formBodyRequired = ServiceError(
+        "invalid_request",
+        [900144],
+        "AADSTS900144: The request body must be application/x-www-form-urlencoded."
+    )
+    static let serverError = ServiceError(
+        "server_error",
+        [50000],
+        "AADSTS50000: There was an error issuing a token.",
+        status: 500
+    )
+    /// An injected fault's own answer (`POST /_emulator/faults` with a `status` and no body).
+    static func injectedFault(status: Int) -> ServiceError {
+        let name =
+            status >= 500
+            ? (status == 503 ? "temporarily_unavailable" : "server_error")
+            : (status == 429 ? "too_many_requests" : "invalid_request")
+        let code = status >= 500 ? 50000 : 90000
+        return ServiceError(name, [code], "AADSTS\(code): Injected fault (HTTP \(status)).", status: status)
+    }
+
+    // MARK: - Clients
+
+    static func unknownClient(_ id: String, tenant: String) -> ServiceError {
+        ServiceError(
+            "unauthorized_client",
+            [700016],
+            "AADSTS700016: Application with identifier '\(id)' was not found in the directory '\(tenant)'."
+        )
+    }
+    static let confidentialClientNotSupported = ServiceError(
+        "invalid_client",
+        [550022],
+        "AADSTS550022: Confidential Client is not supported in Native Authentication API flow.",
+        suberror: "nativeauthapi_disabled"
+    )
+    static let nativeAuthDisabled = ServiceError(
+        "invalid_client",
+        [550021],
+        "AADSTS550021: The application is not enabled for native authentication.",
+        suberror: "nativeauthapi_disabled"
+    )
+    /// A confidential client at a standard grant without its credentials.
+    static let clientCredentialsRequired = ServiceError(
+        "invalid_client",
+        [7000218],
+        "AADSTS7000218: The request body must contain the following parameter: 'client_assertion' or "
+            + "'client_secret'.",
+        status: 401
+    )
+
+    // MARK: - Native auth: challenge types, continuation tokens, users
+
+    static let unsupportedChallengeType = ServiceError(
+        "invalid_request",
+        [901007],
+        "AADSTS901007: The challenge_type list parameter contains an unsupported challenge type."
+    )
+    static let challengeTypeWithoutRedirect = ServiceError(
+        "invalid_request",
+        [901007],
+        "AADSTS901007: The challenge_type list parameter does not include the 'redirect' type."
+    )
+    static let invalidContinuationToken = ServiceError(
+        "invalid_request",
+        [55200],
+        "AADSTS55200: The continuation_token is invalid."
+    )
+    static let continuationTokenWrongStep = ServiceError(
+        "invalid_request",
+        [55200],
+        "AADSTS55200: The continuation_token is invalid: it is not valid for this endpoint or step."
+    )
+    static let expiredContinuationToken = ServiceError(
+        "expired_token",
+        [552003],
+        "AADSTS552003: The continuation_token is expired."
+    )
+    static let usernameMismatch = ServiceError(
+        "invalid_grant",
+        [55200],
+        "AADSTS55200: The username does not match the continuation_token."
+    )
+    static let userNotFound = ServiceError(
+        "user_not_found",
+        [50034],
+        "AADSTS50034: The user account does not exist in the directory."
+    )
+    static let unsupportedGrantType = ServiceError(
+        "unsupported_grant_type",
+        [70003],
+        "AADSTS70003: The app requested an unsupported grant type."
+    )
+    /// `/token`'s answer names the grant.
+    static func unsupportedGrantType(_ grant: String) -> ServiceError {
+        ServiceError(
+            "unsupported_grant_type",
+            [70003],
+            "AADSTS70003: The app requested an unsupported grant type '\(grant)'."
+        )
+    }
+
+    // MARK: - Native auth: credentials
+
+    static let invalidOOB = ServiceError(
+        "invalid_grant",
+        [50181],
+        "AADSTS50181: Unable to validate the one-time passcode.",
+        suberror: "invalid_oob_value"
+    )
+    static let wrongPassword = ServiceError(
+        "invalid_grant",
+        [50126],
+        "AADSTS50126: Error validating credentials due to invalid username or password."
+    )
+    static let userHasNoPassword = ServiceError(
+        "invalid_request",
+        [500222],
+        "AADSTS500222: The user does not have a password."
+    )
+    /// The tenant's password policy refused a new password (`password_too_short`, …).
+    static func passwordPolicy(_ suberror: String) -> ServiceError {
+        let text = passwordPolicySuberrors[suberror] ?? "The new password does not meet the policy."
+        return ServiceError("invalid_grant", [399246], "AADSTS399246: \(text)", suberror: suberror)
+    }
+
+    // MARK: - Native auth: MFA and strong-auth registration
+
+    static let mfaRequired = ServiceError(
+        "invalid_grant",
+        [50076],
+        "AADSTS50076: Due to a configuration change made by your administrator, or because you moved to a new "
+            + "location, you must use multi-factor authentication.",
+        suberror: "mfa_required"
+    )
+    static let registrationRequired = ServiceError(
+        "invalid_grant",
+        [50079],
+        "AADSTS50079: Due to a configuration change made by your administrator, you must enroll in multi-factor "
+            + "authentication.",
+        suberror: "registration_required"
+    )
+    static let invalidAuthMethodID = ServiceError(
+        "invalid_request",
+        [50226],
+        "AADSTS50226: The authentication method id is not valid for this user."
+    )
+    static let registrationChallengeTypeUnsupported = ServiceError(
+        "unsupported_challenge_type",
+        [50227],
+        "AADSTS50227: The challenge type is not supported for registration."
+    )
+    static let invalidVerificationContact = ServiceError(
+        "invalid_request",
+        [901001],
+        "AADSTS901001: The verification contact is invalid."
+    )
+    static func invalidVerificationContact(channel: String) -> ServiceError {
+        ServiceError(
+            "invalid_request",
+            [901001],
+            "AADSTS901001: The verification contact is invalid for channel \(channel)."
+        )
+    }
+    static let verificationContactBlocked = ServiceError(
+        "access_denied",
+        [550024],
+        "AADSTS550024: Configuring multi-factor authentication method is blocked.",
+        suberror: "provider_blocked_by_rep"
+    )
+
+    // MARK: - Native auth: sign-up
+
+    static let signUpDisabled = ServiceError(
+        "unsupported_auth_method",
+        [1003035],
+        "AADSTS1003035: Sign-up is not enabled for this application."
+    )
+    static let userAlreadyExists = ServiceError(
+        "user_already_exists",
+        [1003037],
+        "AADSTS1003037: It looks like you may already have an account. Please sign in instead."
+    )
+    static let credentialRequired = ServiceError(
+        "credential_required",
+        [55103],
+        "AADSTS55103: Credential required."
+    )
+    static let attributesRequired = ServiceError(
+        "attributes_required",
+        [55106],
+        "AADSTS55106: User attributes are required."
+    )
+    /// Attributes that break their definition's type or regex (`invalid_attributes` names them).
+    static func attributeValidationFailed(_ names: [String], token: String?) -> ServiceError {
+        var extra: [String: JSONValue] = ["invalid_attributes": .array(names.map { ["name": .string($0)] })]
+        if let token { extra["continuation_token"] = .string(token) }
+        return ServiceError(
+            "invalid_grant",
+            [1003036],
+            "AADSTS1003036: One or more user attributes failed validation.",
+            suberror: "attribute_validation_failed",
+            extra: extra
+        )
+    }
+
+    // MARK: - Scopes
+
+    static func invalidScope(_ scope: String) -> ServiceError {
+        ServiceError(
+            "invalid_scope",
+            [70011],
+            "AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope '\(scope)' is "
+                + "not valid."
+        )
+    }
+    static func resourceNotFound(_ resource: String, tenant: String) -> ServiceError {
+        ServiceError(
+            "invalid_scope",
+            [500011],
+            "AADSTS500011: The resource principal named \(resource) was not found in the tenant named \(tenant)."
+        )
+    }
+    static func scopeNotOnResource(_ scope: String) -> ServiceError {
+        ServiceError(
+            "invalid_scope",
+            [70011],
+            "AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope '\(scope)' does "
+                + "not exist on the resource."
+        )
+    }
+    static let moreThanOneResource = ServiceError(
+        "invalid_scope",
+        [28000],
+        "AADSTS28000: Provided value for the input parameter scope is not valid because it contains more than one "
+            + "resource."
+    )
+    static func consentRequired(clientID: String) -> ServiceError {
+        ServiceError(
+            "invalid_grant",
+            [65001],
+            "AADSTS65001: The user or administrator has not consented to use the application with ID '\(clientID)'.",
+            suberror: "consent_required"
+        )
+    }
+
+    // MARK: - Refresh tokens
+
+    static let malformedRefreshToken = ServiceError(
+        "invalid_grant",
+        [9002313],
+        "AADSTS9002313: Invalid request. Request is malformed or invalid."
+    )
+    static let refreshTokenOfAnotherClient = ServiceError(
+        "invalid_grant",
+        [700005],
+        "AADSTS700005: The provided refresh token is not valid for this client."
+    )
+    /// The grant was revoked (password change, `users/revoke`): `issued` and `validFrom` are service timestamps.
+    static func refreshTokenRevoked(issued: String, validFrom: String) -> ServiceError {
+        ServiceError(
+            "invalid_grant",
+            [50173],
+            "AADSTS50173: The provided grant has expired due to it being revoked, a fresh auth token is needed. The "
+                + "user might have changed or reset their password. The grant was issued on '\(issued)' and the "
+                + "TokensValidFrom date (before which tokens are not valid) for this user is '\(validFrom)'.",
+            suberror: "bad_token"
+        )
+    }
+    static let refreshTokenExpired = ServiceError(
+        "invalid_grant",
+        [700082],
+        "AADSTS700082: The refresh token has expired due to inactivity."
+    )
+    static let refreshTokenReused = ServiceError(
+        "invalid_grant",
+        [50173],
+        "AADSTS50173: The provided grant has expired due to it being revoked: a refresh token was used twice.",
+        suberror: "bad_token"
+    )
+
+    // MARK: - Authorization codes
+
+    static let authorizationCodeRedeemed = ServiceError(
+        "invalid_grant",
+        [54005],
+        "AADSTS54005: OAuth2 Authorization code was already redeemed or is not valid."
+    )
+    static let authorizationCodeExpired = ServiceError(
+        "invalid_grant",
+        [70008],
+        "AADSTS70008: The provided authorization code has expired."
+    )
+    static let authorizationCodeOfAnotherClient = ServiceError(
+        "invalid_grant",
+        [70000],
+        "AADSTS70000: The provided authorization code is not valid for this client."
+    )
+    static let redirectURIMismatch = ServiceError(
+        "invalid_grant",
+        [50011],
+        "AADSTS50011: The redirect URI does not match the one used in the authorization request."
+    )
+    static let codeVerifierMismatch = ServiceError(
+        "invalid_grant",
+        [501481],
+        "AADSTS501481: The Code_Verifier does not match the code_challenge supplied in the authorization request."
+    )
+
+    // MARK: - Device codes
+
+    static let invalidDeviceCode = ServiceError(
+        "invalid_grant",
+        [70000],
+        "AADSTS70000: The provided device code is not valid."
+    )
+    static let deviceCodeExpired = ServiceError(
+        "expired_token",
+        [70020],
+        "AADSTS70020: The provided value for the input parameter 'device_code' is expired."
+    )
+    static let deviceCodeDeclined = ServiceError(
+        "authorization_declined",
+        [70019],
+        "AADSTS70019: The user declined the authorization request."
+    )
+    static let slowDown = ServiceError("slow_down", [70016], "AADSTS70016: Polling too fast; slow down.")
+    static let authorizationPending = ServiceError(
+        "authorization_pending",
+        [70016],
+        "AADSTS70016: OAuth 2.0 device flow error. Authorization is pending. Continue polling."
+    )
+}
+
+/// An error of the browser endpoints (authorize, end session): shown on an error page, or sent to the redirect URI as
+/// `error` + `error_description` (+ `error_subcode`). Entra's descriptions carry AADSTS codes; the generic provider's
+/// are plain.
+struct BrowserError {
+    var error: String
+    var entra: String
+    var generic: String
+    var subcode: String? = nil
+
+    func description(_ idp: IdP) -> String { idp == .entra ? entra : generic }
+    /// Entra's subcode (the generic provider sends none).
+    func subcode(_ idp: IdP) -> String? { idp == .entra ? subcode : nil }
+
+    // MARK: - Error pages (no redirect)
+
+    static func unknownClient(_ id: String, tenant: String) -> BrowserError {
+        BrowserError(
+            error: "unauthorized_client",
+            entra: ServiceError.unknownClient(id, tenant: tenant).text,
+            generic: unknownClientID(id)
+        )
+    }
+    static func redirectURINotAllowed(_ uri: String) -> BrowserError {
+        BrowserError(
+            error: "invalid_request",
+            entra: "AADSTS50011: The redirect URI '\(uri)' specified in the request does not match the redirect URIs "
+                + "configured for the application.",
+            generic: "The redirect_uri '\(uri)' is not registered for this client."
+        )
+    }
+    static let postLogoutRedirectURINotAllowed = BrowserError(
+        error: "invalid_request",
+        entra: "AADSTS50011: post_logout_redirect_uri is not allowed.",
+        generic: "post_logout_redirect_uri is not registered for this client."
+    )
+    /// End session's error page for an unknown `client_id` (either provider).
+    static func unknownClientID(_ id: String) -> String { "Unknown client_id '\(id)'." }
+    static func idTokenHintOfAnotherClient(_ id: String) -> String {
+        "The id_token_hint was not issued to client_id '\(id)'."
+    }
+
+    // MARK: - Error redirects
+
+    static func unsupportedResponseMode(_ mode: String) -> BrowserError {
+        BrowserError(
+            error: "invalid_request",
+            entra: "AADSTS900144: Unsupported response_mode '\(mode)'.",
+            generic: "Unsupported response_mode."
+        )
+    }
+    static func unsupportedResponseType(_ type: String) -> BrowserError {
+        BrowserError(
+            error: "unsupported_response_type",
+            entra: "AADSTS70005: response_type '\(type)' is not enabled for the client.",
+            generic: "Only response_type=code is supported."
+        )
+    }
+    static let pkceRequired = BrowserError(
+        error: "invalid_request",
+        entra: "AADSTS9002325: Proof Key for Code Exchange with the S256 method is required.",
+        generic: "PKCE with code_challenge_method=S256 is required."
+    )
+    static let noUserSignedIn = BrowserError(
+        error: "login_required",
+        entra: "AADSTS50058: A silent sign-in request was sent but no user is signed in.",
+        generic: "No user is signed in."
+    )
+    static let loginHintNotSignedIn = BrowserError(
+        error: "login_required",
+        entra: "AADSTS50058: A silent sign-in request was sent but none of the currently signed in user(s) match the "
+            + "requested login hint.",
+        generic: "The signed-in user does not match login_hint."
+    )
+    static let severalUsersSignedIn = BrowserError(
+        error: "interaction_required",
+        entra: "AADSTS16000: Either multiple user identities are available for the current request or selected "
+            + "account is not supported for the scenario.",
+        generic: "More than one user is signed in; choose one interactively."
+    )
+    static func invalidPrompt(_ prompt: String) -> BrowserError {
+        BrowserError(
+            error: "invalid_request",
+            entra: "AADSTS90023: Invalid prompt value '\(prompt)'.",
+            generic: "Unsupported prompt value."
+        )
+    }
+    static let consentDeclined = BrowserError(
+        error: "access_denied",
+        entra: "AADSTS65004: User declined to consent to access the app.",
+        generic: "The user denied the request.",
+        subcode: "cancel"
+    )
+}
+
+/// JSON error bodies outside the service's envelope.
+extension EmulatorResponse {
+    /// A path the emulator does not serve.
+    static let notFound = EmulatorResponse.json(
+        ["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."],
+        status: 404
+    )
+    /// A tenant endpoint that takes POST only.
+    static let postOnly = EmulatorResponse.json(
+        ["error": "invalid_request", "error_description": "AADSTS900561: The endpoint only accepts POST requests."],
+        status: 405
+    )
+    static let methodNotAllowed = EmulatorResponse.json(["error": "method_not_allowed"], status: 405)
+    /// A control's refusal of its request body.
+    static func badControlRequest(_ why: String) -> EmulatorResponse {
+        .json(["error": "invalid_request", "error_description": .string(why)], status: 400)
+    }
+}

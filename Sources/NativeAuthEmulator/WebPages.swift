@@ -3,36 +3,8 @@ import NativeAuthCrypto
 import NativeAuthJSON
 
 // The browser side of both identity providers: the Entra tenant (`/<tenant>/oauth2/v2.0/authorize`, `…/logout`,
-// `/devicelogin`) and the generic OpenID Connect provider (`/oidc/authorize`, `/oidc/logout`, `/oidc/device`).
-//
-// The pages are plain HTML forms that a person, a real browser (Selenium) or a plain HTTP client can drive, and their
-// shape is stable. Every page is `<main id="page" data-page="PAGE">` holding at most one
-// `<form id="form" method="post" action="PATH">` (PATH: the endpoint's path, no query); an error shows as
-// `<p class="err" id="error">`. Inputs have `id` = `name`. Buttons are `<button type="submit" name="action" value=V>`
-// with an `id`; posting without `action` means the page's first button. Every authorize page carries the hidden
-// input `request` (id "request"), which names the authorization request: post it back with the page's fields.
-//
-//   data-page       inputs                                   buttons: id (name=action value)
-//   sign_in         username, password                       sign-in (sign_in), send-code (send_code: email a
-//                                                            one-time code instead), create-account (create: the
-//                                                            sign_up page; only when sign-up is enabled)
-//   email_code      code (sent to the user's email)          verify (verify)
-//   mfa_code        code (sent to the user's MFA email)      verify (verify)
-//   select_account  —                                        account-0, account-1, … (name=account
-//                                                            value=<email>, the browser's accounts, most recent
-//                                                            first), use-another-account (use_another_account)
-//   consent         — (the scopes: <ul id="scopes">)         accept (accept), cancel (cancel → access_denied)
-//   sign_up         email, password (email+password sign-up  sign-up (sign_up), back (back: the sign_in page)
-//                   only), attr_<name> for each sign-up
-//                   attribute (attr_displayName, attr_city,
-//                   attr_postalCode)
-//   verify_email    code (sent to the new address)           verify (verify)
-//   device          user_code, username, password            sign-in (approve), deny (deny)
-//   device_done, device_denied, signed_out, error: no form.
-//
-// Codes go to the outbox (`GET /_emulator/outbox`, purposes web_sign_in, web_mfa, web_sign_up). A successful page
-// answers 302 to the redirect URI (query or fragment) or, with `response_mode=form_post`, a page whose
-// `<form id="form_post" method="post" action=REDIRECT_URI>` of hidden inputs submits itself on load.
+// `/devicelogin`) and the generic OpenID Connect provider (`/oidc/authorize`, `/oidc/logout`, `/oidc/device`). The
+// pages' HTML and shape: PageRenderer.swift.
 extension Emulator {
     static let sessionCookie = "naemu_session"
     static let oidcSessionCookie = "naemu_oidc_session"
@@ -74,56 +46,8 @@ extension Emulator {
         }
     }
 
-    // MARK: - HTML
-
-    private func page(
-        _ pageID: String,
-        _ title: String,
-        _ body: String,
-        status: Int = 200,
-        headers: [(String, String)] = []
-    ) -> EmulatorResponse {
-        let html = """
-            <!doctype html>
-            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" \
-            content="width=device-width,initial-scale=1">
-            <title>\(htmlEscape(title)) · NativeAuth emulator</title>
-            <style>
-            body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;background:#f3f4f6;margin:0;color:#1f2937}
-            main{max-width:420px;margin:8vh auto;background:#fff;border-radius:12px;box-shadow:0 2px 16px \
-            #0002;padding:32px 36px}
-            h1{font-size:1.35rem;margin:0 0 4px}.sub{color:#6b7280;margin:0 0 20px;font-size:.9rem}
-            label{display:block;font-size:.85rem;margin:14px 0 4px}
-            input{width:100%;box-sizing:border-box;padding:9px 10px;border:1px solid \
-            #d1d5db;border-radius:6px;font-size:1rem}
-            button{margin-top:18px;padding:9px \
-            18px;border:0;border-radius:6px;background:#2563eb;color:#fff;font-size:1rem;cursor:pointer}
-            button.link{background:none;color:#2563eb;padding:0;margin-left:14px}
-            button.account{display:block;width:100%;text-align:left;background:#fff;color:#1f2937;border:1px solid \
-            #d1d5db;margin-top:10px}
-            button.account small{color:#6b7280}
-            .err{background:#fef2f2;color:#b91c1c;border-radius:6px;padding:8px 10px;font-size:.9rem}
-            .note{color:#6b7280;font-size:.8rem;margin-top:22px}
-            code{background:#f3f4f6;padding:1px 4px;border-radius:4px}
-            </style></head>
-            <body><main id="page" data-page="\(htmlEscape(pageID))">\(body)<p class="note">NativeAuth emulator — a \
-            local stand-in for Microsoft Entra External ID and a generic OpenID Connect provider. Not a real \
-            identity provider.</p></main></body></html>
-            """
-        return .html(html, status: status, headers: headers)
-    }
-
     func errorPage(_ message: String, status: Int = 400) -> EmulatorResponse {
-        page(
-            "error",
-            "Sign-in error",
-            "<h1 id=\"title\">Sorry, we can't sign you in</h1><p class=\"err\" id=\"error\">\(htmlEscape(message))</p>",
-            status: status
-        )
-    }
-
-    private func errorHTML(_ error: String?) -> String {
-        error.map { "<p class=\"err\" id=\"error\">\(htmlEscape($0))</p>" } ?? ""
+        PageRenderer.errorPage(message, status: status)
     }
 
     /// The page of the step `p` is at, for request `id`.
@@ -138,109 +62,29 @@ extension Emulator {
             e.page = p.step.rawValue
         }
         let headers = p.sessionID.map { [setCookie(p.idp, $0)] } ?? []
-        let open =
-            "<form id=\"form\" method=\"post\" action=\"\(htmlEscape(p.action))\"><input type=\"hidden\" "
-            + "id=\"request\" name=\"request\" value=\"\(htmlEscape(id))\">"
-        let err = errorHTML(error)
-        func codePage(_ what: String) -> EmulatorResponse {
-            page(
-                p.step.rawValue,
-                "Enter code",
-                """
-                <h1 id="title">Enter code</h1><p class="sub">\(htmlEscape(what))</p>\(err)\(open)
-                <label for="code">Code</label><input id="code" name="code" autocomplete="one-time-code" \
-                inputmode="numeric" autofocus>
-                <button type="submit" id="verify" name="action" value="verify">Verify</button></form>
-                """,
-                headers: headers
-            )
-        }
+        let page: AuthorizePage
         switch p.step {
         case .signIn:
             let prefill = p.username ?? resolveHint(p.loginHint, idp: p.idp, s) ?? p.loginHint ?? ""
-            let create =
-                s.config.signUpEnabled
-                ? "<p class=\"sub\">No account? <button class=\"link\" type=\"submit\" id=\"create-account\" "
-                    + "name=\"action\" value=\"create\" formnovalidate>Create one</button></p>"
-                : ""
-            return page(
-                "sign_in",
-                "Sign in",
-                """
-                <h1 id="title">Sign in</h1><p class="sub">to continue to the application</p>\(err)\(open)
-                <label for="username">Email</label><input id="username" name="username" type="email" \
-                autocomplete="username" value="\(htmlEscape(prefill))" autofocus>
-                <label for="password">Password</label><input id="password" name="password" type="password" \
-                autocomplete="current-password">
-                <button type="submit" id="sign-in" name="action" value="sign_in">Sign in</button><button \
-                class="link" type="submit" id="send-code" name="action" value="send_code">Email me a code \
-                instead</button>
-                \(create)</form>
-                """,
-                headers: headers
-            )
-        case .emailCode: return codePage("We sent a code to \(p.username ?? "your email address").")
-        case .mfaCode: return codePage("We sent a verification code to your security email.")
-        case .verifyEmail: return codePage("We sent a code to \(p.newUser?.email ?? "your email address").")
+            page = .signIn(prefill: prefill, offerSignUp: s.config.signUpEnabled)
+        case .emailCode: page = .code(step: p.step, message: "We sent a code to \(p.username ?? "your email address").")
+        case .mfaCode: page = .code(step: p.step, message: "We sent a verification code to your security email.")
+        case .verifyEmail:
+            page = .code(step: p.step, message: "We sent a code to \(p.newUser?.email ?? "your email address").")
         case .selectAccount:
-            let accounts = s.sessionUsers(p.sessionID, idp: p.idp).enumerated().map { i, email in
-                let name = s.users[email]?.displayName ?? email
-                return "<button type=\"submit\" class=\"account\" id=\"account-\(i)\" name=\"account\" "
-                    + "value=\"\(htmlEscape(email))\">\(htmlEscape(name))<br><small>\(htmlEscape(email))</small>"
-                    + "</button>"
-            }.joined(separator: "\n")
-            return page(
-                "select_account",
-                "Pick an account",
-                """
-                <h1 id="title">Pick an account</h1><p class="sub">to continue to the application</p>\(err)\(open)
-                \(accounts)
-                <button type="submit" class="link" id="use-another-account" name="action" \
-                value="use_another_account">Use another account</button></form>
-                """,
-                headers: headers
+            page = .selectAccount(
+                s.sessionUsers(p.sessionID, idp: p.idp).map { ($0, s.users[$0]?.displayName ?? $0) }
             )
         case .consent:
-            let scopes = p.scope.split(separator: " ").map { "<li><code>\(htmlEscape(String($0)))</code></li>" }
-            return page(
-                "consent",
-                "Permissions requested",
-                """
-                <h1 id="title">Permissions requested</h1><p class="sub">\(htmlEscape(p.authenticated ?? ""))</p>\
-                \(err)<p>The application would like to:</p><ul id="scopes">\(scopes.joined())</ul>\(open)
-                <button type="submit" id="accept" name="action" value="accept">Accept</button><button \
-                class="link" type="submit" id="cancel" name="action" value="cancel">Cancel</button></form>
-                """,
-                headers: headers
-            )
+            page = .consent(account: p.authenticated ?? "", scopes: p.scope.split(separator: " ").map(String.init))
         case .signUp:
-            let password =
-                s.config.signUpMethod == "email_password"
-                ? "<label for=\"password\">Password</label><input id=\"password\" name=\"password\" "
-                    + "type=\"password\" autocomplete=\"new-password\">"
-                : ""
-            let attributes = s.config.signUpAttributes.map { a in
-                let field = htmlEscape("attr_" + a.name)
-                return "<label for=\"\(field)\">\(htmlEscape(a.name))\(a.required ? " (required)" : "")</label>"
-                    + "<input id=\"\(field)\" name=\"\(field)\" value=\"\(htmlEscape(p.draft[a.name] ?? ""))\">"
-            }.joined(separator: "\n")
-            let email = p.draft["email"] ?? resolveHint(p.loginHint, idp: p.idp, s) ?? p.loginHint ?? ""
-            return page(
-                "sign_up",
-                "Create account",
-                """
-                <h1 id="title">Create account</h1><p class="sub">for the application</p>\(err)\(open)
-                <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="email" \
-                value="\(htmlEscape(email))" autofocus>
-                \(password)
-                \(attributes)
-                <button type="submit" id="sign-up" name="action" value="sign_up">Create account</button><button \
-                class="link" type="submit" id="back" name="action" value="back" formnovalidate>Back to sign \
-                in</button></form>
-                """,
-                headers: headers
+            page = .signUp(
+                email: p.draft["email"] ?? resolveHint(p.loginHint, idp: p.idp, s) ?? p.loginHint ?? "",
+                askPassword: s.config.signUpMethod == "email_password",
+                attributes: s.config.signUpAttributes.map { ($0.name, $0.required, p.draft[$0.name] ?? "") }
             )
         }
+        return PageRenderer.authorize(page, action: p.action, request: id, error: error, headers: headers)
     }
 
     // MARK: - Authorization responses
@@ -256,18 +100,7 @@ extension Emulator {
         if let iss = p.responseIssuer { pairs.append(("iss", iss)) }
         switch p.responseMode {
         case "form_post":
-            let inputs = pairs.map {
-                "<input type=\"hidden\" name=\"\(htmlEscape($0.0))\" value=\"\(htmlEscape($0.1))\">"
-            }.joined()
-            return .html(
-                """
-                <!doctype html><html><head><meta charset="utf-8"><title>Working…</title></head>
-                <body onload="document.forms[0].submit()"><form id="form_post" method="post" \
-                action="\(htmlEscape(p.redirectURI))">\(inputs)
-                <noscript><button type="submit" id="continue">Continue</button></noscript></form></body></html>
-                """,
-                headers: headers
-            )
+            return PageRenderer.formPost(to: p.redirectURI, pairs, headers: headers)
         case "fragment":
             return .redirect(p.redirectURI + "#" + Form.query(pairs), headers: headers)
         default:
@@ -734,15 +567,7 @@ extension Emulator {
                     )
                 }
             }
-            return finish(
-                page(
-                    "signed_out",
-                    "Signed out",
-                    "<h1 id=\"title\">You signed out of your account</h1><p class=\"sub\">It's a good idea to close "
-                        + "all browser windows.</p>",
-                    headers: headers
-                )
-            )
+            return finish(PageRenderer.signedOut(headers: headers))
         }
     }
 
@@ -753,32 +578,14 @@ extension Emulator {
     func devicePage(_ req: EmulatorRequest, _ ctx: RequestContext, idp: IdP) -> EmulatorResponse {
         let form = req.method == "POST" ? (req.form ?? [:]) : req.query
         func show(_ error: String?) -> EmulatorResponse {
-            page(
-                "device",
-                "Enter code",
-                """
-                <h1 id="title">Enter code</h1><p class="sub">Enter the code displayed on your device, then sign \
-                in.</p>\(errorHTML(error))
-                <form id="form" method="post" action="\(htmlEscape(req.path))"><label for="user_code">Code</label>\
-                <input id="user_code" name="user_code" value="\(htmlEscape(form["user_code"] ?? ""))" autofocus>
-                <label for="username">Email</label><input id="username" name="username" type="email" \
-                autocomplete="username">
-                <label for="password">Password</label><input id="password" name="password" type="password">
-                <button type="submit" id="sign-in" name="action" value="approve">Sign in</button><button \
-                class="link" type="submit" id="deny" name="action" value="deny">Deny</button></form>
-                """
-            )
+            PageRenderer.deviceCode(action: req.path, userCode: form["user_code"] ?? "", error: error)
         }
         guard req.method == "POST" else { return show(nil) }
         if form["action"] == "deny" {
             guard approveDevice(userCode: form["user_code"] ?? "", email: nil, deny: true) else {
                 return show("That code is not valid or has expired.")
             }
-            return page(
-                "device_denied",
-                "Denied",
-                "<h1 id=\"title\">Sign-in denied</h1><p class=\"sub\">You can close this window.</p>"
-            )
+            return PageRenderer.deviceDenied
         }
         let email = (form["username"] ?? "").lowercased()
         let ok = store.withLock { s -> Bool in
@@ -789,33 +596,10 @@ extension Emulator {
         guard approveDevice(userCode: form["user_code"] ?? "", email: email, deny: false) else {
             return show("That code is not valid or has expired.")
         }
-        return page(
-            "device_done",
-            "Signed in",
-            "<h1 id=\"title\">You're signed in</h1><p class=\"sub\">You can return to your device and close this "
-                + "window.</p>"
-        )
+        return PageRenderer.deviceDone
     }
 
     func indexPage(_ ctx: RequestContext) -> EmulatorResponse {
-        let c = config
-        let users = c.users.map { "<li><code>\(htmlEscape($0.email))</code> — \(htmlEscape($0.kind))</li>" }.joined()
-        let apis = c.apis.map {
-            "<li><code>\(htmlEscape($0.path))</code> — "
-                + "\($0.permissions.map { htmlEscape($0) }.joined(separator: ", "))</li>"
-        }.joined()
-        return page(
-            "index",
-            "Emulator",
-            """
-            <h1>NativeAuth emulator</h1><p class="sub">Tenant <code>\(htmlEscape(c.tenantDomain))</code></p>
-            <p>Authority: <code>\(htmlEscape(ctx.baseURL))/\(htmlEscape(c.tenantDomain))</code></p>
-            <p>Generic OpenID Connect provider: <code>\(htmlEscape(oidcIssuer(ctx)))</code> (client \
-            <code>\(htmlEscape(c.oidc.clientID))</code>)</p>
-            <p>Users:</p><ul>\(users)</ul><p>APIs:</p><ul>\(apis)</ul>
-            <p>Controls: <code>/_emulator/outbox</code>, <code>/_emulator/requests</code>, \
-            <code>/_emulator/counters</code></p>
-            """
-        )
+        PageRenderer.index(config, baseURL: ctx.baseURL, oidcIssuer: oidcIssuer(ctx))
     }
 }

@@ -117,66 +117,7 @@ public final class Emulator: Sendable {
     }
 
     private func route(_ req: EmulatorRequest, _ ctx: RequestContext) throws -> EmulatorResponse {
-        let segments = req.path.split(separator: "/", omittingEmptySubsequences: true)
-        if segments.first == "_emulator" { return try controls(req, Array(segments.dropFirst()), ctx) }
-        if let api = store.withLock({ s in s.config.apis.first(where: { $0.path == req.path }) }) {
-            return protectedAPI(api, req, ctx)
-        }
-        if req.path == "/" { return indexPage(ctx) }
-        if req.path == "/devicelogin" { return devicePage(req, ctx, idp: .entra) }
-        if segments.first == "oidc" { return try oidcRoute(req, segments.dropFirst().joined(separator: "/"), ctx) }
-        guard let tenant = segments.first, isTenant(tenant) else {
-            return .json(
-                ["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."],
-                status: 404
-            )
-        }
-        let rest = segments.dropFirst().joined(separator: "/")
-        switch (req.method, rest) {
-        case ("GET", "v2.0/.well-known/openid-configuration"): return .json(discovery(ctx, tenant: String(tenant)))
-        case ("GET", "discovery/v2.0/keys"): return .json(["keys": [jwk]])
-        case ("GET", "oauth2/v2.0/authorize"), ("POST", "oauth2/v2.0/authorize"):
-            return authorize(req, ctx, idp: .entra)
-        case ("GET", "oauth2/v2.0/logout"), ("POST", "oauth2/v2.0/logout"): return endSession(req, ctx, idp: .entra)
-        default: break
-        }
-        guard req.method == "POST" else {
-            return .json(
-                [
-                    "error": "invalid_request",
-                    "error_description": "AADSTS900561: The endpoint only accepts POST requests.",
-                ],
-                status: 405
-            )
-        }
-        guard let form = req.form else {
-            throw ServiceError.formBodyRequired
-        }
-        countPresentedSecrets(rest, form)
-        if let reason = browserRequired(rest, form) { return redirect(reason) }
-        switch rest {
-        case "oauth2/v2.0/initiate": return try signInInitiate(form, ctx)
-        case "oauth2/v2.0/challenge": return try signInChallenge(form, ctx)
-        case "oauth2/v2.0/introspect": return try signInIntrospect(form, ctx)
-        case "oauth2/v2.0/token": return try token(form, ctx)
-        case "oauth2/v2.0/devicecode": return try deviceCode(form, ctx)
-        case "signup/v1.0/start": return try signUpStart(form, ctx)
-        case "signup/v1.0/challenge": return try signUpChallenge(form, ctx)
-        case "signup/v1.0/continue": return try signUpContinue(form, ctx)
-        case "resetpassword/v1.0/start": return try resetStart(form, ctx)
-        case "resetpassword/v1.0/challenge": return try resetChallenge(form, ctx)
-        case "resetpassword/v1.0/continue": return try resetContinue(form, ctx)
-        case "resetpassword/v1.0/submit": return try resetSubmit(form, ctx)
-        case "resetpassword/v1.0/poll_completion": return try resetPoll(form, ctx)
-        case "register/v1.0/introspect": return try registerIntrospect(form, ctx)
-        case "register/v1.0/challenge": return try registerChallenge(form, ctx)
-        case "register/v1.0/continue": return try registerContinue(form, ctx)
-        default:
-            return .json(
-                ["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."],
-                status: 404
-            )
-        }
+        try makeRouter().handle(Call(request: req, context: ctx))
     }
 
     // MARK: - Secrets presented

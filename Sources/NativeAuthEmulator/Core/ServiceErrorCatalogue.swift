@@ -345,117 +345,60 @@ extension ServiceError {
         [70016],
         "AADSTS70016: OAuth 2.0 device flow error. Authorization is pending. Continue polling."
     )
-}
 
-/// An error of the browser endpoints (authorize, end session): shown on an error page, or sent to the redirect URI as
-/// `error` + `error_description` (+ `error_subcode`). Entra's descriptions carry AADSTS codes; the generic provider's
-/// are plain.
-struct BrowserError {
-    var error: String
-    var entra: String
-    var generic: String
-    var subcode: String? = nil
+    // MARK: - Injected errors
 
-    func description(_ idp: IdP) -> String { idp == .entra ? entra : generic }
-    /// Entra's subcode (the generic provider sends none).
-    func subcode(_ idp: IdP) -> String? { idp == .entra ? subcode : nil }
-
-    // MARK: - Error pages (no redirect)
-
-    static func unknownClient(_ id: String, tenant: String) -> BrowserError {
-        BrowserError(
-            error: "unauthorized_client",
-            entra: ServiceError.unknownClient(id, tenant: tenant).text,
-            generic: unknownClientID(id)
-        )
-    }
-    static func redirectURINotAllowed(_ uri: String) -> BrowserError {
-        BrowserError(
-            error: "invalid_request",
-            entra: "AADSTS50011: The redirect URI '\(uri)' specified in the request does not match the redirect URIs "
-                + "configured for the application.",
-            generic: "The redirect_uri '\(uri)' is not registered for this client."
-        )
-    }
-    static let postLogoutRedirectURINotAllowed = BrowserError(
-        error: "invalid_request",
-        entra: "AADSTS50011: post_logout_redirect_uri is not allowed.",
-        generic: "post_logout_redirect_uri is not registered for this client."
-    )
-    /// End session's error page for an unknown `client_id` (either provider).
-    static func unknownClientID(_ id: String) -> String { "Unknown client_id '\(id)'." }
-    static func idTokenHintOfAnotherClient(_ id: String) -> String {
-        "The id_token_hint was not issued to client_id '\(id)'."
-    }
-
-    // MARK: - Error redirects
-
-    static func unsupportedResponseMode(_ mode: String) -> BrowserError {
-        BrowserError(
-            error: "invalid_request",
-            entra: "AADSTS900144: Unsupported response_mode '\(mode)'.",
-            generic: "Unsupported response_mode."
-        )
-    }
-    static func unsupportedResponseType(_ type: String) -> BrowserError {
-        BrowserError(
-            error: "unsupported_response_type",
-            entra: "AADSTS70005: response_type '\(type)' is not enabled for the client.",
-            generic: "Only response_type=code is supported."
-        )
-    }
-    static let pkceRequired = BrowserError(
-        error: "invalid_request",
-        entra: "AADSTS9002325: Proof Key for Code Exchange with the S256 method is required.",
-        generic: "PKCE with code_challenge_method=S256 is required."
-    )
-    static let noUserSignedIn = BrowserError(
-        error: "login_required",
-        entra: "AADSTS50058: A silent sign-in request was sent but no user is signed in.",
-        generic: "No user is signed in."
-    )
-    static let loginHintNotSignedIn = BrowserError(
-        error: "login_required",
-        entra: "AADSTS50058: A silent sign-in request was sent but none of the currently signed in user(s) match the "
-            + "requested login hint.",
-        generic: "The signed-in user does not match login_hint."
-    )
-    static let severalUsersSignedIn = BrowserError(
-        error: "interaction_required",
-        entra: "AADSTS16000: Either multiple user identities are available for the current request or selected "
-            + "account is not supported for the scenario.",
-        generic: "More than one user is signed in; choose one interactively."
-    )
-    static func invalidPrompt(_ prompt: String) -> BrowserError {
-        BrowserError(
-            error: "invalid_request",
-            entra: "AADSTS90023: Invalid prompt value '\(prompt)'.",
-            generic: "Unsupported prompt value."
-        )
-    }
-    static let consentDeclined = BrowserError(
-        error: "access_denied",
-        entra: "AADSTS65004: User declined to consent to access the app.",
-        generic: "The user denied the request.",
-        subcode: "cancel"
-    )
-}
-
-/// JSON error bodies outside the service's envelope.
-extension EmulatorResponse {
-    /// A path the emulator does not serve.
-    static let notFound = EmulatorResponse.json(
-        ["error": "not_found", "error_description": "No such endpoint on the NativeAuth emulator."],
-        status: 404
-    )
-    /// A tenant endpoint that takes POST only.
-    static let postOnly = EmulatorResponse.json(
-        ["error": "invalid_request", "error_description": "AADSTS900561: The endpoint only accepts POST requests."],
-        status: 405
-    )
-    static let methodNotAllowed = EmulatorResponse.json(["error": "method_not_allowed"], status: 405)
-    /// A control's refusal of its request body.
-    static func badControlRequest(_ why: String) -> EmulatorResponse {
-        .json(["error": "invalid_request", "error_description": .string(why)], status: 400)
+    /// The description of an injected error (`POST /_emulator/token_errors` without `error_description`), in the
+    /// service's style, for the codes token-endpoint tests ask for most.
+    static func injectedDescription(_ code: Int, clientID: String, resource: String, now: Double) -> String {
+        let issued = serviceTimestamp(now - 90 * 86_400)
+        let text: String
+        switch code {
+        case 65001:
+            text =
+                "The user or administrator has not consented to use the application with ID '\(clientID)'. Send an "
+                + "interactive authorization request for this user and resource."
+        case 50076:
+            text =
+                "Due to a configuration change made by your administrator, or because you moved to a new location, "
+                + "you must use multi-factor authentication to access '\(resource)'."
+        case 50079:
+            text =
+                "Due to a configuration change made by your administrator, or because you moved to a new location, "
+                + "you are required to enroll in multi-factor authentication."
+        case 700082:
+            text =
+                "The refresh token has expired due to inactivity. The token was issued on \(issued) and was "
+                + "inactive for 90.00:00:00."
+        case 70008:
+            text =
+                "The provided authorization code or refresh token has expired due to inactivity. Send a new "
+                + "interactive authorization request for this user and resource."
+        case 700084:
+            text =
+                "The refresh token was issued to a single page app (SPA), and therefore has a fixed, limited "
+                + "lifetime of 1.00:00:00, which cannot be extended. It is now expired and a new sign in request "
+                + "must be sent by the SPA to the sign in page. The token was issued on \(issued)."
+        case 50173:
+            text =
+                "The provided grant has expired due to it being revoked, a fresh auth token is needed. The user "
+                + "might have changed or reset their password."
+        case 50126: text = "Error validating credentials due to invalid username or password."
+        case 50142: text = "Password change is required due to a conditional access policy."
+        case 50034: text = "The user account does not exist in the directory."
+        case 50057: text = "The user account is disabled."
+        case 53003:
+            text =
+                "Access has been blocked by Conditional Access policies. The access policy does not allow token "
+                + "issuance."
+        case 9002313: text = "Invalid request. Request is malformed or invalid."
+        case 70011:
+            text =
+                "The provided value for the input parameter 'scope' is not valid. The scope '\(resource)' is not valid."
+        case 500011:
+            text = "The resource principal named \(resource) was not found in the tenant."
+        default: text = "Injected token endpoint error."
+        }
+        return "AADSTS\(code): \(text)"
     }
 }

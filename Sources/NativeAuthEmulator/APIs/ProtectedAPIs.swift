@@ -1,0 +1,135 @@
+import NativeAuthCrypto
+import NativeAuthJSON
+import Synchronization
+
+/// The sample protected APIs (`EmulatorConfig.apis`, e.g. `/api/todolist`): resource servers that check bearer tokens
+/// of either provider and keep a list of items per user. A leaf lock (its items).
+final class ProtectedAPIs: Sendable {
+    private let items = Mutex<[String: [JSONValue]]>([:])
+    let directory: Directory
+    let grants: Grants
+    let minter: TokenMinter
+
+    init(directory: Directory, grants: Grants, minter: TokenMinter) {
+        self.directory = directory
+        self.grants = grants
+        self.minter = minter
+    }
+
+    func reset() { items.withLock { $0 = [:] } }
+
+    /// The API served at `path`, if any.
+    func api(at path: String) -> ProtectedAPIConfig? { directory.config.apis.first { $0.path == path } }
+
+    /// Verifies a bearer token as a resource server would (RFC 6750 errors), then lists (GET) or adds (POST) items.
+    func handle(_ api: ProtectedAPIConfig, _ req: EmulatorRequest, _ ctx: RequestContext) -> EmulatorResponse {
+        let needed: [String]
+        switch req.method {
+        case "GET": needed = api.readPermissions
+        case "POST": needed = api.writePermissions
+        default: return .methodNotAllowed
+        }
+        guard let auth = req.headers["authorization"], auth.lowercased().hasPrefix("bearer ") else {
+            return Self.unauthorized(api, "A bearer token is required.")
+        }
+        let token = String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        let bearer: (user: String, scopes: [String])
+        switch authenticate(token, api, ctx) {
+        case .failure(let refusal): return refusal.response
+        case .success(let b): bearer = b
+        }
+        guard bearer.scopes.contains(where: needed.contains) else { return Self.insufficientScope(api, needed) }
+        let key = api.name + "|" + bearer.user
+        if req.method == "POST" {
+            let title =
+                (try? JSONValue.parse(req.body))?["title"]?.stringValue
+                ?? String(decoding: req.body.prefix(200), as: UTF8.self)
+            let item: JSONValue = [
+                "id": .string(Ids.token("", bytes: 6)), "title": .string(title), "owner": .string(bearer.user),
+            ]
+            items.withLock { $0[key, default: []].append(item) }
+            return .json(["api": .string(api.name), "created": item], status: 201)
+        }
+        let list = items.withLock { s -> [JSONValue] in
+            if s[key] == nil {
+                s[key] = [
+                    [
+                        "id": "1", "title": .string("Welcome to \(api.name), \(bearer.user)"),
+                        "owner": .string(bearer.user),
+                    ]
+                ]
+            }
+            return s[key] ?? []
+        }
+        return .json([
+            "api": .string(api.name), "user": .string(bearer.user),
+            "scopes": .array(bearer.scopes.map { .string($0) }), "items": .array(list),
+        ])
+    }
+
+    /// A refused token: 401 `invalid_token` with why.
+    struct Refusal: Error {
+        let response: EmulatorResponse
+    }
+
+    /// The user and the API's permissions a bearer token carries: a JWT of the tenant (RS256 with our key, `kid`,
+    /// issuer, audience, expiry, not-before), or an opaque access token of the generic provider (looked up, as token
+    /// introspection would; its scopes are the permissions in lower case, for any number of APIs).
+    private func authenticate(
+        _ token: String,
+        _ api: ProtectedAPIConfig,
+        _ ctx: RequestContext
+    ) -> Result<(user: String, scopes: [String]), Refusal> {
+        func refuse(_ why: String) -> Result<(user: String, scopes: [String]), Refusal> {
+            .failure(Refusal(response: Self.unauthorized(api, why)))
+        }
+        if token.split(separator: ".", omittingEmptySubsequences: false).count != 3 {
+            guard let (rec, forcedExpiry) = grants.opaqueAccessToken(token) else {
+                return refuse("The token is not valid.")
+            }
+            guard !forcedExpiry, rec.expires > ctx.now else { return refuse("The token is expired.") }
+            return .success((rec.user, api.permissions.filter { rec.scopes.contains(OIDCScopes.scope($0)) }))
+        }
+        guard let jwt = try? JWT(decoding: token) else { return refuse("The token is malformed.") }
+        guard minter.entraKey.signed(jwt) else { return refuse("The token signature is invalid.") }
+        let c = jwt.claims
+        guard c["iss"]?.stringValue == minter.issuer(.entra, baseURL: ctx.baseURL) else {
+            return refuse("The token issuer is not trusted.")
+        }
+        let aud = c["aud"]?.stringValue ?? ""
+        guard aud == api.appID || aud == "api://\(api.appID)" else {
+            return refuse("The token audience is not this API.")
+        }
+        guard let exp = c["exp"]?.doubleValue, exp > ctx.now else { return refuse("The token is expired.") }
+        if let nbf = c["nbf"]?.doubleValue, nbf > ctx.now + 300 { return refuse("The token is not yet valid.") }
+        if grants.isExpired(c["uti"]?.stringValue ?? "") { return refuse("The token is expired.") }
+        let scopes = (c["scp"]?.stringValue ?? "").split(separator: " ").map(String.init)
+        return .success((c["preferred_username"]?.stringValue ?? "", scopes))
+    }
+
+    private static func unauthorized(_ api: ProtectedAPIConfig, _ why: String) -> EmulatorResponse {
+        var r = EmulatorResponse.json(["error": "invalid_token", "error_description": .string(why)], status: 401)
+        r.headers.append(
+            ("WWW-Authenticate", "Bearer realm=\"\(api.name)\", error=\"invalid_token\", error_description=\"\(why)\"")
+        )
+        return r
+    }
+
+    private static func insufficientScope(_ api: ProtectedAPIConfig, _ needed: [String]) -> EmulatorResponse {
+        var r = EmulatorResponse.json(
+            [
+                "error": "insufficient_scope",
+                "error_description": .string("The token lacks one of: \(needed.joined(separator: ", "))."),
+            ],
+            status: 403
+        )
+        r.headers.append(
+            (
+                "WWW-Authenticate",
+                "Bearer realm=\"\(api.name)\", error=\"insufficient_scope\", "
+                    + "scope=\"\(needed.map { api.scope($0) }.joined(separator: " "))\""
+            )
+        )
+        return r
+    }
+}

@@ -41,6 +41,7 @@ public struct EmulatorRequest: Sendable {
     }
 }
 
+/// An answer as the emulator's logic gives it (the HTTP adapter writes it, spoiled as faults say).
 public struct EmulatorResponse: Sendable {
     public var status: Int
     public var headers: [(String, String)]

@@ -263,6 +263,7 @@ private struct ConnectionCounter: Logging {
     }
 }
 
+/// A WebSocket handler that fails before its first frame: FlyingFox closes the connection without a byte.
 private struct DropConnection: WSHandler {
     struct Dropped: Error {}
     func makeFrames(for client: AsyncThrowingStream<WSFrame, any Error>) async throws -> AsyncStream<WSFrame> {

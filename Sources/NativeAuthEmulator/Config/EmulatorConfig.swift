@@ -103,6 +103,7 @@ public struct Lifetimes: Sendable, Equatable {
     public var refreshIn: Int? = nil
 }
 
+/// The tenant's password policy (its refusals are the `password_*` suberrors of AADSTS399246).
 public struct PasswordPolicy: Sendable, Equatable {
     public var minLength = 8
     public var maxLength = 256

@@ -6,6 +6,7 @@ enum IdP: String, Sendable {
     case entra, oidc
 }
 
+/// A refresh token issued, in its family (a grant: rotation keeps the family; revoking it ends them all).
 struct RefreshTokenRecord {
     var family: String
     var user: String
@@ -18,6 +19,7 @@ struct RefreshTokenRecord {
     var authTime: Double = 0
 }
 
+/// An authorization code issued by the browser side, waiting for its (one) redemption with PKCE.
 struct AuthCodeRecord {
     var user: String
     var clientID: String

@@ -198,7 +198,8 @@ struct ControlPlane: Sendable {
     }
 
     /// `POST settings`: all or nothing (a refused member changes no setting); then `public_base_url`, the base URL
-    /// the emulator names itself by (issuer, discovery endpoints, API URLs), e.g. a test's TCP forwarder in front of it.
+    /// the emulator names itself by (issuer, discovery endpoints, API URLs), e.g. a test's TCP forwarder in front of
+    /// it.
     private func settings(_ body: JSONValue) -> EmulatorResponse {
         guard let f = try? JSONFields(body) else { return .badControlRequest("a JSON object is required") }
         do throws(JSONFieldError) {

@@ -67,6 +67,19 @@ signal(SIGINT, SIG_IGN)
 signal(SIGTERM, SIG_IGN)
 signal(SIGPIPE, SIG_IGN)
 
+// SIGINT/SIGTERM stop the emulator cleanly. The sources are installed before anything starts: a signal sent as soon
+// as the ready file exists (or earlier) is delivered to the loop at the end, never lost while the default action is
+// ignored.
+let stop = AsyncStream<Int32> { continuation in
+    for sig in [SIGINT, SIGTERM] {
+        let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
+        source.setEventHandler { continuation.yield(sig) }
+        source.resume()
+        nonisolated(unsafe) let keep = source
+        continuation.onTermination = { _ in _ = keep }
+    }
+}
+
 let server: EmulatorServer
 do {
     let emulator = try Emulator(config: config)
@@ -98,16 +111,6 @@ if let readyFile {
 }
 FileHandle.standardOutput.write(Data(line.utf8))
 
-// Wait for SIGINT/SIGTERM, then stop cleanly.
-let stop = AsyncStream<Int32> { continuation in
-    for sig in [SIGINT, SIGTERM] {
-        let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
-        source.setEventHandler { continuation.yield(sig) }
-        source.resume()
-        nonisolated(unsafe) let keep = source
-        continuation.onTermination = { _ in _ = keep }
-    }
-}
 for await sig in stop {
     FileHandle.standardError.write(Data("nativeauth-emulator: signal \(sig), stopping\n".utf8))
     break

@@ -1,3 +1,4 @@
+import NativeAuthCrypto
 import NativeAuthJSON
 
 /// The native-authentication endpoints: sign-in, sign-up, password reset, strong-auth registration.
@@ -922,12 +923,5 @@ extension Emulator {
     }
 }
 
-/// Constant-time string comparison for secrets.
-func constantTimeStringEquals(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8)
-    let y = Array(b.utf8)
-    guard x.count == y.count else { return false }
-    var d: UInt8 = 0
-    for i in 0..<x.count { d |= x[i] ^ y[i] }
-    return d == 0
-}
+/// Constant-time string comparison for secrets (NativeAuthCrypto's, the library's own).
+func constantTimeStringEquals(_ a: String, _ b: String) -> Bool { constantTimeEquals(a, b) }

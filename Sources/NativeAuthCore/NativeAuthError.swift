@@ -95,8 +95,8 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         // Added with the shared cache
         public static let reentrantCall = Code(rawValue: "reentrant_call")
 
-        /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`
-        /// and the Python exception map are checked against it by the tests.
+        /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`,
+        /// the Python exception map and the Go sentinels are checked against it (ErrorTableTests).
         public static let table: [(code: Code, category: Category, meaning: String)] = [
             (
                 .invalidArgument, .invalidArgument,

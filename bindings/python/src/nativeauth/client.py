@@ -194,12 +194,13 @@ class Client:
     def _state(self, doc: Mapping[str, Any]) -> State:
         return state_from_json(self, doc)
 
-    def _submit(self, current: FlowState, request: Dict[str, Any]) -> State:
+    def _submit_flow(self, state: FlowState, request: Dict[str, Any]) -> State:
+        # nativeauth.states.FlowClient: what a FlowState calls to continue its flow.
         try:
-            return self._state(self._call("na_flow_submit", request, state=None))
+            return self._state(self._call("na_flow_submit", request))
         except errors.NativeAuthError as e:
-            if e.details.get("flow") == current.flow:
-                e.state = current  # retryable: the same state continues
+            if e.details.get("flow") == state.flow:
+                e.state = state  # retryable: the same state continues
             raise
 
     def _retry_state(self, e: errors.NativeAuthError) -> None:

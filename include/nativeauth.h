@@ -231,9 +231,10 @@ void na_client_free(na_client *client);
 /* Describes a client: its effective configuration.
  * request_json: "{}" or "{\"v\":1}" (NULL is treated as "{}").
  * result: {"v":1,"version":"0.1.0","config":{"authority":…,"client_id":…,"challenge_types":["oob","password",
- *          "redirect"],"capabilities":[…],"connect_timeout_ms":…,"request_timeout_ms":…,"cache":{"type":"memory"},
- *          "log_level":…,"ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default","ca_bundle":…?,
- *          "authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,"browser_command":…?}}
+ *          "redirect"],"capabilities":[…],"connect_timeout_ms":…,"request_timeout_ms":…,"retry_after_max_s":…,
+ *          "cache":{"type":"memory"},"log_level":…,"ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default",
+ *          "ca_bundle":…?,"authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,
+ *          "browser_command":…?}}
  * A file cache reports {"type":"file","path":…,"encrypted":bool,"problem"?:"<code of the last failure>"} (never
  * the key). */
 int na_client_info(na_client *client, const char *request_json, char **out_json);
@@ -268,7 +269,8 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  *                             "interval","message"}                       → wait
  *
  * Errors with a "flow" member leave the flow usable (retry: invalid_code, invalid_password, invalid_credentials,
- * attributes_invalid, invalid_contact, contact_blocked, network, timeout, server). Client-side checks (an empty
+ * attributes_invalid, invalid_contact, contact_blocked, auth_method_blocked, invalid_scope, invalid_argument,
+ * network, timeout, tls, server, throttled; and flow_invalid with "expected"). Client-side checks (an empty
  * username, password or code) answer without a network call. A step the server finished part of keeps that part:
  * when the token request after a successful strong-auth registration fails, the flow waits for "sign_in", which
  * repeats only the token request. The ID token of a sign-in is checked ("aud" is the client id, "iss" has the host
@@ -276,15 +278,18 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  * not its signature: it came over verified TLS straight from the token endpoint. OIDC discovery is fetched once
  * per client, at the first sign-in.
  *
- * Sign-in.  request {"username", "password"?, "scopes"?:[…], "claims"?:{…}}. Sends `scope` = scopes + openid
- *   profile offline_access. Without a password the answer is "password_required" (password accounts) or
- *   "code_required" (email one-time-passcode accounts; a given password is then ignored, as MSAL does).
+ * Sign-in.  request {"username", "password"?, "scopes"?:[…], "claims"?:{…}, "correlation_id"?}. Sends `scope` =
+ *   scopes + openid profile offline_access. Answers "signed_in"; without a password, "password_required" (password
+ *   accounts) or "code_required" (email one-time-passcode accounts; a given password is then ignored, as MSAL
+ *   does); "mfa_required" or "registration_required" when the server asks for strong authentication and the
+ *   configuration's "capabilities" allow it (otherwise browser_required).
  *   Errors: invalid_username, invalid_password (an empty password), user_not_found, invalid_credentials (with a
  *   "flow" to retry the password), password_change_required, browser_required, invalid_client, invalid_scope,
  *   declined_scopes, id_token_invalid, flow_expired, flow_invalid, cancelled (signed out during the call). */
 int na_sign_in(na_client *client, const char *request_json, char **out_json);
 
-/* Sign-up.  request {"username", "password"?, "attributes"?:{"displayName":"Ann", "city":"Oslo", …}}.
+/* Sign-up.  request {"username", "password"?, "attributes"?:{"displayName":"Ann", "city":"Oslo", …},
+ *   "correlation_id"?}.
  *   Attribute values are strings (numbers and booleans are turned into strings; arrays of strings are joined with
  *   commas). First answer: "code_required" (the email is verified first); then "password_required" (when no
  *   password was given), "attributes_required", and "sign_up_completed".
@@ -293,12 +298,12 @@ int na_sign_in(na_client *client, const char *request_json, char **out_json);
  *   browser_required, invalid_client, flow_expired, flow_invalid. */
 int na_sign_up(na_client *client, const char *request_json, char **out_json);
 
-/* Password reset.  request {"username"}. Answers "code_required", then "password_required" (the new password), then
- *   — after the library polls the server's completion endpoint — "password_reset_completed". Polling follows the
- *   server's poll_interval (0 or absent: 2 s; at most 10 s) while it answers in_progress or not_started, for at
- *   most 300 s; "failed" ends the flow with password_reset_failed; a password-policy error during polling
- *   (invalid_password) leaves the flow waiting for another password; a cancel from another thread ends the wait
- *   with "cancelled".
+/* Password reset.  request {"username", "correlation_id"?}. Answers "code_required", then "password_required" (the
+ *   new password), then — after the library polls the server's completion endpoint — "password_reset_completed".
+ *   Polling follows the server's poll_interval (0 or absent: 2 s; at most 10 s) while it answers in_progress or
+ *   not_started, for at most 300 s; "failed" ends the flow with password_reset_failed; a password-policy error
+ *   during polling (invalid_password) leaves the flow waiting for another password; a cancel from another thread
+ *   ends the wait with "cancelled".
  *   Errors: invalid_username, user_not_found, user_has_no_password, browser_required, invalid_client,
  *   flow_expired, flow_invalid (the code and the new password are checked by na_flow_submit). */
 int na_reset_password(na_client *client, const char *request_json, char **out_json);
@@ -423,15 +428,18 @@ int na_sign_in_device_code(na_client *client, const char *request_json, char **o
 int na_get_access_token(na_client *client, const char *request_json, char **out_json);
 
 /* Calls an API with a bearer token.  request {"url", "method"?:"GET", "headers"?:{"name":"value"}, "body"?: string
- * (sent as is) | object/array (sent as JSON with Content-Type application/json), "scopes":[…], "force_refresh"?}
- * result {"v":1,"status":200,"headers":{"content-type":…},"body": parsed JSON | text} ("body_base64" for binary).
+ * (sent as is) | object/array (sent as JSON with Content-Type application/json unless given), "scopes"?:[…],
+ * "force_refresh"?, "account"?, "correlation_id"?}
+ * result {"v":1,"status":200,"headers":{"content-type":…},"body": parsed JSON | text} ("body_base64" when the body
+ * is not UTF-8; bodies up to 4 MiB are read).
  * The token comes from na_get_access_token's logic. On 401 with WWW-Authenticate error="invalid_token" the library
  * refreshes once and retries once. An HTTP error status from the API is a result (NA_OK), not a library error.
  * Tokens are only sent over https, or http to localhost, 127.0.0.1 or [::1]. The request may not set Authorization,
  * nor the headers that frame or route it (Content-Length, Transfer-Encoding, Host, Connection, Keep-Alive, Upgrade,
- * TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header values may not contain CR, LF or NUL; TRACE
- * and CONNECT are refused ("invalid_argument" with "field"). A JSON body nested deeper than 64 levels comes back as
- * text with "body_too_deep": true. "scopes", "account" and "correlation_id" as for na_get_access_token.
+ * TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header names must be HTTP tokens and values may not
+ * contain CR, LF or NUL; TRACE, TRACK and CONNECT are refused ("invalid_argument" with "field"). A JSON body nested
+ * deeper than 64 levels comes back as text with "body_too_deep": true (a body whose brackets nest that deep but
+ * that cannot be JSON is text, unflagged). "scopes", "account" and "correlation_id" as for na_get_access_token.
  * Errors: as na_get_access_token. */
 int na_call_api(na_client *client, const char *request_json, char **out_json);
 

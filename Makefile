@@ -201,7 +201,8 @@ test-c: lib
 # Speed and memory, measured (never asserted in tests), beside MSAL for Python in the same run: one table.
 bench: lib emulator
 	@$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix > /dev/null
-	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/bench.c -o $(NA_TMP)/bench -ldl -lpthread
+	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/bench.c -o $(NA_TMP)/bench $$(pkg-config --cflags --libs jansson) \
+	    -ldl -lpthread
 	@$(PYTHON) -m venv $(NA_TMP)/bench-venv
 	@$(NA_TMP)/bench-venv/bin/pip install -q --disable-pip-version-check msal
 	@echo "libnativeauth.so: $$(stat -c %s $(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION)) bytes stripped"

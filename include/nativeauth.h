@@ -209,8 +209,9 @@ typedef struct na_client na_client;
  *   Refused (na_client_new answers NA_ESTORAGE): a file (or directory) owned by another user or writable by group or
  *   others, or a symbolic link: cache_insecure; an encrypted file and no key, or the wrong key, or altered bytes:
  *   cache_key_invalid — the file is never replaced. A file readable by others is used and rewritten 0600.
- *   Corrupt (not a JSON object): kept aside as "<path>.corrupt-<epoch seconds>" (made 0600; only the newest three
- *   are kept), reported once through the log (warning), and read as empty. Unreadable (permissions, a directory in
+ *   Corrupt (not a JSON object, or nested deeper than 64 levels as any document the library reads): kept aside as
+ *   "<path>.corrupt-<epoch seconds>" (made 0600; only the newest three are kept), reported once through the log
+ *   (warning), and read as empty. Unreadable (permissions, a directory in
  *   its place, a file larger than 64 MiB): the client starts empty and never overwrites it.
  *   A change that cannot be written (unreadable file, permissions, disk full, read-only file system, or a file that
  *   became insecure or was re-keyed meanwhile) is kept in memory: the call that made it answers NA_ESTORAGE

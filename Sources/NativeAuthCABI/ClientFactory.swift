@@ -54,8 +54,7 @@ enum ClientFactory {
             apiTransport: CurlHTTPClient(options: apiOptions),
             store: store,
             environment: environment,
-            logger: logger,
-            renderer: Encode.render
+            logger: logger
         )
     }
 

@@ -40,8 +40,7 @@ public final class NativeAuthClient: Sendable {
         clock: any Clock = SystemClock(),
         store: any TokenStore = MemoryTokenStore(),
         environment: @escaping @Sendable (String) -> String? = { _ in nil },
-        logger: Logger? = nil,
-        renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil
+        logger: Logger? = nil
     ) throws(NativeAuthError) {
         self.configuration = configuration
         let logger = logger ?? Logger(level: configuration.logLevel)
@@ -54,7 +53,7 @@ public final class NativeAuthClient: Sendable {
         self.closing = closing
         tokens = TokenService(
             server: server,
-            cache: try TokenCache(store: store, renderer: renderer),
+            cache: try TokenCache(store: store),
             clock: clock,
             logger: logger,
             isCancelled: { closing.isSet }

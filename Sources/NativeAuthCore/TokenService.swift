@@ -41,7 +41,7 @@ final class TokenService: Sendable {
         var userinfo: JSONValue? = nil
     }
 
-    /// A token response as a cached token (rendered) and the account it names, when it names one. Entra: from
+    /// A token response as a cached token and the account it names, when it names one. Entra: from
     /// `client_info` (`<uid>.<utid>`), else — as MSAL Python does for a response without client_info — from the ID
     /// token (`oid`, else `sub`, with `tid`). Other providers: from (`iss`, `sub`), see `oidcAccountID`.
     /// On a refresh (`strict` false) an ID token that fails its checks names no account — the cached one is kept —
@@ -56,15 +56,13 @@ final class TokenService: Sendable {
     {
         let now = clock.now()
         let granted = r.grantedScopes ?? requestScopes(requestedScopes)
-        let token = cache.rendering(
-            AccessToken(
-                value: r.accessToken,
-                scopes: granted,
-                expiresOn: now + Double(r.expiresIn),
-                refreshOn: r.refreshIn.map { now + Double($0) },
-                cachedAt: now,
-                extExpiresOn: r.extExpiresIn.map { now + Double($0) }
-            )
+        let token = AccessToken(
+            value: r.accessToken,
+            scopes: granted,
+            expiresOn: now + Double(r.expiresIn),
+            refreshOn: r.refreshIn.map { now + Double($0) },
+            cachedAt: now,
+            extExpiresOn: r.extExpiresIn.map { now + Double($0) }
         )
         var claims: JSONValue = policy.userinfo ?? .object([:])
         if policy.nonce != nil, r.idToken == nil {

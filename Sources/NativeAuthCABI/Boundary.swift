@@ -66,6 +66,36 @@ func fields<T>(_ body: () throws(JSONFieldError) -> T) throws(NativeAuthError) -
     }
 }
 
+/// A request or configuration document's members, read the one way the C ABI reads documents: a member of the
+/// wrong type (or out of range) is `invalid_argument` naming it (`field`). The methods are `JSONFields`' own.
+struct Checked {
+    let fields: Fields
+
+    func optionalString(_ key: String) throws(NativeAuthError) -> String? {
+        try NativeAuthCABI.fields { () throws(JSONFieldError) in try fields.optionalString(key) }
+    }
+    func string(_ key: String) throws(NativeAuthError) -> String {
+        try NativeAuthCABI.fields { () throws(JSONFieldError) in try fields.string(key) }
+    }
+    func optionalBool(_ key: String) throws(NativeAuthError) -> Bool? {
+        try NativeAuthCABI.fields { () throws(JSONFieldError) in try fields.optionalBool(key) }
+    }
+    func optionalInt(_ key: String, in range: ClosedRange<Int64>) throws(NativeAuthError) -> Int64? {
+        try NativeAuthCABI.fields { () throws(JSONFieldError) in try fields.optionalInt(key, in: range) }
+    }
+    func optionalStringArray(_ key: String) throws(NativeAuthError) -> [String]? {
+        try NativeAuthCABI.fields { () throws(JSONFieldError) in try fields.optionalStringArray(key) }
+    }
+    func optionalObject(_ key: String) throws(NativeAuthError) -> Fields? {
+        try NativeAuthCABI.fields { () throws(JSONFieldError) in try fields.optionalObject(key) }
+    }
+}
+
+extension JSONFields where Element == JSONNode {
+    /// These members, read with `invalid_argument` errors (see `Checked`).
+    var checked: Checked { Checked(fields: self) }
+}
+
 /// Copies `bytes` into a malloc'd, NUL-terminated C string for the caller. On allocation failure stores the static
 /// out-of-memory document and returns false.
 func emit(_ bytes: UnsafeRawBufferPointer, to out: OutString) -> Bool {

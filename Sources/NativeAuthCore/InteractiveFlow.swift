@@ -109,7 +109,7 @@ struct InteractiveFlow: Sendable {
             metadata: metadata
         )
         let flow = InteractiveFlow(session: session, scopes: request.scopes)
-        ctx.log(.info, listener == nil ? "browser sign-in started" : "browser sign-in started; listening on 127.0.0.1")
+        ctx.log(.info, listener == nil ? "browser sign-in started" : "browser sign-in started; listening on loopback")
         switch request.browser {
         case .none:
             return Transition(next: .interactive(flow), status: .browserPending(flow.pending(ctx)))
@@ -127,7 +127,9 @@ struct InteractiveFlow: Sendable {
     }
 
     /// The listener for a loopback redirect URI (its port, or an ephemeral one, added to the URI), or none for any
-    /// other URI (a custom scheme the app handles itself).
+    /// other URI (a custom scheme the app handles itself). `http://localhost` listens on 127.0.0.1 and ::1 (a browser
+    /// may resolve localhost to either, and another user listening on the other one would get the redirect);
+    /// `http://127.0.0.1` on 127.0.0.1 only.
     static func redirect(_ uri: String) throws(NativeAuthError) -> (LoopbackListener?, String, String) {
         guard let u = try? HTTPURL(uri), u.scheme == "http" else { return (nil, uri, "") }
         guard u.host == "localhost" || u.host == "127.0.0.1" else {
@@ -140,8 +142,10 @@ struct InteractiveFlow: Sendable {
             throw .invalidArgument("redirect_uri: must not have a query", field: "redirect_uri")
         }
         let listener: LoopbackListener
-        do { listener = try LoopbackListener(port: UInt16(u.port ?? 0)) } catch {
-            throw NativeAuthError(.network, "Cannot listen on 127.0.0.1 for the browser's redirect.")
+        do {
+            listener = try LoopbackListener(host: u.host == "localhost" ? .localhost : .ipv4, port: UInt16(u.port ?? 0))
+        } catch {
+            throw NativeAuthError(.network, "Cannot listen on the loopback interface for the browser's redirect.")
         }
         let path = u.path.isEmpty ? "/" : u.path
         return (listener, "http://\(u.host):\(listener.port)\(u.path)", path)
@@ -188,6 +192,8 @@ struct InteractiveFlow: Sendable {
         switch outcome {
         case .accepted(let request):
             return redeem(request.parameters, ctx)
+        case .stopped:
+            return .ended(NativeAuthError(.flowInvalid, "The sign-in was stopped."))
         case .cancelled:
             throw NativeAuthError(.cancelled, "The sign-in was cancelled.")
         case .timedOut:

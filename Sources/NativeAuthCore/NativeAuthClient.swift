@@ -25,9 +25,9 @@ public final class NativeAuthClient: Sendable {
     let flows = FlowRegistry()
     let tokens: TokenService
     let context: FlowContext
-    /// The app's browser launcher (`na_client_set_browser_callback`), else the system's.
-    private let launcher = Mutex<(any BrowserLauncher)?>(nil)
-    private let systemLauncher: any BrowserLauncher
+    /// The app's browser launcher (`na_client_set_browser_callback`), else the system's, looked up when a browser
+    /// is opened; replacing it waits for invocations already running (see `BrowserSlot`).
+    private let browsers: BrowserSlot
     /// Where the token cache is persisted (`MemoryTokenStore` keeps nothing).
     public let store: any TokenStore
 
@@ -55,15 +55,18 @@ public final class NativeAuthClient: Sendable {
             logger: logger
         )
         context = FlowContext(server: server, tokens: tokens, clock: clock, logger: logger)
-        systemLauncher = SystemBrowserLauncher(command: configuration.browserCommand, environment: environment)
+        browsers = BrowserSlot(
+            system: SystemBrowserLauncher(command: configuration.browserCommand, environment: environment)
+        )
     }
 
-    /// Replaces the browser launcher (nil: back to the system's).
-    public func setBrowserLauncher(_ l: (any BrowserLauncher)?) {
-        launcher.withLock { $0 = l }
+    /// Replaces the browser launcher (nil: back to the system's). Waits until invocations of the old one running on
+    /// other threads have returned: once this returns, the old launcher is never called again. Returns false,
+    /// changing nothing, when called from inside this client's own launcher.
+    @discardableResult
+    public func setBrowserLauncher(_ l: (any BrowserLauncher)?) -> Bool {
+        browsers.replace(l)
     }
-
-    private var currentLauncher: any BrowserLauncher { launcher.withLock { $0 } ?? systemLauncher }
 
     /// Native auth is Entra's: other providers answer `not_supported`.
     private func requireNativeAuth() throws(NativeAuthError) {
@@ -144,7 +147,7 @@ public final class NativeAuthClient: Sendable {
         let transition = try InteractiveFlow.start(
             request,
             context.with(correlationID: id),
-            launcher: currentLauncher
+            launcher: browsers
         )
         if let failure = transition.failure { throw failure }
         return try begin(transition, type: .interactive, correlationID: id)
@@ -279,7 +282,7 @@ public final class NativeAuthClient: Sendable {
             }
         }
         if request.browser == .system, let url = result.endSessionURL {
-            result.browserOpened = currentLauncher.open(url)
+            result.browserOpened = browsers.open(url)
         }
         return result
     }

@@ -3,6 +3,7 @@ import html
 import http.cookiejar
 import re
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -105,6 +106,58 @@ def test_browser_none_wait_and_cancel(emulator: Emulator) -> None:
         pending.cancel()
         t.join(5)
         assert not t.is_alive() and len(errors) == 1
+
+
+def test_an_opener_replaced_during_discovery_is_never_called(emulator: Emulator) -> None:
+    """The opener current when the browser is opened is used: one replaced while the sign-in waits for OIDC discovery
+    is never called (its ctypes thunk is gone once set_browser returned)."""
+    ann = emulator.users["password"]
+    old: List[str] = []
+
+    def old_opener(url: str) -> bool:
+        old.append(url)
+        return False
+
+    emulator.control("POST", "faults", {"path": "openid-configuration", "delay_ms": 1000})
+    with Client(emulator.authority, emulator.client_id, browser=old_opener) as client:
+        results: List[Any] = []
+
+        def sign_in() -> None:
+            try:
+                results.append(client.sign_in_interactive(timeout=20))
+            except Exception as e:  # reported below
+                results.append(e)
+
+        t = threading.Thread(target=sign_in)
+        t.start()
+        deadline = time.monotonic() + 10
+        while emulator.control("GET", "faults")["faults"] and time.monotonic() < deadline:
+            time.sleep(0.005)  # the emulator holds the discovery request: the sign-in is in discovery
+        assert t.is_alive()
+        new = PageBrowser(ann["email"], ann["password"])
+        client.set_browser(new)
+        t.join(30)
+        assert len(results) == 1 and isinstance(results[0], SignedIn), results
+        assert old == [] and len(new.opened) == 1
+
+
+def test_an_opener_cannot_replace_itself(emulator: Emulator) -> None:
+    errors_seen: List[BaseException] = []
+    client = Client(emulator.authority, emulator.client_id)
+
+    def opener(url: str) -> bool:
+        try:
+            client.set_browser(None)
+        except nativeauth.FlowInvalidError as e:
+            errors_seen.append(e)
+        return False
+
+    with client:
+        client.set_browser(opener)
+        with pytest.raises(nativeauth.BrowserUnavailableError):
+            client.sign_in_interactive()
+        assert len(errors_seen) == 1
+        client.set_browser(None)  # from outside it works
 
 
 def test_browser_required_falls_back_with_the_login_hint(emulator: Emulator) -> None:

@@ -159,23 +159,41 @@ class Client:
 
     def set_browser(self, browser: Optional[BrowserOpener]) -> None:
         """Sets the callable that opens URLs for the browser flows (``None``: the system's opener). It is called on
-        the thread of the sign-in call and must return (True when it opened the URL) without waiting for the
-        sign-in to finish."""
-        if browser is None:
-            self._browser_callback = None
-            _native.lib.na_client_set_browser_callback(self._handle, _native.BROWSER_FN(), None)
-            return
-        if not callable(browser):
+        the thread of the sign-in (or sign-out) call and must return (True when it opened the URL) without waiting
+        for the sign-in to finish.
+
+        The opener current when the browser is opened is used (not the one current when the sign-in started), and
+        once ``set_browser`` returns the previous opener is never called again: it waits for calls of it already
+        running on other threads. Called from inside the opener itself it raises FlowInvalidError (the status
+        NA_ESTATE) and changes nothing."""
+        handle = self._handle
+        if handle is None:
+            raise errors.ClientClosedError("the client is closed", status=-1)
+        if browser is not None and not callable(browser):
             raise errors.InvalidArgumentError("browser must be callable", status=-1)
+        thunk: Optional[_native.CallbackPointer] = None
+        if browser is not None:
+            opener = browser
 
-        def trampoline(url: bytes, _user: Any) -> int:
-            try:
-                return 0 if browser(url.decode("utf-8")) else 1
-            except Exception:  # a failing opener must not unwind into C
-                return 1
+            def trampoline(url: bytes, _user: Any) -> int:
+                try:
+                    return 0 if opener(url.decode("utf-8")) else 1
+                except Exception:  # a failing opener must not unwind into C
+                    return 1
 
-        self._browser_callback = _native.BROWSER_FN(trampoline)  # keep a reference for the C side
-        _native.lib.na_client_set_browser_callback(self._handle, self._browser_callback, None)
+            thunk = _native.BROWSER_FN(trampoline)
+        # The previous thunk stays referenced until the C call returned: the library may be running it on another
+        # thread until then, and never calls it afterwards.
+        previous = self._browser_callback
+        rc = _native.lib.na_client_set_browser_callback(handle, thunk if thunk is not None else _native.BROWSER_FN(),
+                                                        None)
+        if rc == -7:
+            raise errors.FlowInvalidError("set_browser was called from inside the browser opener", code="flow_invalid",
+                                          status=rc)
+        if rc != 0:
+            raise errors.InvalidArgumentError("the client is closed or invalid", status=rc)
+        self._browser_callback = thunk  # keep a reference for the C side
+        del previous
 
     # -- plumbing --------------------------------------------------------------------------------------------------
 

@@ -261,7 +261,8 @@ public final class NativeAuthClient: Sendable {
     /// Forgets the selected account's tokens (every account's with `all`), locally as MSAL's native sign-out; with
     /// `all`, or when no account is left, open flows are cancelled too. The result names the provider's end-session
     /// URL for the account (`id_token_hint`, `post_logout_redirect_uri`, `client_id`, and on Entra `logout_hint`);
-    /// with `browser` `.system` it is opened too.
+    /// with `browser` `.system` it is opened too, through a one-time URL on 127.0.0.1 (`EndSessionHandoff`: the
+    /// call waits up to 10 s for the browser to fetch it).
     public func signOut(_ request: SignOutRequest) throws(NativeAuthError) -> SignOutResult {
         var result = SignOutResult(removed: [], endSessionURL: nil, browserOpened: false)
         do { result.removed = try tokens.signOut(request.account, all: request.all) } catch {
@@ -282,7 +283,8 @@ public final class NativeAuthClient: Sendable {
             }
         }
         if request.browser == .system, let url = result.endSessionURL {
-            result.browserOpened = browsers.open(url)
+            let clock = self.clock
+            result.browserOpened = EndSessionHandoff.open(url, with: browsers, now: { clock.now() }, logger: logger)
         }
         return result
     }

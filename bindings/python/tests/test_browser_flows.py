@@ -21,13 +21,20 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+def origin(url: str) -> str:
+    u = urllib.parse.urlsplit(url)
+    return f"{u.scheme}://{u.netloc}"
+
+
 class PageBrowser:
-    """Follows the emulator's authorize page like a person with a browser: fills in the form, follows the redirect
-    to the library's loopback listener. Each URL is visited on its own thread (the callback must not wait)."""
+    """Follows the emulator's authorize page like a person with a browser: opens the library's one-time start page
+    (keeping its cookie), fills in the provider's form, follows the redirect to the library's loopback listener. Each
+    URL is visited on its own thread (the callback must not wait)."""
 
     def __init__(self, email: str, password: str) -> None:
         self.email, self.password = email, password
         self.opened: List[str] = []
+        self.authorization_urls: List[str] = []  # where each start page sent the browser
         self.results: List[int] = []
         self.opener = urllib.request.build_opener(NoRedirect, urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
 
@@ -47,13 +54,22 @@ class PageBrowser:
 
     def visit(self, url: str) -> None:
         status, headers, body = self._open(url)
+        current = url
+        if status in (302, 303) and origin(headers["Location"]) != origin(url):
+            listener = origin(url)  # the listener's start page
+            self.authorization_urls.append(headers["Location"])
+        else:
+            redirect = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("redirect_uri", [""])[0]
+            listener = origin(redirect)
+            self.authorization_urls.append(url)
         for _ in range(10):
             if status in (302, 303):
                 location = headers["Location"]
                 status, headers, body = self._open(location)
-                if location.startswith(("http://localhost:", "http://127.0.0.1:")):
+                if origin(location) == listener:
                     self.results.append(status)
                     return
+                current = location
                 continue
             request = re.search(r'name="request" value="([^"]+)"', body)
             if not request:
@@ -61,7 +77,7 @@ class PageBrowser:
                 return
             form = urllib.parse.urlencode({"request": html.unescape(request.group(1)), "username": self.email,
                                            "password": self.password}).encode()
-            status, headers, body = self._open(url, form)
+            status, headers, body = self._open(current, form)
         self.results.append(-1)
 
 
@@ -73,6 +89,9 @@ def test_sign_in_interactive_then_tokens_for_two_apis(emulator: Emulator) -> Non
         assert isinstance(state, SignedIn) and state.flow_type == "interactive"
         assert state.account.username == ann["email"]
         assert browser.results == [200]
+        # The opener got a one-time address on the listener; the provider's URL (state, nonce, …) came from it.
+        assert browser.opened[0].startswith("http://localhost:") and "state=" not in browser.opened[0]
+        assert "state=" in browser.authorization_urls[0] and "nonce=" in browser.authorization_urls[0]
         notes = client.get_access_token(emulator.apis["Notes"]["scopes"])
         assert notes.access_token and not notes.from_cache
         assert client.sign_out(browser="none")
@@ -176,7 +195,8 @@ def test_browser_unavailable_carries_the_url(emulator: Emulator) -> None:
         with pytest.raises(nativeauth.BrowserUnavailableError) as e:
             client.sign_in_interactive()
         url = e.value.authorization_url
-        assert url is not None and url.startswith(emulator.authority)
+        # The start page the opener was given (the sign-in has ended: its listener is closed).
+        assert url is not None and url.startswith("http://localhost:") and "state=" not in url
 
 
 def test_device_code_and_two_accounts(emulator: Emulator) -> None:

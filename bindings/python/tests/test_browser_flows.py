@@ -1,7 +1,11 @@
 """Browser sign-in, device code and several accounts through the Python package, against the emulator."""
 import html
 import http.cookiejar
+import os
 import re
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 import urllib.error
@@ -177,6 +181,27 @@ def test_an_opener_cannot_replace_itself(emulator: Emulator) -> None:
             client.sign_in_interactive()
         assert len(errors_seen) == 1
         client.set_browser(None)  # from outside it works
+
+
+def test_the_browser_is_started_without_handling_sigchld(emulator: Emulator, tmp_path: Any) -> None:
+    """A host that ignores SIGCHLD (the kernel reaps children at once): a browser command that ran is not mistaken
+    for one that failed. The library watches its child through a pidfd; here `true` opens nothing, so the sign-in
+    waits for the start page and times out instead of answering browser_unavailable."""
+    script = tmp_path / "sigign.py"
+    script.write_text(textwrap.dedent("""
+        import signal, sys
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        import nativeauth
+        with nativeauth.Client(sys.argv[1], sys.argv[2], browser_command="true") as client:
+            try:
+                client.sign_in_interactive(timeout=1.5)
+            except nativeauth.NativeAuthError as e:
+                print(e.code)
+    """))
+    env = {k: v for k, v in os.environ.items() if k != "BROWSER"}
+    r = subprocess.run([sys.executable, str(script), emulator.authority, emulator.client_id], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.stdout.strip() == "timeout", r.stdout + r.stderr
 
 
 def test_browser_required_falls_back_with_the_login_hint(emulator: Emulator) -> None:

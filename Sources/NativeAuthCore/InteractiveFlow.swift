@@ -193,8 +193,10 @@ struct InteractiveFlow: Sendable {
             let deadline = min(session.expiresAt, ctx.clock.now() + Double(timeoutMs ?? 300_000) / 1000)
             return try wait(until: deadline, ctx)
         case .submitRedirect(let url):
+            // Checked first: a mistyped URL is invalid_argument and leaves the flow (and its listener) as it was.
+            let parameters = try Self.parameters(of: url, expecting: session.redirectURI)
             session.listener?.shutdown()
-            return redeem(try Self.parameters(of: url, expecting: session.redirectURI), ctx)
+            return redeem(parameters, ctx)
         default:
             throw ctx.wrongStep(action, expected: .wait)
         }

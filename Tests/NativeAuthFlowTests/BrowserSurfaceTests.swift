@@ -137,6 +137,25 @@ func bindIPv6Loopback(_ port: Int) -> Int32 {
         browser.visit(start)
         #expect(try wait.answer().doc["status"] == "signed_in")
     }
+
+    @Test func aMistypedSubmitRedirectKeepsTheFlowAndItsListener() throws {
+        let emu = try EmulatorProcess()
+        let c = try ABIClient(emu)
+        let pending = c.call(na_sign_in_interactive, ["browser": "none"])
+        let flow = try #require(pending.doc["flow"]?.stringValue)
+        let port = try #require(redirectPort(pending.doc["redirect_uri"]?.stringValue ?? ""))
+        let typo = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "action": "submit_redirect", "redirect_url": "http://localhst:1/?code=x&state=y"]
+        )
+        #expect(typo.doc.errorCode == "invalid_argument" && typo.doc["error"]?["flow"]?.stringValue == flow)
+        #expect(listeningPorts().contains(port), "the listener is still open")
+        let wait = Background {
+            c.call(na_flow_submit, ["flow": .string(flow), "action": "wait", "timeout_ms": 30_000])
+        }
+        FakeBrowser().visit(try #require(pending.doc["authorization_url"]?.stringValue))
+        #expect(try wait.answer().doc["status"] == "signed_in")
+    }
 }
 
 /// GETs `url` from a process running as nobody (65534); its HTTP status, as text.

@@ -69,7 +69,7 @@ public struct SystemBrowserLauncher: BrowserLauncher {
 
     /// Spawns `argv`; true when it exits 0 within two seconds or is still running then.
     ///
-    /// The child is watched through a pidfd (Linux 5.3+), which names that process and no other: the host may reap
+    /// The child is watched through a pidfd (Linux 5.4+), which names that process and no other: the host may reap
     /// our child itself (a SIGCHLD handler calling `waitpid(-1)`), after which its PID may be reused, and
     /// `waitpid(pid)` would then reap (and steal the status of) an unrelated child of the host. A child reaped
     /// elsewhere before we looked (by the kernel under `SIGCHLD=SIG_IGN`, or by the host) exited with a status we
@@ -102,6 +102,9 @@ public struct SystemBrowserLauncher: BrowserLauncher {
             case .gone:
                 close(pidfd)
                 return true  // reaped elsewhere, status unknown (see above)
+            case .unsupported:
+                close(pidfd)  // Linux 5.3 has pidfd_open but not waitid(P_PIDFD)
+                return Self.waitWithoutPidfd(pid)
             case .running:
                 guard leftMs > 0 else {
                     ChildReaper.shared.adopt(pidfd)
@@ -117,8 +120,8 @@ public struct SystemBrowserLauncher: BrowserLauncher {
         }
     }
 
-    /// Kernels before 5.3 have no pidfd: the first two seconds are watched with `waitpid` (right after the spawn
-    /// the PID is still our child's, unless the host reaps it meanwhile), and a child still running then is not
+    /// Kernels before 5.4 cannot wait on a pidfd: the first two seconds are watched with `waitpid` (right after the
+    /// spawn the PID is still our child's, unless the host reaps it meanwhile), and a child still running then is not
     /// watched any longer (a zombie after it exits, until the host or process exit reaps it) rather than waited for
     /// by a PID that may have been reused.
     private static func waitWithoutPidfd(_ pid: pid_t) -> Bool {
@@ -146,8 +149,10 @@ final class ChildReaper: Sendable {
         case running
         /// Exited and reaped now: its exit status (-1: ended by a signal).
         case exited(Int32)
-        /// Reaped already (by the kernel under SIGCHLD=SIG_IGN, or by the host), or not ours.
+        /// Reaped already (by the kernel under SIGCHLD=SIG_IGN, or by the host), or not ours (ECHILD).
         case gone
+        /// The kernel cannot wait on a pidfd (EINVAL before Linux 5.4).
+        case unsupported
     }
 
     /// Whether the child behind `pidfd` still runs; reaps it if it exited. Only that child is ever waited for.
@@ -158,8 +163,11 @@ final class ChildReaper: Sendable {
             case 0: return .running
             case 1: return .exited(code)
             default:
-                if errno == EINTR { continue }
-                return .gone
+                switch errno {
+                case EINTR: continue
+                case ECHILD: return .gone
+                default: return .unsupported
+                }
             }
         }
     }

@@ -15,7 +15,9 @@ import Testing
         chmod(script, 0o755)
         setenv("NATIVEAUTH_TEST_CACHE_KEY", "c2VjcmV0", 1)
         setenv("NA_TEST_KEPT_VARIABLE", "kept", 1)
-        let launcher = SystemBrowserLauncher(command: script, environment: { _ in nil }, fallback: "false")
+        // Run by /bin/sh rather than exec'd: a script written just now may be "text file busy" while a child that
+        // another test's thread is spawning still holds the writer's descriptor.
+        let launcher = SystemBrowserLauncher(command: "/bin/sh " + script, environment: { _ in nil }, fallback: "false")
         #expect(launcher.open("http://127.0.0.1:1/start"))
         let env = try String(contentsOfFile: seen, encoding: .utf8)
         #expect(!env.contains("NATIVEAUTH_"), "\(env)")

@@ -27,11 +27,16 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // include/nativeauth.h as a Swift module: NativeAuthCABI type-checks every export against its prototype.
         .systemLibrary(name: "CNativeAuthHeader"),
+        // Linux system calls without a Swift-callable wrapper (pidfd_open, waitid on a pidfd). Header only.
+        .systemLibrary(name: "CLinux"),
 
         .target(name: "NativeAuthJSON", dependencies: ["CJansson"]),
         .target(name: "NativeAuthCrypto", dependencies: ["COpenSSL", "NativeAuthJSON"]),
         .target(name: "NativeAuthHTTP", dependencies: ["CCurl", "COpenSSL", "NativeAuthCrypto"]),
-        .target(name: "NativeAuthCore", dependencies: ["NativeAuthJSON", "NativeAuthCrypto", "NativeAuthHTTP"]),
+        .target(
+            name: "NativeAuthCore",
+            dependencies: ["NativeAuthJSON", "NativeAuthCrypto", "NativeAuthHTTP", "CLinux"]
+        ),
         // The persistent token cache: MSAL's unified cache format in a locked, atomically replaced file.
         .target(name: "NativeAuthCache", dependencies: ["NativeAuthCore", "NativeAuthJSON", "NativeAuthCrypto"]),
         .target(

@@ -149,8 +149,10 @@ typedef struct na_client na_client;
  *     "capabilities": ["mfa_required", "registration_required"],   optional, default none
  *     "redirect_uri": "http://localhost",       optional; the browser sign-in's redirect URI. Default
  *                                               http://localhost (Entra) or http://127.0.0.1 (oidc). A loopback
- *                                               http URI gets a listener on 127.0.0.1 and, without a port, an
- *                                               ephemeral port (RFC 8252); a path is kept. Any other URI (myapp://
+ *                                               http URI gets a listener (localhost: on 127.0.0.1 and ::1, the
+ *                                               same port, or 127.0.0.1 alone where ::1 does not exist;
+ *                                               127.0.0.1: IPv4 only) and, without a port, an ephemeral port
+ *                                               (RFC 8252); a path is kept. Any other URI (myapp://
  *                                               auth) has no listener: the app captures the redirect itself
  *     "post_logout_redirect_uri": "http://localhost/signed-out",   optional; sent with the end-session URL
  *     "browser_command": "firefox --new-window", optional; opens URLs when no browser callback is set (the URL is
@@ -329,6 +331,7 @@ int na_reset_password(na_client *client, const char *request_json, char **out_js
  *                                                 "timeout" (browser) or "flow_expired" (device code), flow ended
  *   "submit_redirect"    {"redirect_url"}         browser sign-in: the redirect as the app received it (its own
  *                                                 web view or URI scheme handler); must be the flow's redirect_uri
+ *                                                 (else invalid_argument, flow and listener kept)
  *   "cancel"             {}                       forgets the flow; answers {"v":1,"status":"cancelled"}. It may be
  *                                                 sent from another thread while a call waits on the flow (reset
  *                                                 polling, "wait") or while its step is on the wire: that call
@@ -350,11 +353,20 @@ int na_flow_submit(na_client *client, const char *request_json, char **out_json)
 
 /* A browser callback: opens url (valid during the call only) in a browser and returns 0, or non-zero when it
  * cannot. It is called on the thread of the sign-in (or sign-out) call and must return without waiting for the
- * sign-in: the library serves the redirect only after it returns. */
+ * sign-in: the library serves the redirect only after it returns. The url is a one-time address on the library's
+ * loopback listener (http://localhost:<port>/<random>, or 127.0.0.1), which sends the browser on to the provider:
+ * never the authorization or end-session URL itself, whose secrets a command line would show to every local user
+ * (except for a redirect_uri without a listener, such as myapp://auth: the authorization URL itself). */
 typedef int (*na_browser_fn)(const char *url, void *user_data);
 
 /* Sets (or, with fn NULL, removes) the client's browser callback. Without one, URLs are opened with the
- * configured "browser_command", else $BROWSER, else xdg-open. Returns NA_OK or NA_EINVAL (bad handle). */
+ * configured "browser_command", else $BROWSER, else xdg-open (run without a shell, without the host's NATIVEAUTH_*
+ * environment variables). As for the log callback: the callback runs under a read lock, and this call waits until
+ * invocations already running on other threads have returned — once it returns the old callback and its user_data
+ * are never used again (they may be freed). A sign-in uses the callback set when it opens the browser, not the one
+ * set when it started. The callback may call into the library, but calling this function on the same client from
+ * inside it answers NA_ESTATE and changes nothing (instead of a deadlock).
+ * Returns NA_OK, NA_EINVAL (bad handle) or NA_ESTATE. */
 int na_client_set_browser_callback(na_client *client, na_browser_fn fn, void *user_data);
 
 /* Signs a user in through the browser (authorization code + PKCE S256, RFC 8252 loopback redirect), as MSAL's
@@ -363,20 +375,31 @@ int na_client_set_browser_callback(na_client *client, na_browser_fn fn, void *us
  * "query"|"form_post", "browser"?: "system"|"none", "timeout_ms"?: 300000, "correlation_id"?} (NULL: {}).
  * The authorize URL comes from OIDC discovery: response_type=code, client_id, redirect_uri, scope (scopes + openid
  * profile offline_access), state, nonce, code_challenge (S256), client_info=1 (Entra), and the options (the
- * extra parameters may not replace these). The listener accepts only its redirect path with this sign-in's
- * "state"; other requests get an error page and the wait goes on. The code is redeemed with the verifier and the
+ * extra parameters may not replace these). Browsers are never given that URL: they get a one-time start page on the
+ * listener, http://<redirect host>:<port>/<192 random bits>, which is also the "authorization_url" reported
+ * ("browser_pending", "browser_unavailable"). Its first fetch answers 302 to the authorize URL (no-store,
+ * no-referrer) with a cookie of a random name (HttpOnly, SameSite=Lax) the redirect must bring back; a second
+ * fetch stops the sign-in: the waiting call answers NA_ESTATE "flow_invalid" (another program may have read the
+ * address; start again). The start page is served while the listener is (browser "system", or a "wait"). The
+ * listener accepts only its redirect path with this sign-in's "state" and, for response_mode query, the cookie (a
+ * form_post redirect is a cross-site POST, which SameSite=Lax cookies do not accompany); other requests get an
+ * error page and the wait goes on. A connection from a socket of another user (by /proc/net/tcp{,6}; allowed when
+ * not found there) gets a 403 page and is ignored. The code is redeemed with the verifier and the
  * ID token is checked — signature (RS256) against the discovery jwks_uri keys, "iss", "aud", "exp"/"nbf" with 5
  * minutes of skew, "nonce" — before the account and tokens are cached (a sign-in adds or replaces that user's
  * account). A provider that advertises RFC 9207 must send "iss" on the redirect, and a present "iss" must be its.
- * "browser":"system" (default) opens the URL with the browser callback (else browser_command, $BROWSER,
+ * "browser":"system" (default) opens the start page with the browser callback (else browser_command, $BROWSER,
  * xdg-open) and waits up to timeout_ms: the answer is "signed_in" with "flow_type":"interactive".
  * "browser":"none" opens nothing and answers "browser_pending"; continue with na_flow_submit "wait" or
  * "submit_redirect" (an app that must be able to cancel uses this; cancel from another thread). A redirect URI
  * that is not loopback http has no listener: "browser":"none" and submit_redirect only.
  * The redirect's "error": access_denied → access_denied; interaction_required, login_required, consent_required →
  * interaction_required; others → server with "server":{"error"}.
- * Errors: browser_unavailable (NA_EINTERACTION; the error carries the URL to show), access_denied,
- * interaction_required, id_token_invalid, timeout, cancelled, invalid_scope, declined_scopes, network, server. */
+ * When no browser can be opened the error carries "authorization_url" (the start page), but the sign-in has ended
+ * and its listener is closed: to show the user an address, start again with "browser":"none".
+ * Errors: browser_unavailable (NA_EINTERACTION), access_denied, interaction_required, id_token_invalid, timeout,
+ * cancelled, flow_invalid (start page fetched twice), invalid_scope, declined_scopes, network (cannot listen),
+ * server. */
 int na_sign_in_interactive(na_client *client, const char *request_json, char **out_json);
 
 /* Signs a user in on a machine without a browser (RFC 8628 device authorization grant).  request {"scopes"?:[…],
@@ -460,7 +483,10 @@ int na_get_accounts(na_client *client, const char *request_json, char **out_json
  * signed in is not an error. A call in flight for the account (a sign-in or refresh) stores nothing afterwards.
  * When one account was signed out and the provider has an end_session_endpoint, the result carries
  * "end_session_url" (with id_token_hint, post_logout_redirect_uri when configured, client_id, and on Entra
- * logout_hint from the ID token's login_hint claim); "browser":"system" opens it too ("browser_opened").
+ * logout_hint from the ID token's login_hint claim); "browser":"system" opens it too, through a one-time URL on a
+ * short-lived listener on 127.0.0.1 (302 to the end-session URL: the ID token never reaches a command line). The
+ * call serves that listener for up to 10 s after the browser was opened; "browser_opened" is true only when the
+ * browser fetched it.
  * result {"v":1,"status":"signed_out","was_signed_in":bool,"accounts":["<home_account_id>"…],"end_session_url"?,
  *         "browser_opened"?}.
  * Errors: no_account (an "account" that is not signed in), account_required (several accounts, no "account", no

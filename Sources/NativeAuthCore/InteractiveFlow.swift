@@ -1,11 +1,15 @@
 internal import NativeAuthCrypto
 internal import NativeAuthHTTP
 
-/// What one browser sign-in holds while it waits: the loopback listener (none for a custom-scheme redirect URI), the
-/// `state`, `nonce` and PKCE verifier, and the addresses. Shared by the flow's values; its listener is used by one
-/// call at a time (the flow is checked out) and closes when the sign-in ends or the last value goes.
+/// What one browser sign-in holds while it waits: the loopback listener and its one-time start page (none for a
+/// custom-scheme redirect URI), the `state`, `nonce` and PKCE verifier, and the addresses. Shared by the flow's
+/// values; its listener is used by one call at a time (the flow is checked out) and closes when the sign-in ends or
+/// the last value goes.
 final class AuthorizationSession: @unchecked Sendable {  // immutable but for the listener, see above
     let listener: LoopbackListener?
+    /// The page on the listener that the browser is given instead of `authorizationURL` (see `StartPage`).
+    let start: StartPage?
+    let responseMode: ResponseMode
     let state: String
     let nonce: String
     let verifier: Secret
@@ -18,6 +22,8 @@ final class AuthorizationSession: @unchecked Sendable {  // immutable but for th
 
     init(
         listener: LoopbackListener?,
+        start: StartPage?,
+        responseMode: ResponseMode,
         state: String,
         nonce: String,
         verifier: Secret,
@@ -28,6 +34,8 @@ final class AuthorizationSession: @unchecked Sendable {  // immutable but for th
         metadata: OIDCMetadata
     ) {
         self.listener = listener
+        self.start = start
+        self.responseMode = responseMode
         self.state = state
         self.nonce = nonce
         self.verifier = verifier
@@ -37,6 +45,10 @@ final class AuthorizationSession: @unchecked Sendable {  // immutable but for th
         self.expiresAt = expiresAt
         self.metadata = metadata
     }
+
+    /// The URL a browser is given and the app is shown: the start page when there is a listener, else the
+    /// authorization URL itself (a custom-scheme redirect URI: the app opens it and captures the redirect).
+    var browserURL: String { start?.url ?? authorizationURL }
 
     deinit { listener?.shutdown() }
 }
@@ -63,7 +75,7 @@ struct InteractiveFlow: Sendable {
         guard let endpoint else {
             throw NativeAuthError(.server, "The provider's discovery document names no authorization_endpoint.")
         }
-        let (listener, redirectURI, path) = try Self.redirect(configuration.browserRedirectURI)
+        let (listener, redirectURI, path, host) = try Self.redirect(configuration.browserRedirectURI)
         if listener == nil, request.browser == .system {
             throw .invalidArgument(
                 "browser: a redirect_uri that is not http://localhost or http://127.0.0.1 has no listener; use "
@@ -97,8 +109,17 @@ struct InteractiveFlow: Sendable {
                 extra: request.extraQueryParameters
             )
         )
+        var start: StartPage? = nil
+        if let listener {
+            guard StartPage.isHeaderSafe(url) else {
+                throw NativeAuthError(.server, "The provider's authorization_endpoint is not a usable URL.")
+            }
+            start = try StartPage(host: host, port: listener.port)
+        }
         let session = AuthorizationSession(
             listener: listener,
+            start: start,
+            responseMode: request.responseMode,
             state: state,
             nonce: nonce,
             verifier: Secret(verifier),
@@ -109,17 +130,20 @@ struct InteractiveFlow: Sendable {
             metadata: metadata
         )
         let flow = InteractiveFlow(session: session, scopes: request.scopes)
-        ctx.log(.info, listener == nil ? "browser sign-in started" : "browser sign-in started; listening on 127.0.0.1")
+        ctx.log(.info, listener == nil ? "browser sign-in started" : "browser sign-in started; listening on loopback")
         switch request.browser {
         case .none:
             return Transition(next: .interactive(flow), status: .browserPending(flow.pending(ctx)))
         case .system:
-            guard launcher.open(url) else {
+            // The launcher is looked up now (the app may have replaced its callback during discovery), and is given
+            // the start page: a browser's command line is readable by every local user.
+            guard launcher.open(session.browserURL) else {
                 var e = NativeAuthError(
                     .browserUnavailable,
-                    "No browser could be opened; show authorization_url to the user."
+                    "No browser could be opened; the sign-in has ended. Start it again with browser none to show "
+                        + "the user an address."
                 )
-                e.authorizationURL = url
+                e.authorizationURL = session.browserURL
                 throw e
             }
             return try flow.wait(until: session.expiresAt, ctx)
@@ -127,9 +151,11 @@ struct InteractiveFlow: Sendable {
     }
 
     /// The listener for a loopback redirect URI (its port, or an ephemeral one, added to the URI), or none for any
-    /// other URI (a custom scheme the app handles itself).
-    static func redirect(_ uri: String) throws(NativeAuthError) -> (LoopbackListener?, String, String) {
-        guard let u = try? HTTPURL(uri), u.scheme == "http" else { return (nil, uri, "") }
+    /// other URI (a custom scheme the app handles itself); the redirect URI, its path, and its host.
+    /// `http://localhost` listens on 127.0.0.1 and ::1 (a browser may resolve localhost to either, and another user
+    /// listening on the other one would get the redirect); `http://127.0.0.1` on 127.0.0.1 only.
+    static func redirect(_ uri: String) throws(NativeAuthError) -> (LoopbackListener?, String, String, String) {
+        guard let u = try? HTTPURL(uri), u.scheme == "http" else { return (nil, uri, "", "") }
         guard u.host == "localhost" || u.host == "127.0.0.1" else {
             throw .invalidArgument(
                 "redirect_uri: an http redirect URI must be http://localhost or http://127.0.0.1 (RFC 8252)",
@@ -140,16 +166,18 @@ struct InteractiveFlow: Sendable {
             throw .invalidArgument("redirect_uri: must not have a query", field: "redirect_uri")
         }
         let listener: LoopbackListener
-        do { listener = try LoopbackListener(port: UInt16(u.port ?? 0)) } catch {
-            throw NativeAuthError(.network, "Cannot listen on 127.0.0.1 for the browser's redirect.")
+        do {
+            listener = try LoopbackListener(host: u.host == "localhost" ? .localhost : .ipv4, port: UInt16(u.port ?? 0))
+        } catch {
+            throw NativeAuthError(.network, "Cannot listen on the loopback interface for the browser's redirect.")
         }
         let path = u.path.isEmpty ? "/" : u.path
-        return (listener, "http://\(u.host):\(listener.port)\(u.path)", path)
+        return (listener, "http://\(u.host):\(listener.port)\(u.path)", path, u.host)
     }
 
     func pending(_ ctx: FlowContext) -> BrowserPending {
         BrowserPending(
-            authorizationURL: session.authorizationURL,
+            authorizationURL: session.browserURL,
             redirectURI: session.redirectURI,
             expiresIn: max(0, Int64((session.expiresAt - ctx.clock.now()).rounded(.up)))
         )
@@ -165,8 +193,10 @@ struct InteractiveFlow: Sendable {
             let deadline = min(session.expiresAt, ctx.clock.now() + Double(timeoutMs ?? 300_000) / 1000)
             return try wait(until: deadline, ctx)
         case .submitRedirect(let url):
+            // Checked first: a mistyped URL is invalid_argument and leaves the flow (and its listener) as it was.
+            let parameters = try Self.parameters(of: url, expecting: session.redirectURI)
             session.listener?.shutdown()
-            return redeem(try Self.parameters(of: url, expecting: session.redirectURI), ctx)
+            return redeem(parameters, ctx)
         default:
             throw ctx.wrongStep(action, expected: .wait)
         }
@@ -183,11 +213,19 @@ struct InteractiveFlow: Sendable {
             deadline: deadline,
             now: { ctx.clock.now() },
             isCancelled: ctx.isCancelled,
-            decide: { request in Self.decide(request, session) }
+            decide: { request in Self.decide(request, session, now: ctx.clock.now()) }
         )
         switch outcome {
         case .accepted(let request):
             return redeem(request.parameters, ctx)
+        case .stopped:
+            return .ended(
+                NativeAuthError(
+                    .flowInvalid,
+                    "The sign-in's start page was requested twice, so another program may have read its address; "
+                        + "the sign-in was stopped. Start it again."
+                )
+            )
         case .cancelled:
             throw NativeAuthError(.cancelled, "The sign-in was cancelled.")
         case .timedOut:
@@ -199,9 +237,25 @@ struct InteractiveFlow: Sendable {
         }
     }
 
-    /// The listener's answer to one request: the redirect of this sign-in (its path and `state`) ends the wait;
-    /// anything else gets an error page and the wait goes on. No page repeats what the request carried.
-    static func decide(_ r: RedirectRequest, _ session: AuthorizationSession) -> RedirectReply {
+    /// The listener's answer to one request. The start page's first fetch is sent on to the authorization URL with
+    /// this sign-in's cookie; a second fetch stops the sign-in. The redirect of this sign-in (its path, `state`, and
+    /// the cookie) ends the wait; anything else gets an error page and the wait goes on. No page repeats what the
+    /// request carried.
+    static func decide(_ r: RedirectRequest, _ session: AuthorizationSession, now: Double) -> RedirectReply {
+        if let start = session.start, r.path == start.path {
+            guard start.claim() else {
+                return RedirectReply(
+                    status: 410,
+                    html: page(
+                        "This sign-in page was already opened once, so it was stopped. Start the sign-in again."
+                    ),
+                    ending: .stopped
+                )
+            }
+            let left = (session.expiresAt - now).rounded(.up)
+            let lifetime: Int64 = left.isFinite ? Int64(max(1, min(86_400, left))) : 1
+            return start.forward(to: session.authorizationURL, cookieLifetime: lifetime, ending: .none)
+        }
         guard r.path == session.redirectPath else {
             return RedirectReply(status: 404, html: page("Not found."), accepted: false)
         }
@@ -209,6 +263,19 @@ struct InteractiveFlow: Sendable {
             return RedirectReply(
                 status: 400,
                 html: page("This response does not belong to the sign-in in progress; it was ignored."),
+                accepted: false
+            )
+        }
+        // The redirect must come from the browser that opened the start page: it carries the page's cookie. A
+        // form_post redirect is a cross-site POST (the provider's page posts to this listener), with which browsers
+        // do not send SameSite=Lax cookies, so it cannot be asked for there; the state (never on a command line)
+        // and the check that the connection is this user's guard it.
+        if let start = session.start, !(session.responseMode == .formPost && r.method == "POST"),
+            !start.isCarried(by: r.cookies)
+        {
+            return RedirectReply(
+                status: 400,
+                html: page("This response did not come from the browser that started the sign-in; it was ignored."),
                 accepted: false
             )
         }

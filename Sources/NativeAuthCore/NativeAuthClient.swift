@@ -25,9 +25,9 @@ public final class NativeAuthClient: Sendable {
     let flows = FlowRegistry()
     let tokens: TokenService
     let context: FlowContext
-    /// The app's browser launcher (`na_client_set_browser_callback`), else the system's.
-    private let launcher = Mutex<(any BrowserLauncher)?>(nil)
-    private let systemLauncher: any BrowserLauncher
+    /// The app's browser launcher (`na_client_set_browser_callback`), else the system's, looked up when a browser
+    /// is opened; replacing it waits for invocations already running (see `BrowserSlot`).
+    private let browsers: BrowserSlot
     /// Where the token cache is persisted (`MemoryTokenStore` keeps nothing).
     public let store: any TokenStore
     /// Set when the host frees the client: waits of calls still running end with `cancelled`.
@@ -40,8 +40,7 @@ public final class NativeAuthClient: Sendable {
         clock: any Clock = SystemClock(),
         store: any TokenStore = MemoryTokenStore(),
         environment: @escaping @Sendable (String) -> String? = { _ in nil },
-        logger: Logger? = nil,
-        renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil
+        logger: Logger? = nil
     ) throws(NativeAuthError) {
         self.configuration = configuration
         let logger = logger ?? Logger(level: configuration.logLevel)
@@ -54,13 +53,15 @@ public final class NativeAuthClient: Sendable {
         self.closing = closing
         tokens = TokenService(
             server: server,
-            cache: try TokenCache(store: store, renderer: renderer),
+            cache: try TokenCache(store: store),
             clock: clock,
             logger: logger,
             isCancelled: { closing.isSet }
         )
         context = FlowContext(server: server, tokens: tokens, clock: clock, logger: logger)
-        systemLauncher = SystemBrowserLauncher(command: configuration.browserCommand, environment: environment)
+        browsers = BrowserSlot(
+            system: SystemBrowserLauncher(command: configuration.browserCommand, environment: environment)
+        )
     }
 
     /// The host is freeing the client: calls still running stop waiting (for a refresh another call or process is
@@ -73,12 +74,13 @@ public final class NativeAuthClient: Sendable {
     /// Whether `close` was called.
     public var isClosing: Bool { closing.isSet }
 
-    /// Replaces the browser launcher (nil: back to the system's).
-    public func setBrowserLauncher(_ l: (any BrowserLauncher)?) {
-        launcher.withLock { $0 = l }
+    /// Replaces the browser launcher (nil: back to the system's). Waits until invocations of the old one running on
+    /// other threads have returned: once this returns, the old launcher is never called again. Returns false,
+    /// changing nothing, when called from inside this client's own launcher.
+    @discardableResult
+    public func setBrowserLauncher(_ l: (any BrowserLauncher)?) -> Bool {
+        browsers.replace(l)
     }
-
-    private var currentLauncher: any BrowserLauncher { launcher.withLock { $0 } ?? systemLauncher }
 
     /// Native auth is Entra's: other providers answer `not_supported`.
     private func requireNativeAuth() throws(NativeAuthError) {
@@ -159,7 +161,7 @@ public final class NativeAuthClient: Sendable {
         let transition = try InteractiveFlow.start(
             request,
             context.with(correlationID: id),
-            launcher: currentLauncher
+            launcher: browsers
         )
         if let failure = transition.failure { throw failure }
         return try begin(transition, type: .interactive, correlationID: id)
@@ -281,7 +283,8 @@ public final class NativeAuthClient: Sendable {
     /// Forgets the selected account's tokens (every account's with `all`), locally as MSAL's native sign-out; with
     /// `all`, or when no account is left, open flows are cancelled too. The result names the provider's end-session
     /// URL for the account (`id_token_hint`, `post_logout_redirect_uri`, `client_id`, and on Entra `logout_hint`);
-    /// with `browser` `.system` it is opened too.
+    /// with `browser` `.system` it is opened too, through a one-time URL on 127.0.0.1 (`EndSessionHandoff`: the
+    /// call waits up to 10 s for the browser to fetch it).
     public func signOut(_ request: SignOutRequest) throws(NativeAuthError) -> SignOutResult {
         var result = SignOutResult(removed: [], endSessionURL: nil, browserOpened: false)
         do { result.removed = try tokens.signOut(request.account, all: request.all) } catch {
@@ -302,7 +305,8 @@ public final class NativeAuthClient: Sendable {
             }
         }
         if request.browser == .system, let url = result.endSessionURL {
-            result.browserOpened = currentLauncher.open(url)
+            let clock = self.clock
+            result.browserOpened = EndSessionHandoff.open(url, with: browsers, now: { clock.now() }, logger: logger)
         }
         return result
     }

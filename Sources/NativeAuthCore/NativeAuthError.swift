@@ -150,10 +150,15 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.passwordChangeRequired, .interaction, "AADSTS50142"),
             (
                 .browserUnavailable, .interaction,
-                "no browser could be opened; `authorization_url` is the address to show the user"
+                "no browser could be opened; `authorization_url` is the address the browser was to get (the "
+                    + "sign-in has ended: start again with `\"browser\":\"none\"` to show one)"
             ),
             (.flowExpired, .state, "the flow's continuation token expired"),
-            (.flowInvalid, .state, "unknown, finished, busy flow, or an action it is not waiting for (`expected`)"),
+            (
+                .flowInvalid, .state,
+                "unknown, finished, busy flow, or an action it is not waiting for (`expected`); also a browser "
+                    + "sign-in stopped because its one-time start page was fetched twice"
+            ),
             (.cancelled, .state, "the flow was cancelled (from another thread) while this call waited on it"),
             (
                 .reentrantCall, .state,

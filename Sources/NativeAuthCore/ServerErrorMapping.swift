@@ -159,3 +159,19 @@ extension NativeAuthError {
         }
     }
 }
+
+extension NativeAuthError {
+    /// Whether a refresh failure means the refresh token itself is dead, so it must not be presented again. MSAL
+    /// iOS (MSIDDefaultSilentTokenRequest: "MSAL removes RTs on invalid_grant + bad token combination") and MSAL
+    /// Android (BaseController: INVALID_GRANT with BAD_TOKEN) drop it only then; the AADSTS codes below also say
+    /// the token itself expired or was revoked (700082 expired by inactivity, 70008 expired, 700084 expired for a
+    /// single-page app, 50173 revoked). Consent, MFA and other interaction answers concern one scope set and keep
+    /// it; network errors, 5xx and 429 never touch it.
+    var meansRefreshTokenIsDead: Bool {
+        guard let s = server else { return false }
+        if s.error == "invalid_grant" && s.suberror == "bad_token" { return true }
+        if s.error == "expired_refresh_token" { return true }
+        let deadCodes: Set<Int64> = [700082, 70008, 700084, 50173]
+        return s.errorCodes.contains(where: deadCodes.contains)
+    }
+}

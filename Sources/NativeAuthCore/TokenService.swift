@@ -41,7 +41,7 @@ final class TokenService: Sendable {
         var userinfo: JSONValue? = nil
     }
 
-    /// A token response as a cached token (rendered) and the account it names, when it names one. Entra: from
+    /// A token response as a cached token and the account it names, when it names one. Entra: from
     /// `client_info` (`<uid>.<utid>`), else — as MSAL Python does for a response without client_info — from the ID
     /// token (`oid`, else `sub`, with `tid`). Other providers: from (`iss`, `sub`), see `oidcAccountID`.
     /// On a refresh (`strict` false) an ID token that fails its checks names no account — the cached one is kept —
@@ -56,15 +56,13 @@ final class TokenService: Sendable {
     {
         let now = clock.now()
         let granted = r.grantedScopes ?? requestScopes(requestedScopes)
-        let token = cache.rendering(
-            AccessToken(
-                value: r.accessToken,
-                scopes: granted,
-                expiresOn: now + Double(r.expiresIn),
-                refreshOn: r.refreshIn.map { now + Double($0) },
-                cachedAt: now,
-                extExpiresOn: r.extExpiresIn.map { now + Double($0) }
-            )
+        let token = AccessToken(
+            value: r.accessToken,
+            scopes: granted,
+            expiresOn: now + Double(r.expiresIn),
+            refreshOn: r.refreshIn.map { now + Double($0) },
+            cachedAt: now,
+            extExpiresOn: r.extExpiresIn.map { now + Double($0) }
         )
         var claims: JSONValue = policy.userinfo ?? .object([:])
         if policy.nonce != nil, r.idToken == nil {
@@ -475,19 +473,6 @@ final class TokenService: Sendable {
         }
     }
 
-    /// Whether a refresh failure means the refresh token itself is dead, so it must not be presented again. MSAL
-    /// iOS (MSIDDefaultSilentTokenRequest: "MSAL removes RTs on invalid_grant + bad token combination") and MSAL
-    /// Android (BaseController: INVALID_GRANT with BAD_TOKEN) drop it only then; the AADSTS codes below also say
-    /// the token itself expired or was revoked. Consent, MFA and other interaction answers concern one scope set
-    /// and keep it; network errors, 5xx and 429 never touch it.
-    static func refreshTokenIsDead(_ e: NativeAuthError) -> Bool {
-        guard let s = e.server else { return false }
-        if s.error == "invalid_grant" && s.suberror == "bad_token" { return true }
-        if s.error == "expired_refresh_token" { return true }
-        let deadCodes: Set<Int64> = [700082, 70008, 700084, 50173]
-        return s.errorCodes.contains(where: deadCodes.contains)
-    }
-
     /// One refresh-token grant with the newest refresh token the cache holds; the rotated refresh token replaces the
     /// old one under the cache lock. A refresh token the server declares dead is dropped only if the cache (for a
     /// file: the file, re-read under its lock) still holds that very token; if it holds a newer one (another process
@@ -529,7 +514,7 @@ final class TokenService: Sendable {
                     e.claims = error.claims
                     throw e
                 }
-                if Self.refreshTokenIsDead(error) {
+                if error.meansRefreshTokenIsDead {
                     // Compare, then delete: only the token that was refused.
                     let newer = try? cache.update { d -> RefreshToken? in
                         guard let held = d.accounts[accountID]?.refreshToken else { return nil }

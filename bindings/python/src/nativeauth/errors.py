@@ -332,12 +332,13 @@ class AccessDeniedError(AuthenticationError):
 
 
 class BrowserUnavailableError(InteractionRequiredError):
-    """No browser could be opened; show ``authorization_url`` to the user."""
+    """No browser could be opened. The sign-in has ended: to let the user open an address, start again with
+    ``browser="none"`` and show that state's ``authorization_url``."""
     code = "browser_unavailable"
 
     @property
     def authorization_url(self) -> Optional[str]:
-        """The URL to show the user."""
+        """The address the browser was to be given (the sign-in's start page, closed now with the sign-in)."""
         return self.details.get("authorization_url")
 
 

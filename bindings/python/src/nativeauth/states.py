@@ -343,7 +343,8 @@ class BrowserPending(FlowState):
     status: ClassVar[str] = "browser_pending"
 
     authorization_url: str = ""
-    """The URL to open in a browser."""
+    """The URL to open in a browser: with a loopback redirect URI, a one-time start page on the library's listener
+    (served while `wait` runs; a second fetch stops the sign-in), else the provider's authorization URL."""
     redirect_uri: str = ""
     """Where the browser will be sent back to."""
     expires_in: int = 0

@@ -4,6 +4,7 @@ import NativeAuthCore
 import NativeAuthCrypto
 import NativeAuthHTTP
 import NativeAuthJSON
+import NativeAuthNet
 
 /// The composition root: a configuration document → a `NativeAuthClient` with libcurl transports, and the effective
 /// configuration back as `na_client_info` reports it.
@@ -54,7 +55,8 @@ enum ClientFactory {
             apiTransport: CurlHTTPClient(options: apiOptions),
             store: store,
             environment: environment,
-            logger: logger
+            logger: logger,
+            listeners: LoopbackListeners()
         )
     }
 
@@ -100,5 +102,16 @@ enum ClientFactory {
     static let processEnvironment: @Sendable (String) -> String? = { name in
         guard let v = getenv(name) else { return nil }
         return String(cString: v)
+    }
+}
+
+// The composition root wires NativeAuthNet's I/O into the core's seams.
+extension CurlHTTPClient: Transport {}
+extension LoopbackListener: RedirectListener {}
+
+/// The real loopback listeners (NativeAuthNet).
+struct LoopbackListeners: RedirectListeners {
+    func listen(host: LoopbackHost, port: UInt16) -> (any RedirectListener)? {
+        try? LoopbackListener(host: host, port: port)
     }
 }

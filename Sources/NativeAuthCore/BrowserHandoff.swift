@@ -131,10 +131,11 @@ enum EndSessionHandoff {
     static func open(
         _ url: String,
         with launcher: any BrowserLauncher,
+        listeners: any RedirectListeners,
         now: () -> Double,
         logger: Logger
     ) -> Bool {
-        guard StartPage.isHeaderSafe(url), let listener = try? LoopbackListener(host: .ipv4) else {
+        guard StartPage.isHeaderSafe(url), let listener = listeners.listen(host: .ipv4, port: 0) else {
             logger.log(
                 .warning,
                 "sign-out: cannot listen on 127.0.0.1 for the browser; the end-session page was not opened"

@@ -213,6 +213,8 @@ struct FlowContext: Sendable {
     let tokens: TokenService
     let clock: any Clock
     let logger: Logger
+    /// Where browser sign-ins listen for their redirect.
+    let listeners: any RedirectListeners
     var isCancelled: @Sendable () -> Bool = { false }
     /// What decides whether a sign-in this call completes may still be stored: the sign-out epoch when the call
     /// began, and the flow's fence against a cancel (see `TokenService.acceptSignIn`).
@@ -230,7 +232,8 @@ struct FlowContext: Sendable {
             server: server.with(correlationID: correlationID),
             tokens: tokens,
             clock: clock,
-            logger: logger
+            logger: logger,
+            listeners: listeners
         )
         c.isCancelled = isCancelled
         c.epoch = SignInAdmission(signOutEpoch: tokens.cache.signOutEpoch, fence: fence)

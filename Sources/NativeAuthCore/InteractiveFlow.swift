@@ -5,8 +5,8 @@ internal import NativeAuthHTTP
 /// custom-scheme redirect URI), the `state`, `nonce` and PKCE verifier, and the addresses. Shared by the flow's
 /// values; its listener is used by one call at a time (the flow is checked out) and closes when the sign-in ends or
 /// the last value goes.
-final class AuthorizationSession: @unchecked Sendable {  // immutable but for the listener, see above
-    let listener: LoopbackListener?
+final class AuthorizationSession: Sendable {
+    let listener: (any RedirectListener)?
     /// The page on the listener that the browser is given instead of `authorizationURL` (see `StartPage`).
     let start: StartPage?
     let responseMode: ResponseMode
@@ -21,7 +21,7 @@ final class AuthorizationSession: @unchecked Sendable {  // immutable but for th
     let metadata: OIDCMetadata
 
     init(
-        listener: LoopbackListener?,
+        listener: (any RedirectListener)?,
         start: StartPage?,
         responseMode: ResponseMode,
         state: String,
@@ -75,7 +75,7 @@ struct InteractiveFlow: Sendable {
         guard let endpoint else {
             throw NativeAuthError(.server, "The provider's discovery document names no authorization_endpoint.")
         }
-        let (listener, redirectURI, path, host) = try Self.redirect(configuration.browserRedirectURI)
+        let (listener, redirectURI, path, host) = try Self.redirect(configuration.browserRedirectURI, ctx.listeners)
         if listener == nil, request.browser == .system {
             throw .invalidArgument(
                 "browser: a redirect_uri that is not http://localhost or http://127.0.0.1 has no listener; use "
@@ -154,7 +154,10 @@ struct InteractiveFlow: Sendable {
     /// other URI (a custom scheme the app handles itself); the redirect URI, its path, and its host.
     /// `http://localhost` listens on 127.0.0.1 and ::1 (a browser may resolve localhost to either, and another user
     /// listening on the other one would get the redirect); `http://127.0.0.1` on 127.0.0.1 only.
-    static func redirect(_ uri: String) throws(NativeAuthError) -> (LoopbackListener?, String, String, String) {
+    static func redirect(
+        _ uri: String,
+        _ listeners: any RedirectListeners
+    ) throws(NativeAuthError) -> ((any RedirectListener)?, String, String, String) {
         guard let u = try? HTTPURL(uri), u.scheme == "http" else { return (nil, uri, "", "") }
         guard u.host == "localhost" || u.host == "127.0.0.1" else {
             throw .invalidArgument(
@@ -165,10 +168,9 @@ struct InteractiveFlow: Sendable {
         guard u.query == nil else {
             throw .invalidArgument("redirect_uri: must not have a query", field: "redirect_uri")
         }
-        let listener: LoopbackListener
-        do {
-            listener = try LoopbackListener(host: u.host == "localhost" ? .localhost : .ipv4, port: UInt16(u.port ?? 0))
-        } catch {
+        guard
+            let listener = listeners.listen(host: u.host == "localhost" ? .localhost : .ipv4, port: UInt16(u.port ?? 0))
+        else {
             throw NativeAuthError(.network, "Cannot listen on the loopback interface for the browser's redirect.")
         }
         let path = u.path.isEmpty ? "/" : u.path

@@ -1,5 +1,5 @@
 internal import NativeAuthCrypto
-internal import NativeAuthHTTP
+public import NativeAuthHTTP
 import Synchronization
 
 /// The library version (also in `include/nativeauth.h` as NA_VERSION_*).
@@ -40,7 +40,8 @@ public final class NativeAuthClient: Sendable {
         clock: any Clock = SystemClock(),
         store: any TokenStore = MemoryTokenStore(),
         environment: @escaping @Sendable (String) -> String? = { _ in nil },
-        logger: Logger? = nil
+        logger: Logger? = nil,
+        listeners: any RedirectListeners = NoRedirectListeners()
     ) throws(NativeAuthError) {
         self.configuration = configuration
         let logger = logger ?? Logger(level: configuration.logLevel)
@@ -58,7 +59,7 @@ public final class NativeAuthClient: Sendable {
             logger: logger,
             isCancelled: { closing.isSet }
         )
-        context = FlowContext(server: server, tokens: tokens, clock: clock, logger: logger)
+        context = FlowContext(server: server, tokens: tokens, clock: clock, logger: logger, listeners: listeners)
         browsers = BrowserSlot(
             system: SystemBrowserLauncher(command: configuration.browserCommand, environment: environment)
         )
@@ -306,7 +307,13 @@ public final class NativeAuthClient: Sendable {
         }
         if request.browser == .system, let url = result.endSessionURL {
             let clock = self.clock
-            result.browserOpened = EndSessionHandoff.open(url, with: browsers, now: { clock.now() }, logger: logger)
+            result.browserOpened = EndSessionHandoff.open(
+                url,
+                with: browsers,
+                listeners: context.listeners,
+                now: { clock.now() },
+                logger: logger
+            )
         }
         return result
     }
@@ -349,4 +356,11 @@ final class ClosingFlag: Sendable {
     private let flag = Atomic<Bool>(false)
     func set() { flag.store(true, ordering: .releasing) }
     var isSet: Bool { flag.load(ordering: .acquiring) }
+}
+
+/// No loopback listener (a client built without NativeAuthNet, as some tests build it): browser sign-ins with a
+/// loopback redirect URI answer `network`.
+public struct NoRedirectListeners: RedirectListeners {
+    public init() {}
+    public func listen(host: LoopbackHost, port: UInt16) -> (any RedirectListener)? { nil }
 }

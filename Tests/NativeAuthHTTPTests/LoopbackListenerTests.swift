@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import NativeAuthHTTP
+@testable import NativeAuthNet
 
 /// A blocking TCP client socket to 127.0.0.1 (or ::1).
 final class ClientSocket {

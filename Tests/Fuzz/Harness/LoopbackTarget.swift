@@ -5,6 +5,7 @@
 //    network may deliver first; a parsed request is GET or POST, its path without the query;
 //  - the table scanner finds the same uid whether the table is read whole or byte by byte.
 @testable import NativeAuthHTTP
+@testable import NativeAuthNet
 
 func fuzzLoopback(_ data: UnsafeRawBufferPointer) {
     guard let mode = data.first else { return }

@@ -6,6 +6,7 @@ import Glibc
 import NativeAuthCore
 import NativeAuthHTTP
 import NativeAuthJSON
+import NativeAuthNet
 import Synchronization
 
 @testable import NativeAuthCABI

@@ -35,11 +35,15 @@ let package = Package(
         .target(name: "NativeAuthCrypto", dependencies: ["COpenSSL", "NativeAuthJSON"]),
         // HTTP's value types: requests, responses, URLs, form encoding, Retry-After, the loopback redirect's messages.
         .target(name: "NativeAuthHTTP"),
-        // HTTP's I/O: the libcurl transport and the loopback listener of browser sign-ins.
-        .target(name: "NativeAuthNet", dependencies: ["CCurl", "COpenSSL", "NativeAuthCrypto", "NativeAuthHTTP"]),
+        // The I/O behind the core's seams: the libcurl transport, the loopback listener of browser sign-ins, the
+        // system browser launcher.
+        .target(
+            name: "NativeAuthNet",
+            dependencies: ["CCurl", "COpenSSL", "CLinux", "NativeAuthCrypto", "NativeAuthHTTP", "NativeAuthCore"]
+        ),
         .target(
             name: "NativeAuthCore",
-            dependencies: ["NativeAuthJSON", "NativeAuthCrypto", "NativeAuthHTTP", "CLinux"]
+            dependencies: ["NativeAuthJSON", "NativeAuthCrypto", "NativeAuthHTTP"]
         ),
         // The persistent token cache: MSAL's unified cache format in a locked, atomically replaced file.
         .target(name: "NativeAuthCache", dependencies: ["NativeAuthCore", "NativeAuthJSON", "NativeAuthCrypto"]),
@@ -80,7 +84,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NativeAuthHTTPTests",
-            dependencies: ["NativeAuthHTTP", "NativeAuthNet", "NativeAuthTestSupport"]
+            dependencies: ["NativeAuthHTTP", "NativeAuthNet", "NativeAuthCore", "NativeAuthTestSupport"]
         ),
         .testTarget(
             name: "NativeAuthCoreTests",

@@ -54,9 +54,9 @@ enum ClientFactory {
             transport: CurlHTTPClient(options: options),
             apiTransport: CurlHTTPClient(options: apiOptions),
             store: store,
-            environment: environment,
             logger: logger,
-            listeners: LoopbackListeners()
+            listeners: LoopbackListeners(),
+            systemBrowser: SystemBrowserLauncher(command: config.browserCommand, environment: environment)
         )
     }
 

@@ -39,9 +39,9 @@ public final class NativeAuthClient: Sendable {
         apiTransport: (any Transport)? = nil,
         clock: any Clock = SystemClock(),
         store: any TokenStore = MemoryTokenStore(),
-        environment: @escaping @Sendable (String) -> String? = { _ in nil },
         logger: Logger? = nil,
-        listeners: any RedirectListeners = NoRedirectListeners()
+        listeners: any RedirectListeners = NoRedirectListeners(),
+        systemBrowser: any BrowserLauncher = NoBrowser()
     ) throws(NativeAuthError) {
         self.configuration = configuration
         let logger = logger ?? Logger(level: configuration.logLevel)
@@ -60,9 +60,7 @@ public final class NativeAuthClient: Sendable {
             isCancelled: { closing.isSet }
         )
         context = FlowContext(server: server, tokens: tokens, clock: clock, logger: logger, listeners: listeners)
-        browsers = BrowserSlot(
-            system: SystemBrowserLauncher(command: configuration.browserCommand, environment: environment)
-        )
+        browsers = BrowserSlot(system: systemBrowser)
     }
 
     /// The host is freeing the client: calls still running stop waiting (for a refresh another call or process is

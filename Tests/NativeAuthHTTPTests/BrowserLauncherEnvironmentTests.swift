@@ -1,5 +1,6 @@
 import Foundation
 import NativeAuthCore
+import NativeAuthNet
 import Testing
 
 /// The browser is a program the host did not write: it gets the host's environment without the NATIVEAUTH_*

@@ -65,14 +65,16 @@ final class StartPage: Sendable {
     let cookieValue: String
     private let used = Atomic<Bool>(false)
 
-    init(host: String, port: UInt16) throws(NativeAuthError) {
-        do {
-            path = "/" + Base64.urlEncode(try SecureRandom.bytes(24))
-            cookieName = "na_" + Base64.urlEncode(try SecureRandom.bytes(12))
-            cookieValue = Base64.urlEncode(try SecureRandom.bytes(24))
-        } catch {
-            throw NativeAuthError(.internal, "The system random generator failed.")
-        }
+    convenience init(host: String, port: UInt16) throws(NativeAuthError) {
+        let secrets = try AuthorizationSecrets.generate()
+        self.init(host: host, port: port, secrets: secrets)
+    }
+
+    /// The page of a sign-in whose random values are `secrets`.
+    init(host: String, port: UInt16, secrets: AuthorizationSecrets) {
+        path = secrets.startPath
+        cookieName = secrets.cookieName
+        cookieValue = secrets.cookieValue
         url = "http://\(host):\(port)\(path)"
     }
 

@@ -59,8 +59,15 @@ public final class NativeAuthClient: Sendable {
             logger: logger,
             isCancelled: { closing.isSet }
         )
-        context = FlowContext(server: server, tokens: tokens, clock: clock, logger: logger, listeners: listeners)
         browsers = BrowserSlot(system: systemBrowser)
+        context = FlowContext(
+            server: server,
+            tokens: tokens,
+            clock: clock,
+            logger: logger,
+            listeners: listeners,
+            browser: browsers
+        )
     }
 
     /// The host is freeing the client: calls still running stop waiting (for a refresh another call or process is
@@ -112,107 +119,84 @@ public final class NativeAuthClient: Sendable {
     /// `na_sign_in`.
     public func signIn(_ request: SignInRequest) throws(NativeAuthError) -> FlowResult {
         try requireNativeAuth()
-        let id = try correlation(request.correlationID)
-        let transition: Transition
-        do {
-            transition = try SignInFlow.start(request, context.with(correlationID: id))
-        } catch {
-            var e = hinted(error.error, request.username)
-            if let retry = error.retry { e.flow = try flows.create(retry, correlationID: id, now: clock.now()) }
-            throw e
-        }
-        return try begin(transition, type: .signIn, correlationID: id)
+        return try begin(.signIn(SignInFlow(request)), type: .signIn, correlation: request.correlationID)
     }
 
     /// `na_sign_up`.
     public func signUp(_ request: SignUpRequest) throws(NativeAuthError) -> FlowResult {
         try requireNativeAuth()
-        let id = try correlation(request.correlationID)
-        do {
-            return try begin(
-                SignUpFlow.start(request, context.with(correlationID: id)),
-                type: .signUp,
-                correlationID: id
-            )
-        } catch {
-            throw hinted(error, request.username)
-        }
+        return try begin(.signUp(SignUpFlow(request)), type: .signUp, correlation: request.correlationID)
     }
 
     /// `na_reset_password`.
     public func resetPassword(_ request: ResetPasswordRequest) throws(NativeAuthError) -> FlowResult {
         try requireNativeAuth()
-        let id = try correlation(request.correlationID)
-        do {
-            let transition = try ResetPasswordFlow.start(request, context.with(correlationID: id))
-            return try begin(transition, type: .resetPassword, correlationID: id)
-        } catch {
-            throw hinted(error, request.username)
-        }
+        return try begin(
+            .resetPassword(ResetPasswordFlow(request)),
+            type: .resetPassword,
+            correlation: request.correlationID
+        )
     }
 
     // MARK: - Browser and device code
 
     /// `na_sign_in_interactive`.
     public func signInInteractive(_ request: InteractiveRequest) throws(NativeAuthError) -> FlowResult {
-        let id = try correlation(request.correlationID)
         flows.purgeExpired(now: clock.now())
-        let transition = try InteractiveFlow.start(
-            request,
-            context.with(correlationID: id),
-            launcher: browsers
-        )
-        if let failure = transition.failure { throw failure }
-        return try begin(transition, type: .interactive, correlationID: id)
+        let flow = InteractiveFlow(request, configuration: configuration, secrets: try AuthorizationSecrets.generate())
+        return try begin(.interactive(flow), type: .interactive, correlation: request.correlationID)
     }
 
     /// `na_sign_in_device_code`.
     public func signInDeviceCode(_ request: DeviceCodeRequest) throws(NativeAuthError) -> FlowResult {
-        let id = try correlation(request.correlationID)
         flows.purgeExpired(now: clock.now())
-        return try begin(
-            DeviceCodeFlow.start(request, context.with(correlationID: id)),
-            type: .deviceCode,
-            correlationID: id
-        )
+        return try begin(.deviceCode(DeviceCodeFlow(request)), type: .deviceCode, correlation: request.correlationID)
+    }
+
+    /// A new flow's first call: its start event and effects. A flow that goes on (or stays usable after a failure,
+    /// as a sign-in whose up-front password was wrong) is stored, and named by the result or the error.
+    private func begin(_ flow: Flow, type: FlowType, correlation chosen: String?) throws(NativeAuthError) -> FlowResult
+    {
+        let id = try correlation(chosen)
+        let closing = self.closing
+        let driver = FlowDriver(ctx: context.with(correlationID: id, isCancelled: { closing.isSet }))
+        switch driver.run(flow, .start) {
+        case .answered(let status, let next):
+            guard let next else { return FlowResult(flowType: type, flow: nil, status: status) }
+            let flowID = try flows.create(next, correlationID: id, now: clock.now())
+            return FlowResult(flowType: next.type, flow: flowID, status: status)
+        case .failed(let error, let next):
+            var e = hinted(error, flow.username)
+            if let next { e.flow = try flows.create(next, correlationID: id, now: clock.now()) }
+            throw e
+        }
     }
 
     /// `na_flow_submit`: one action on a flow a previous result returned. Its requests carry the flow's correlation
-    /// id. A failed step leaves the flow as it was when a retry makes sense (the error then names the flow);
-    /// otherwise the flow ends. A flow cancelled while the call ran is forgotten when it returns.
+    /// id. A failed step leaves the flow usable when the flow says so (the error then names the flow); otherwise the
+    /// flow ends. A flow cancelled while the call ran is forgotten when it returns.
     public func submit(flow id: FlowID, _ action: FlowAction) throws(NativeAuthError) -> FlowResult {
         let (flow, correlationID, fence) = try flows.checkout(id, now: clock.now())
-        let username = flow.username
         let flows = self.flows
         let closing = self.closing
-        let ctx = context.with(
-            correlationID: correlationID,
-            fence: fence,
-            isCancelled: { flows.isCancelled(id) || closing.isSet }
+        let driver = FlowDriver(
+            ctx: context.with(
+                correlationID: correlationID,
+                fence: fence,
+                isCancelled: { flows.isCancelled(id) || closing.isSet }
+            )
         )
-        let transition: Transition
-        do {
-            transition = try flow.apply(action, ctx)
-        } catch {
-            let keep = keepsFlow(error)
-            let kept = flows.checkin(id, keep ? flow : nil, now: clock.now())
-            var e = hinted(error, username)
-            if keep && kept { e.flow = id }
+        switch driver.run(flow, .action(action)) {
+        case .answered(let status, let next):
+            let kept = flows.checkin(id, next, now: clock.now())
+            if case .signedIn = status { flows.noteSignedIn(id, now: clock.now()) }
+            return FlowResult(flowType: next?.type ?? flow.type, flow: next == nil || !kept ? nil : id, status: status)
+        case .failed(let error, let next):
+            let kept = flows.checkin(id, next, now: clock.now())
+            var e = hinted(error, flow.username)
+            if next != nil && kept { e.flow = id }
             throw e
         }
-        let kept = flows.checkin(id, transition.next, now: clock.now())
-        if var failure = transition.failure {
-            failure = hinted(failure, username)
-            if transition.next != nil && kept { failure.flow = id }
-            throw failure
-        }
-        guard let status = transition.status else { throw NativeAuthError(.internal, "a flow step gave no status") }
-        if case .signedIn = status { flows.noteSignedIn(id, now: clock.now()) }
-        return FlowResult(
-            flowType: transition.next?.type ?? flow.type,
-            flow: transition.next == nil || !kept ? nil : id,
-            status: status
-        )
     }
 
     /// A `na_flow_submit` request refused before its flow was touched (an empty code, a missing password): the
@@ -229,22 +213,6 @@ public final class NativeAuthClient: Sendable {
     /// step completing it, or came later): nothing was cancelled, and the app should treat the user as signed in.
     public func cancel(flow id: FlowID) throws(NativeAuthError) {
         try flows.cancel(id, now: clock.now())
-    }
-
-    /// Stores the flow a start step left, if any.
-    private func begin(
-        _ transition: Transition,
-        type: FlowType,
-        correlationID: String
-    ) throws(NativeAuthError)
-        -> FlowResult
-    {
-        guard let status = transition.status else {
-            throw transition.failure ?? NativeAuthError(.internal, "no status")
-        }
-        guard let next = transition.next else { return FlowResult(flowType: type, flow: nil, status: status) }
-        let id = try flows.create(next, correlationID: correlationID, now: clock.now())
-        return FlowResult(flowType: next.type, flow: id, status: status)
     }
 
     // MARK: - Tokens, APIs, account

@@ -175,3 +175,28 @@ extension NativeAuthError {
         return s.errorCodes.contains(where: deadCodes.contains)
     }
 }
+
+extension NativeAuthError {
+    /// A browser sign-in's redirect that carried `error` instead of a code (RFC 6749 §4.1.2.1): `access_denied` is
+    /// the user's or the provider's refusal; `interaction_required`, `login_required` and `consent_required` (OIDC
+    /// Core §3.1.2.6) say that `prompt=none` cannot complete; anything else is `server`.
+    static func fromAuthorizationError(_ error: String) -> NativeAuthError {
+        let details = ServerErrorDetails(error: error)
+        switch error {
+        case "access_denied":
+            return NativeAuthError(.accessDenied, "The user or the provider refused the sign-in.", server: details)
+        case "interaction_required", "login_required", "consent_required":
+            return NativeAuthError(
+                .interactionRequired,
+                "The provider needs the user to interact (prompt=none cannot complete).",
+                server: details
+            )
+        default:
+            return NativeAuthError(
+                .server,
+                "The provider refused the sign-in (\(DisplayText.bounded(error))).",
+                server: details
+            )
+        }
+    }
+}

@@ -153,7 +153,7 @@ final class TokenService: Sendable {
         _ r: TokenResponse,
         requestedScopes: [String],
         server: ServerAPI,
-        epoch admission: SignInAdmission,
+        admission: SignInAdmission,
         policy: IDTokenPolicy = IDTokenPolicy()
     )
         throws(NativeAuthError) -> (Account, AccessToken)

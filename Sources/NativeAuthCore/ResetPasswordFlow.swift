@@ -170,7 +170,7 @@ struct ResetPasswordFlow: Sendable {
         case (.completed(let ct), .signIn(let scopes, let claims)):
             guard let ct else {
                 return .fail(
-                    NativeAuthError(.flowInvalid, "The server did not allow an automatic sign-in; call na_sign_in."),
+                    NativeAuthError(.flowInvalid, "The server did not allow an automatic sign-in; start a sign-in."),
                     keepsFlow: false
                 )
             }

@@ -109,7 +109,7 @@ enum {
                              codes: out_of_memory                                                               */
     NA_EINTERNAL    = -9, /* a bug in the library; please report it with the document. codes: internal           */
     NA_ESTORAGE     = -10, /* the persistent token cache cannot be used or written. codes: cache_unreadable,
-                             cache_write_failed, cache_insecure, cache_key_invalid                              */
+                             cache_write_failed, cache_insecure, cache_key_invalid, keyring_unavailable         */
     NA__LAST        = -11 /* never returned; marks the end of the list and moves as codes are appended         */
 };
 

@@ -94,6 +94,8 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         public static let cacheKeyInvalid = Code(rawValue: "cache_key_invalid")
         // Added with the shared cache
         public static let reentrantCall = Code(rawValue: "reentrant_call")
+        // Added with the keyring-protected cache
+        public static let keyringUnavailable = Code(rawValue: "keyring_unavailable")
 
         /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`,
         /// the Python exception map and the Go sentinels are checked against it (ErrorTableTests).
@@ -178,7 +180,16 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
                 .cacheInsecure, .storage,
                 "the cache file or its directory is writable by others or owned by another user; it is not used"
             ),
-            (.cacheKeyInvalid, .storage, "the cache file is encrypted with another key, or was altered"),
+            (
+                .cacheKeyInvalid, .storage,
+                "the cache file is encrypted with another key, was altered, or its key left the key store (the file is "
+                    + "then set aside and the client starts empty)"
+            ),
+            (
+                .keyringUnavailable, .storage,
+                "`key_store`: neither the Secret Service nor the kernel keyring could hold the cache key (the message "
+                    + "says what was tried and the ways out)"
+            ),
             (.noAccount, .notFound, "no signed-in account (or none matches `account`)"),
             (
                 .accountRequired, .invalidArgument,

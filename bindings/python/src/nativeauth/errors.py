@@ -368,6 +368,13 @@ class CacheKeyInvalidError(CacheError):
     code = "cache_key_invalid"
 
 
+class KeyringUnavailableError(CacheError):
+    """``key_store``: neither the Secret Service nor the kernel keyring could hold the cache key; the message says
+    what was tried and the ways out (an ``encryption_key``, or a plaintext cache asked for explicitly)."""
+
+    code = "keyring_unavailable"
+
+
 class LibraryMemoryError(NativeAuthError, MemoryError):
     """The library ran out of memory (NA_ENOMEM)."""
 
@@ -390,6 +397,7 @@ __all__ = [
     "ThrottledError", "DeclinedScopesError", "PasswordResetFailedError", "CancelledError", "IdTokenInvalidError",
     "AccountRequiredError", "AccessDeniedError", "BrowserUnavailableError", "CacheError", "CacheUnreadableError",
     "CacheWriteFailedError", "CacheInsecureError", "CacheKeyInvalidError", "ReentrantCallError",
+    "KeyringUnavailableError",
 ]
 
 _BY_CODE = {cls.code: cls for cls in [
@@ -401,7 +409,7 @@ _BY_CODE = {cls.code: cls for cls in [
     RequestTimeoutError, TLSError, ServerError, LibraryMemoryError, InternalError, ThrottledError,
     DeclinedScopesError, PasswordResetFailedError, CancelledError, IdTokenInvalidError, AccountRequiredError,
     AccessDeniedError, BrowserUnavailableError, CacheUnreadableError, CacheWriteFailedError, CacheInsecureError,
-    CacheKeyInvalidError, ReentrantCallError,
+    CacheKeyInvalidError, ReentrantCallError, KeyringUnavailableError,
 ]}
 
 

@@ -40,7 +40,10 @@ enum ClientFactory {
         apiOptions.addClientRequestID = false
         let logger = Logger(level: config.logLevel)
         var store: any TokenStore = MemoryTokenStore()
-        if case .file(let path, let key) = config.cache {
+        if case .file(let path, let key, let keyStore) = config.cache {
+            // Wired to NativeAuthKeyring's stores with the keyring-protected cache; until then, refused rather than
+            // silently kept in plaintext.
+            if keyStore != nil { throw NativeAuthError(.notSupported, "cache.key_store: not available in this build") }
             store = FileTokenStore(
                 path: path,
                 environment: config.authority.parsed.host,
@@ -87,7 +90,7 @@ enum ClientFactory {
             "ca_bundle_source": .string(c.caBundleSource),
             "cache": ["type": "memory"],
         ]
-        if case .file(let path, let key) = c.cache {
+        if case .file(let path, let key, _) = c.cache {
             var cache: [String: JSONValue] = ["type": "file", "path": .string(path), "encrypted": .bool(key != nil)]
             if let problem = store?.problem { cache["problem"] = .string(problem.rawValue) }
             o["cache"] = .object(cache)

@@ -298,7 +298,13 @@ extension Decode {
             return .memory
         case "file":
             let path = try Validate.cachePath(m.optionalString("path"), default: defaultPath)
-            return .file(path: path, key: try Validate.encryptionKey(m.optionalString("encryption_key")))
+            let key = try Validate.encryptionKey(m.optionalString("encryption_key"))
+            let keyStore = try Validate.keyStore(
+                m.optionalString("key_store"),
+                timeoutMs: m.optionalInt("key_store_timeout_ms", in: 1...60_000),
+                withKey: key != nil
+            )
+            return .file(path: path, key: key, keyStore: keyStore)
         default:
             throw .invalidArgument("cache.type: must be \"memory\" or \"file\"", field: "cache.type")
         }

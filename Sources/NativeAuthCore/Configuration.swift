@@ -12,11 +12,32 @@ public enum Capability: String, Sendable, CaseIterable {
     case registrationRequired = "registration_required"
 }
 
-/// Where tokens are kept: in memory (the default), or in a file in MSAL's unified cache format (optionally encrypted
-/// with a host-supplied AES-256-GCM key).
+/// Where tokens are kept: in memory (the default), or in a file in MSAL's unified cache format — in plaintext,
+/// encrypted (AES-256-GCM) with a key the host supplies, or with a key kept in a key store (`keyStore`).
 public enum CacheSetting: Sendable, Equatable {
     case memory
-    case file(path: String, key: Secret?)
+    case file(path: String, key: Secret?, keyStore: KeyStoreSetting? = nil)
+}
+
+/// Where a file cache's key is kept when the host supplies none (`"key_store"`).
+public struct KeyStoreSetting: Sendable, Equatable {
+    public enum Choice: String, Sendable, CaseIterable {
+        /// The user's Secret Service (GNOME Keyring, KWallet, KeePassXC) over D-Bus.
+        case secretService = "secret_service"
+        /// The user's persistent kernel keyring (no daemon; works over SSH; does not survive a reboot).
+        case kernelKeyring = "kernel_keyring"
+        /// The Secret Service if it answers within the bound, else the kernel keyring.
+        case auto
+    }
+
+    public var choice: Choice
+    /// The bound of every wait on the Secret Service (D-Bus), in milliseconds.
+    public var timeoutMs: Int
+
+    public init(choice: Choice, timeoutMs: Int = 2000) {
+        self.choice = choice
+        self.timeoutMs = timeoutMs
+    }
 }
 
 /// What kind of server the authority is. `ciam` and `aad` are Microsoft Entra (External ID, and workforce tenants
@@ -233,6 +254,36 @@ extension Validate {
         }
         defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
         return bytes.withUnsafeBytes { Secret(bytes: $0) }
+    }
+
+    /// `key_store` (and `key_store_timeout_ms`): where the cache key is kept; not together with `encryption_key`.
+    public static func keyStore(
+        _ name: String?,
+        timeoutMs: Int64?,
+        withKey: Bool
+    ) throws(NativeAuthError) -> KeyStoreSetting? {
+        guard let name else {
+            guard timeoutMs == nil else {
+                throw .invalidArgument(
+                    "cache.key_store_timeout_ms: only with key_store",
+                    field: "cache.key_store_timeout_ms"
+                )
+            }
+            return nil
+        }
+        guard let choice = KeyStoreSetting.Choice(rawValue: name) else {
+            throw .invalidArgument(
+                "cache.key_store: must be \"secret_service\", \"kernel_keyring\" or \"auto\"",
+                field: "cache.key_store"
+            )
+        }
+        guard !withKey else {
+            throw .invalidArgument(
+                "cache.key_store: give either key_store or encryption_key, not both",
+                field: "cache.key_store"
+            )
+        }
+        return KeyStoreSetting(choice: choice, timeoutMs: Int(timeoutMs ?? 2000))
     }
 
     private static func isReadableFile(_ path: String) -> Bool {

@@ -282,10 +282,15 @@ public protocol TokenStore: Sendable {
         isCancelled: () -> Bool,
         _ body: () throws(NativeAuthError) -> R
     ) throws(NativeAuthError) -> R
+    /// Something the store must tell the app once, through the next token or account call (a file set aside because
+    /// its key left the key store: `cache_key_invalid`); nil when there is nothing. Taking it clears it.
+    func takeNotice() -> NativeAuthError?
 }
 
 extension TokenStore {
     public func checkForChanges() {}
+
+    public func takeNotice() -> NativeAuthError? { nil }
 
     public func withExclusiveRefresh<R>(
         deadline: Double,
@@ -462,6 +467,9 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
             return t
         }
     }
+
+    /// The store's notice, once (see `TokenStore.takeNotice`).
+    func takeNotice() -> NativeAuthError? { store.takeNotice() }
 
     /// The current sign-out epoch (see `CacheData.signOutEpoch`).
     var signOutEpoch: UInt64 { lock.withReadLock { data.signOutEpoch } }

@@ -167,6 +167,8 @@ final class TokenService: Sendable {
         }
         let stored: Bool
         if let fence = admission.fence { stored = try fence.commit(store) } else { stored = try store() }
+        // A notice of a cache file set aside (its key was lost) is moot once the user signed in again.
+        if stored { _ = cache.takeNotice() }
         guard stored else {
             throw NativeAuthError(
                 .cancelled,
@@ -224,6 +226,7 @@ final class TokenService: Sendable {
 
     /// The account a selection names.
     func account(_ selection: AccountSelection) throws(NativeAuthError) -> Account {
+        if let notice = cache.takeNotice() { throw notice }
         let id = try accountID(selection)
         guard let account = cache.read({ $0.accounts[id]?.account }) else {
             throw NativeAuthError(.noAccount, "No such account is signed in.")
@@ -313,6 +316,7 @@ final class TokenService: Sendable {
     /// is refreshed early, and still served if that fails), else one refresh shared by concurrent callers — and, with
     /// a persistent store, by every process sharing it (see `refreshShared`).
     func accessToken(_ request: TokenRequest) throws(NativeAuthError) -> TokenResult {
+        if let notice = cache.takeNotice() { throw notice }
         let now = clock.now()
         var selection = request.account
         var fallback: AccessToken? = nil

@@ -163,7 +163,9 @@ typedef struct na_client na_client;
  *                                               or HTTP-date) up to this long is waited out and retried once; a
  *                                               longer one answers "throttled" with "retry_after_s"
  *     "cache": {"type": "memory"},              optional, default memory (tokens live as long as the client).
- *                        -- or {"type": "file", "path"?: "/abs/path.json", "encryption_key"?: "<base64 of 32 bytes>"}
+ *                        -- or {"type": "file", "path"?: "/abs/path.json", "encryption_key"?: "<base64 of 32 bytes>",
+ *                               "key_store"?: "secret_service" | "kernel_keyring" | "auto",
+ *                               "key_store_timeout_ms"?: 2000}
  *                           (just {"path": …} also means a file): tokens are kept in that file in MSAL's unified
  *                           token cache format — the JSON MSAL for Python's SerializableTokenCache reads and writes —
  *                           so this library in other programs, MSAL for Python and msal-extensions share one
@@ -224,7 +226,27 @@ typedef struct na_client na_client;
  *   an 8-byte key id (the first 8 bytes of SHA-256("nativeauth cache key id" || key)), a 12-byte random nonce (new
  *   for every write), the ciphertext and the 16-byte tag; the first 25 bytes are authenticated too. An encrypted
  *   file is readable only by this library with the key (MSAL for Python reads plain files only). A plain file found
- *   when a key is configured is read and encrypted by the next write. */
+ *   when a key is configured is read and encrypted by the next write.
+ *   Keys nobody manages ("key_store", not with "encryption_key": invalid_argument): a random 32-byte key made on
+ *   first use (under the cache's write lock, so processes agree on one) and kept, one per cache file, in
+ *   "secret_service": the user's Secret Service (org.freedesktop.secrets over the D-Bus session bus: GNOME Keyring,
+ *     KWallet, KeePassXC) as an item labelled "NativeAuth token cache key" with the attributes application =
+ *     "nativeauth", xdg:schema = "org.nativeauth.CacheKey" and cache_path = the file's absolute path (secret-tool
+ *     search application nativeauth finds them). Every D-Bus wait is bounded by "key_store_timeout_ms" (1..60000,
+ *     default 2000): no bus, a bus nobody answers, an activation that does not come, or a locked collection with no
+ *     one to unlock it is keyring_unavailable within the bound, never a hang;
+ *   "kernel_keyring": the user's persistent kernel keyring (keyctl, no daemon; works over SSH and in containers that
+ *     allow keyctl), a "user" key "nativeauth:cache-key:<path>". The persistent keyring expires after days unused and
+ *     does not survive a reboot: the file is then set aside (see below) and the user signs in again;
+ *   "auto": the Secret Service if it answers within the bound, else the kernel keyring; a key found in either is
+ *     used.
+ *   No store reachable: na_client_new answers NA_ESTORAGE keyring_unavailable, naming what was tried and the two
+ *   ways out ("encryption_key", or a plaintext cache asked for explicitly) — never a silent plaintext file. A key
+ *   that left its store (the item deleted, the keyring reset, a reboot) while the file exists: the file is set
+ *   aside like a corrupt one (never overwritten), the client starts empty, and the next na_get_access_token,
+ *   na_call_api or na_get_account answers NA_ESTORAGE cache_key_invalid once. na_client_info reports where the
+ *   key is: "cache":{…,"encrypted":true,"key_store":"secret_service"|"kernel_keyring"|"encryption_key"}. The key is
+ *   looked up once per client: a cache hit is unchanged. */
 int na_client_new(const char *config_json, na_client **out_client, char **out_error_json);
 
 /* Frees a client and everything it holds (tokens are wiped). NULL-safe; freeing twice is detected and ignored.

@@ -50,8 +50,11 @@ class Client:
     (it must return without waiting for the sign-in; default: ``browser_command``, ``$BROWSER``, ``xdg-open``).
     ``cache_path`` keeps tokens in that file (an absolute path; ``cache_path=True`` means the default,
     ``$XDG_CACHE_HOME/nativeauth/token_cache.json``) in MSAL's unified token cache format, shared with other processes
-    and with MSAL for Python; ``cache_encryption_key`` (32 bytes, or their base64) encrypts it with AES-256-GCM.
-    Without ``cache_path`` tokens live in memory only.
+    and with MSAL for Python; ``cache_encryption_key`` (32 bytes, or their base64) encrypts it with AES-256-GCM, and
+    ``cache_key_store`` ("secret_service", "kernel_keyring" or "auto") encrypts it with a key nobody has to manage:
+    made on first use and kept in the user's Secret Service (GNOME Keyring, KWallet, …) or persistent kernel keyring
+    (``cache_key_store_timeout_ms`` bounds each D-Bus wait, default 2000); not both. No store reachable raises
+    KeyringUnavailableError — never a silent plaintext file. Without ``cache_path`` tokens live in memory only.
     Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
     ``logging`` module; they never contain secrets or usernames.
 
@@ -68,7 +71,8 @@ class Client:
                  post_logout_redirect_uri: Optional[str] = None, browser_command: Optional[str] = None,
                  browser: Optional[BrowserOpener] = None,
                  cache_path: Union[str, "os.PathLike[str]", bool, None] = None,
-                 cache_encryption_key: Union[bytes, str, None] = None):
+                 cache_encryption_key: Union[bytes, str, None] = None, cache_key_store: Optional[str] = None,
+                 cache_key_store_timeout_ms: Optional[int] = None):
         if client_id is None or not isinstance(client_id, str):
             raise errors.InvalidArgumentError("client_id must be a str", status=-1)
         config: Dict[str, Any] = {"v": 1, "client_id": client_id}
@@ -86,9 +90,13 @@ class Client:
             if cache_encryption_key is not None:
                 secret = cache_encryption_key
                 cache["encryption_key"] = base64.b64encode(secret).decode() if isinstance(secret, bytes) else secret
+            if cache_key_store is not None:
+                cache["key_store"] = cache_key_store
+            if cache_key_store_timeout_ms is not None:
+                cache["key_store_timeout_ms"] = cache_key_store_timeout_ms
             config["cache"] = cache
-        elif cache_encryption_key is not None:
-            raise errors.InvalidArgumentError("cache_encryption_key needs cache_path", status=-1)
+        elif cache_encryption_key is not None or cache_key_store is not None:
+            raise errors.InvalidArgumentError("cache_encryption_key and cache_key_store need cache_path", status=-1)
         if challenge_types is not None:
             config["challenge_types"] = list(challenge_types)
         if capabilities is not None:

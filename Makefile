@@ -5,9 +5,10 @@
 #   make demo                the main job: emulator + C and Python tutorials
 #   make bench               load time, JSON boundary, cached token, peak memory (measured, never asserted)
 #   make lint                swift format (.swift-format), the 120-column rule, mypy --strict on the Python package,
-#                            its tests and examples; part of make test
-#   make docs                the Python API reference from the docstrings (pdoc): build/docs/python/index.html
-#                            (the C reference is docs/ and include/nativeauth.h); part of make test
+#                            its tests and examples, docs/calls/*.md as the header gives them; part of make test
+#   make docs                the reference blocks of docs/calls/*.md from include/nativeauth.h (.ci/call-docs), and
+#                            the Python API reference from the docstrings (pdoc): build/docs/python/index.html;
+#                            part of make test
 #   make test                lint, docs, then every test: swift test under ASan + UBSan (test-asan), the fuzz corpora
 #                            replayed, MSAL interop, Python package, ABI checks, C tests under valgrind, the Go
 #                            package (when go is installed), the wheel, fuzz-ci, test-tsan
@@ -45,7 +46,7 @@ endif
 export NA_TMP
 
 .PHONY: wheel test-wheel all lint docs deps lib emulator examples demo bench install uninstall test test-swift \
-        test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean \
+        test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean call-docs \
         test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds test-asan test-tsan
 
 all: lib
@@ -104,11 +105,16 @@ test: lint docs test-asan test-fuzz-corpus test-interop test-python test-abi tes
 lint:
 	@bash .ci/lint
 
+# The C reference: each docs/calls/*.md page's reference block (prototypes, the header's comment, errors by status)
+# generated from include/nativeauth.h, the one source; make lint fails when a committed page differs.
+call-docs:
+	$(PYTHON) .ci/call-docs
+
 # The Python package's API reference, from its docstrings (pdoc imports the package, so it needs the library). A pdoc
 # warning (an unresolvable annotation, a module that does not import) fails the target. build/ is git-ignored.
 PY_DOCS    := build/docs/python
 PY_MODULES := nativeauth nativeauth.client nativeauth.states nativeauth.documents nativeauth.errors nativeauth.cli
-docs: lib
+docs: call-docs lib
 	@rm -rf $(PY_DOCS)
 	PYTHONPATH=$(CURDIR)/bindings/python/src NATIVEAUTH_LIBRARY=$(CURDIR)/$(RELEASE_SO) \
 	    $(PYTHON) -W error::UserWarning -m pdoc --docformat markdown -o $(PY_DOCS) $(PY_MODULES)
@@ -195,7 +201,8 @@ test-c: lib
 # Speed and memory, measured (never asserted in tests), beside MSAL for Python in the same run: one table.
 bench: lib emulator
 	@$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix > /dev/null
-	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/bench.c -o $(NA_TMP)/bench -ldl -lpthread
+	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/bench.c -o $(NA_TMP)/bench $$(pkg-config --cflags --libs jansson) \
+	    -ldl -lpthread
 	@$(PYTHON) -m venv $(NA_TMP)/bench-venv
 	@$(NA_TMP)/bench-venv/bin/pip install -q --disable-pip-version-check msal
 	@echo "libnativeauth.so: $$(stat -c %s $(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION)) bytes stripped"

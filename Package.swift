@@ -3,7 +3,8 @@
 //
 // Layering (dependencies point down only; README.md, "Design notes"):
 //   NativeAuthCABI  →  NativeAuthCache  →  NativeAuthCore  →  NativeAuthJSON / NativeAuthHTTP / NativeAuthCrypto  →
-//   C system libraries
+//   C system libraries. NativeAuthHTTP holds HTTP's value types only; the I/O (the libcurl transport, the loopback
+//   listener) is NativeAuthNet, which the composition root (NativeAuthCABI) wires into the core's protocols.
 import PackageDescription
 
 let package = Package(
@@ -27,17 +28,30 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // include/nativeauth.h as a Swift module: NativeAuthCABI type-checks every export against its prototype.
         .systemLibrary(name: "CNativeAuthHeader"),
+        // Linux system calls without a Swift-callable wrapper (pidfd_open, waitid on a pidfd). Header only.
+        .systemLibrary(name: "CLinux"),
 
         .target(name: "NativeAuthJSON", dependencies: ["CJansson"]),
         .target(name: "NativeAuthCrypto", dependencies: ["COpenSSL", "NativeAuthJSON"]),
-        .target(name: "NativeAuthHTTP", dependencies: ["CCurl", "COpenSSL", "NativeAuthCrypto"]),
-        .target(name: "NativeAuthCore", dependencies: ["NativeAuthJSON", "NativeAuthCrypto", "NativeAuthHTTP"]),
+        // HTTP's value types: requests, responses, URLs, form encoding, Retry-After, the loopback redirect's messages.
+        .target(name: "NativeAuthHTTP"),
+        // The I/O behind the core's seams: the libcurl transport, the loopback listener of browser sign-ins, the
+        // system browser launcher.
+        .target(
+            name: "NativeAuthNet",
+            dependencies: ["CCurl", "COpenSSL", "CLinux", "NativeAuthCrypto", "NativeAuthHTTP", "NativeAuthCore"]
+        ),
+        .target(
+            name: "NativeAuthCore",
+            dependencies: ["NativeAuthJSON", "NativeAuthCrypto", "NativeAuthHTTP"]
+        ),
         // The persistent token cache: MSAL's unified cache format in a locked, atomically replaced file.
         .target(name: "NativeAuthCache", dependencies: ["NativeAuthCore", "NativeAuthJSON", "NativeAuthCrypto"]),
         .target(
             name: "NativeAuthCABI",
             dependencies: [
-                "NativeAuthCore", "NativeAuthCache", "NativeAuthJSON", "NativeAuthHTTP", "CNativeAuthHeader",
+                "NativeAuthCore", "NativeAuthCache", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthNet",
+                "CNativeAuthHeader",
             ],
             exclude: ["nativeauth.map"]
         ),
@@ -59,7 +73,7 @@ let package = Package(
         // Test helpers: a loopback HTTP/1.1 server that counts connections and misbehaves on request.
         .target(
             name: "NativeAuthTestSupport",
-            dependencies: ["NativeAuthCore", "NativeAuthHTTP", "NativeAuthJSON", "NativeAuthCrypto"],
+            dependencies: ["NativeAuthCore", "NativeAuthHTTP", "NativeAuthNet", "NativeAuthJSON", "NativeAuthCrypto"],
             path: "Tests/NativeAuthTestSupport"
         ),
 
@@ -68,11 +82,15 @@ let package = Package(
             name: "NativeAuthCryptoTests",
             dependencies: ["NativeAuthCrypto", "NativeAuthJSON", "NativeAuthEmulator"]
         ),
-        .testTarget(name: "NativeAuthHTTPTests", dependencies: ["NativeAuthHTTP", "NativeAuthTestSupport"]),
+        .testTarget(
+            name: "NativeAuthHTTPTests",
+            dependencies: ["NativeAuthHTTP", "NativeAuthNet", "NativeAuthCore", "NativeAuthTestSupport"]
+        ),
         .testTarget(
             name: "NativeAuthCoreTests",
             dependencies: [
-                "NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto", "NativeAuthTestSupport",
+                "NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthNet", "NativeAuthCrypto",
+                "NativeAuthTestSupport",
             ]
         ),
         .testTarget(
@@ -89,11 +107,13 @@ let package = Package(
         // The library's flows through the C ABI, against the emulator executable in its own process.
         .testTarget(
             name: "NativeAuthFlowTests",
-            dependencies: ["NativeAuthCABI", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto"]
+            dependencies: ["NativeAuthCABI", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthNet", "NativeAuthCrypto"]
         ),
         .testTarget(
             name: "NativeAuthEmulatorTests",
-            dependencies: ["NativeAuthEmulator", "NativeAuthHTTP", "NativeAuthJSON", "NativeAuthCrypto"]
+            dependencies: [
+                "NativeAuthEmulator", "NativeAuthHTTP", "NativeAuthNet", "NativeAuthJSON", "NativeAuthCrypto",
+            ]
         ),
 
         // libFuzzer targets for every document the library reads (Tests/Fuzz/README.md). A plain build replays the
@@ -102,7 +122,8 @@ let package = Package(
         .executableTarget(
             name: "nativeauth-fuzz",
             dependencies: [
-                "NativeAuthCABI", "NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthCrypto",
+                "NativeAuthCABI", "NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthNet",
+                "NativeAuthCrypto",
                 "NativeAuthTestSupport", "CLibFuzzer",
             ],
             path: "Tests/Fuzz/Harness",

@@ -4,8 +4,10 @@
 set -euo pipefail
 # chromium + chromium-driver: the browser sign-in test drives a real Chromium (headless, offline) with Selenium.
 # golang-go: the Go binding (bindings/go, make test-go; Debian's Go, no modules downloaded).
+# gnome-keyring + dbus + libsecret-tools (secret-tool) + keyutils (keyctl): the keyring-protected cache's tests run a
+# real Secret Service on a private session bus and use the kernel's persistent keyring.
 apt_packages=(libjansson-dev libcurl4-openssl-dev libssl-dev pkg-config valgrind make gcc binutils curl chromium
-              chromium-driver golang-go)
+              chromium-driver golang-go gnome-keyring dbus libsecret-tools keyutils)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

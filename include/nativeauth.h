@@ -109,7 +109,7 @@ enum {
                              codes: out_of_memory                                                               */
     NA_EINTERNAL    = -9, /* a bug in the library; please report it with the document. codes: internal           */
     NA_ESTORAGE     = -10, /* the persistent token cache cannot be used or written. codes: cache_unreadable,
-                             cache_write_failed, cache_insecure, cache_key_invalid                              */
+                             cache_write_failed, cache_insecure, cache_key_invalid, keyring_unavailable         */
     NA__LAST        = -11 /* never returned; marks the end of the list and moves as codes are appended         */
 };
 
@@ -149,8 +149,10 @@ typedef struct na_client na_client;
  *     "capabilities": ["mfa_required", "registration_required"],   optional, default none
  *     "redirect_uri": "http://localhost",       optional; the browser sign-in's redirect URI. Default
  *                                               http://localhost (Entra) or http://127.0.0.1 (oidc). A loopback
- *                                               http URI gets a listener on 127.0.0.1 and, without a port, an
- *                                               ephemeral port (RFC 8252); a path is kept. Any other URI (myapp://
+ *                                               http URI gets a listener (localhost: on 127.0.0.1 and ::1, the
+ *                                               same port, or 127.0.0.1 alone where ::1 does not exist;
+ *                                               127.0.0.1: IPv4 only) and, without a port, an ephemeral port
+ *                                               (RFC 8252); a path is kept. Any other URI (myapp://
  *                                               auth) has no listener: the app captures the redirect itself
  *     "post_logout_redirect_uri": "http://localhost/signed-out",   optional; sent with the end-session URL
  *     "browser_command": "firefox --new-window", optional; opens URLs when no browser callback is set (the URL is
@@ -161,7 +163,9 @@ typedef struct na_client na_client;
  *                                               or HTTP-date) up to this long is waited out and retried once; a
  *                                               longer one answers "throttled" with "retry_after_s"
  *     "cache": {"type": "memory"},              optional, default memory (tokens live as long as the client).
- *                        -- or {"type": "file", "path"?: "/abs/path.json", "encryption_key"?: "<base64 of 32 bytes>"}
+ *                        -- or {"type": "file", "path"?: "/abs/path.json", "encryption_key"?: "<base64 of 32 bytes>",
+ *                               "key_store"?: "secret_service" | "kernel_keyring" | "auto",
+ *                               "key_store_timeout_ms"?: 2000}
  *                           (just {"path": …} also means a file): tokens are kept in that file in MSAL's unified
  *                           token cache format — the JSON MSAL for Python's SerializableTokenCache reads and writes —
  *                           so this library in other programs, MSAL for Python and msal-extensions share one
@@ -209,8 +213,9 @@ typedef struct na_client na_client;
  *   Refused (na_client_new answers NA_ESTORAGE): a file (or directory) owned by another user or writable by group or
  *   others, or a symbolic link: cache_insecure; an encrypted file and no key, or the wrong key, or altered bytes:
  *   cache_key_invalid — the file is never replaced. A file readable by others is used and rewritten 0600.
- *   Corrupt (not a JSON object): kept aside as "<path>.corrupt-<epoch seconds>" (made 0600; only the newest three
- *   are kept), reported once through the log (warning), and read as empty. Unreadable (permissions, a directory in
+ *   Corrupt (not a JSON object, or nested deeper than 64 levels as any document the library reads): kept aside as
+ *   "<path>.corrupt-<epoch seconds>" (made 0600; only the newest three are kept), reported once through the log
+ *   (warning), and read as empty. Unreadable (permissions, a directory in
  *   its place, a file larger than 64 MiB): the client starts empty and never overwrites it.
  *   A change that cannot be written (unreadable file, permissions, disk full, read-only file system, or a file that
  *   became insecure or was re-keyed meanwhile) is kept in memory: the call that made it answers NA_ESTORAGE
@@ -221,7 +226,27 @@ typedef struct na_client na_client;
  *   an 8-byte key id (the first 8 bytes of SHA-256("nativeauth cache key id" || key)), a 12-byte random nonce (new
  *   for every write), the ciphertext and the 16-byte tag; the first 25 bytes are authenticated too. An encrypted
  *   file is readable only by this library with the key (MSAL for Python reads plain files only). A plain file found
- *   when a key is configured is read and encrypted by the next write. */
+ *   when a key is configured is read and encrypted by the next write.
+ *   Keys nobody manages ("key_store", not with "encryption_key": invalid_argument): a random 32-byte key made on
+ *   first use (under the cache's write lock, so processes agree on one) and kept, one per cache file, in
+ *   "secret_service": the user's Secret Service (org.freedesktop.secrets over the D-Bus session bus: GNOME Keyring,
+ *     KWallet, KeePassXC) as an item labelled "NativeAuth token cache key" with the attributes application =
+ *     "nativeauth", xdg:schema = "org.nativeauth.CacheKey" and cache_path = the file's absolute path (secret-tool
+ *     search application nativeauth finds them). Every D-Bus wait is bounded by "key_store_timeout_ms" (1..60000,
+ *     default 2000): no bus, a bus nobody answers, an activation that does not come, or a locked collection with no
+ *     one to unlock it is keyring_unavailable within the bound, never a hang;
+ *   "kernel_keyring": the user's persistent kernel keyring (keyctl, no daemon; works over SSH and in containers that
+ *     allow keyctl), a "user" key "nativeauth:cache-key:<path>". The persistent keyring expires after days unused and
+ *     does not survive a reboot: the file is then set aside (see below) and the user signs in again;
+ *   "auto": the Secret Service if it answers within the bound, else the kernel keyring; a key found in either is
+ *     used.
+ *   No store reachable: na_client_new answers NA_ESTORAGE keyring_unavailable, naming what was tried and the two
+ *   ways out ("encryption_key", or a plaintext cache asked for explicitly) — never a silent plaintext file. A key
+ *   that left its store (the item deleted, the keyring reset, a reboot) while the file exists: the file is set
+ *   aside like a corrupt one (never overwritten), the client starts empty, and the next na_get_access_token,
+ *   na_call_api or na_get_account answers NA_ESTORAGE cache_key_invalid once. na_client_info reports where the
+ *   key is: "cache":{…,"encrypted":true,"key_store":"secret_service"|"kernel_keyring"|"encryption_key"}. The key is
+ *   looked up once per client: a cache hit is unchanged. */
 int na_client_new(const char *config_json, na_client **out_client, char **out_error_json);
 
 /* Frees a client and everything it holds (tokens are wiped). NULL-safe; freeing twice is detected and ignored.
@@ -231,9 +256,10 @@ void na_client_free(na_client *client);
 /* Describes a client: its effective configuration.
  * request_json: "{}" or "{\"v\":1}" (NULL is treated as "{}").
  * result: {"v":1,"version":"0.1.0","config":{"authority":…,"client_id":…,"challenge_types":["oob","password",
- *          "redirect"],"capabilities":[…],"connect_timeout_ms":…,"request_timeout_ms":…,"cache":{"type":"memory"},
- *          "log_level":…,"ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default","ca_bundle":…?,
- *          "authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,"browser_command":…?}}
+ *          "redirect"],"capabilities":[…],"connect_timeout_ms":…,"request_timeout_ms":…,"retry_after_max_s":…,
+ *          "cache":{"type":"memory"},"log_level":…,"ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default",
+ *          "ca_bundle":…?,"authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,
+ *          "browser_command":…?}}
  * A file cache reports {"type":"file","path":…,"encrypted":bool,"problem"?:"<code of the last failure>"} (never
  * the key). */
 int na_client_info(na_client *client, const char *request_json, char **out_json);
@@ -268,7 +294,8 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  *                             "interval","message"}                       → wait
  *
  * Errors with a "flow" member leave the flow usable (retry: invalid_code, invalid_password, invalid_credentials,
- * attributes_invalid, invalid_contact, contact_blocked, network, timeout, server). Client-side checks (an empty
+ * attributes_invalid, invalid_contact, contact_blocked, auth_method_blocked, invalid_scope, invalid_argument,
+ * network, timeout, tls, server, throttled; and flow_invalid with "expected"). Client-side checks (an empty
  * username, password or code) answer without a network call. A step the server finished part of keeps that part:
  * when the token request after a successful strong-auth registration fails, the flow waits for "sign_in", which
  * repeats only the token request. The ID token of a sign-in is checked ("aud" is the client id, "iss" has the host
@@ -276,15 +303,18 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  * not its signature: it came over verified TLS straight from the token endpoint. OIDC discovery is fetched once
  * per client, at the first sign-in.
  *
- * Sign-in.  request {"username", "password"?, "scopes"?:[…], "claims"?:{…}}. Sends `scope` = scopes + openid
- *   profile offline_access. Without a password the answer is "password_required" (password accounts) or
- *   "code_required" (email one-time-passcode accounts; a given password is then ignored, as MSAL does).
+ * Sign-in.  request {"username", "password"?, "scopes"?:[…], "claims"?:{…}, "correlation_id"?}. Sends `scope` =
+ *   scopes + openid profile offline_access. Answers "signed_in"; without a password, "password_required" (password
+ *   accounts) or "code_required" (email one-time-passcode accounts; a given password is then ignored, as MSAL
+ *   does); "mfa_required" or "registration_required" when the server asks for strong authentication and the
+ *   configuration's "capabilities" allow it (otherwise browser_required).
  *   Errors: invalid_username, invalid_password (an empty password), user_not_found, invalid_credentials (with a
  *   "flow" to retry the password), password_change_required, browser_required, invalid_client, invalid_scope,
  *   declined_scopes, id_token_invalid, flow_expired, flow_invalid, cancelled (signed out during the call). */
 int na_sign_in(na_client *client, const char *request_json, char **out_json);
 
-/* Sign-up.  request {"username", "password"?, "attributes"?:{"displayName":"Ann", "city":"Oslo", …}}.
+/* Sign-up.  request {"username", "password"?, "attributes"?:{"displayName":"Ann", "city":"Oslo", …},
+ *   "correlation_id"?}.
  *   Attribute values are strings (numbers and booleans are turned into strings; arrays of strings are joined with
  *   commas). First answer: "code_required" (the email is verified first); then "password_required" (when no
  *   password was given), "attributes_required", and "sign_up_completed".
@@ -293,12 +323,12 @@ int na_sign_in(na_client *client, const char *request_json, char **out_json);
  *   browser_required, invalid_client, flow_expired, flow_invalid. */
 int na_sign_up(na_client *client, const char *request_json, char **out_json);
 
-/* Password reset.  request {"username"}. Answers "code_required", then "password_required" (the new password), then
- *   — after the library polls the server's completion endpoint — "password_reset_completed". Polling follows the
- *   server's poll_interval (0 or absent: 2 s; at most 10 s) while it answers in_progress or not_started, for at
- *   most 300 s; "failed" ends the flow with password_reset_failed; a password-policy error during polling
- *   (invalid_password) leaves the flow waiting for another password; a cancel from another thread ends the wait
- *   with "cancelled".
+/* Password reset.  request {"username", "correlation_id"?}. Answers "code_required", then "password_required" (the
+ *   new password), then — after the library polls the server's completion endpoint — "password_reset_completed".
+ *   Polling follows the server's poll_interval (0 or absent: 2 s; at most 10 s) while it answers in_progress or
+ *   not_started, for at most 300 s; "failed" ends the flow with password_reset_failed; a password-policy error
+ *   during polling (invalid_password) leaves the flow waiting for another password; a cancel from another thread
+ *   ends the wait with "cancelled".
  *   Errors: invalid_username, user_not_found, user_has_no_password, browser_required, invalid_client,
  *   flow_expired, flow_invalid (the code and the new password are checked by na_flow_submit). */
 int na_reset_password(na_client *client, const char *request_json, char **out_json);
@@ -323,6 +353,7 @@ int na_reset_password(na_client *client, const char *request_json, char **out_js
  *                                                 "timeout" (browser) or "flow_expired" (device code), flow ended
  *   "submit_redirect"    {"redirect_url"}         browser sign-in: the redirect as the app received it (its own
  *                                                 web view or URI scheme handler); must be the flow's redirect_uri
+ *                                                 (else invalid_argument, flow and listener kept)
  *   "cancel"             {}                       forgets the flow; answers {"v":1,"status":"cancelled"}. It may be
  *                                                 sent from another thread while a call waits on the flow (reset
  *                                                 polling, "wait") or while its step is on the wire: that call
@@ -344,11 +375,20 @@ int na_flow_submit(na_client *client, const char *request_json, char **out_json)
 
 /* A browser callback: opens url (valid during the call only) in a browser and returns 0, or non-zero when it
  * cannot. It is called on the thread of the sign-in (or sign-out) call and must return without waiting for the
- * sign-in: the library serves the redirect only after it returns. */
+ * sign-in: the library serves the redirect only after it returns. The url is a one-time address on the library's
+ * loopback listener (http://localhost:<port>/<random>, or 127.0.0.1), which sends the browser on to the provider:
+ * never the authorization or end-session URL itself, whose secrets a command line would show to every local user
+ * (except for a redirect_uri without a listener, such as myapp://auth: the authorization URL itself). */
 typedef int (*na_browser_fn)(const char *url, void *user_data);
 
 /* Sets (or, with fn NULL, removes) the client's browser callback. Without one, URLs are opened with the
- * configured "browser_command", else $BROWSER, else xdg-open. Returns NA_OK or NA_EINVAL (bad handle). */
+ * configured "browser_command", else $BROWSER, else xdg-open (run without a shell, without the host's NATIVEAUTH_*
+ * environment variables). As for the log callback: the callback runs under a read lock, and this call waits until
+ * invocations already running on other threads have returned — once it returns the old callback and its user_data
+ * are never used again (they may be freed). A sign-in uses the callback set when it opens the browser, not the one
+ * set when it started. The callback may call into the library, but calling this function on the same client from
+ * inside it answers NA_ESTATE and changes nothing (instead of a deadlock).
+ * Returns NA_OK, NA_EINVAL (bad handle) or NA_ESTATE. */
 int na_client_set_browser_callback(na_client *client, na_browser_fn fn, void *user_data);
 
 /* Signs a user in through the browser (authorization code + PKCE S256, RFC 8252 loopback redirect), as MSAL's
@@ -357,20 +397,31 @@ int na_client_set_browser_callback(na_client *client, na_browser_fn fn, void *us
  * "query"|"form_post", "browser"?: "system"|"none", "timeout_ms"?: 300000, "correlation_id"?} (NULL: {}).
  * The authorize URL comes from OIDC discovery: response_type=code, client_id, redirect_uri, scope (scopes + openid
  * profile offline_access), state, nonce, code_challenge (S256), client_info=1 (Entra), and the options (the
- * extra parameters may not replace these). The listener accepts only its redirect path with this sign-in's
- * "state"; other requests get an error page and the wait goes on. The code is redeemed with the verifier and the
+ * extra parameters may not replace these). Browsers are never given that URL: they get a one-time start page on the
+ * listener, http://<redirect host>:<port>/<192 random bits>, which is also the "authorization_url" reported
+ * ("browser_pending", "browser_unavailable"). Its first fetch answers 302 to the authorize URL (no-store,
+ * no-referrer) with a cookie of a random name (HttpOnly, SameSite=Lax) the redirect must bring back; a second
+ * fetch stops the sign-in: the waiting call answers NA_ESTATE "flow_invalid" (another program may have read the
+ * address; start again). The start page is served while the listener is (browser "system", or a "wait"). The
+ * listener accepts only its redirect path with this sign-in's "state" and, for response_mode query, the cookie (a
+ * form_post redirect is a cross-site POST, which SameSite=Lax cookies do not accompany); other requests get an
+ * error page and the wait goes on. A connection from a socket of another user (by /proc/net/tcp{,6}; allowed when
+ * not found there) gets a 403 page and is ignored. The code is redeemed with the verifier and the
  * ID token is checked — signature (RS256) against the discovery jwks_uri keys, "iss", "aud", "exp"/"nbf" with 5
  * minutes of skew, "nonce" — before the account and tokens are cached (a sign-in adds or replaces that user's
  * account). A provider that advertises RFC 9207 must send "iss" on the redirect, and a present "iss" must be its.
- * "browser":"system" (default) opens the URL with the browser callback (else browser_command, $BROWSER,
+ * "browser":"system" (default) opens the start page with the browser callback (else browser_command, $BROWSER,
  * xdg-open) and waits up to timeout_ms: the answer is "signed_in" with "flow_type":"interactive".
  * "browser":"none" opens nothing and answers "browser_pending"; continue with na_flow_submit "wait" or
  * "submit_redirect" (an app that must be able to cancel uses this; cancel from another thread). A redirect URI
  * that is not loopback http has no listener: "browser":"none" and submit_redirect only.
  * The redirect's "error": access_denied → access_denied; interaction_required, login_required, consent_required →
  * interaction_required; others → server with "server":{"error"}.
- * Errors: browser_unavailable (NA_EINTERACTION; the error carries the URL to show), access_denied,
- * interaction_required, id_token_invalid, timeout, cancelled, invalid_scope, declined_scopes, network, server. */
+ * When no browser can be opened the error carries "authorization_url" (the start page), but the sign-in has ended
+ * and its listener is closed: to show the user an address, start again with "browser":"none".
+ * Errors: browser_unavailable (NA_EINTERACTION), access_denied, interaction_required, id_token_invalid, timeout,
+ * cancelled, flow_invalid (start page fetched twice), invalid_scope, declined_scopes, network (cannot listen),
+ * server. */
 int na_sign_in_interactive(na_client *client, const char *request_json, char **out_json);
 
 /* Signs a user in on a machine without a browser (RFC 8628 device authorization grant).  request {"scopes"?:[…],
@@ -423,15 +474,18 @@ int na_sign_in_device_code(na_client *client, const char *request_json, char **o
 int na_get_access_token(na_client *client, const char *request_json, char **out_json);
 
 /* Calls an API with a bearer token.  request {"url", "method"?:"GET", "headers"?:{"name":"value"}, "body"?: string
- * (sent as is) | object/array (sent as JSON with Content-Type application/json), "scopes":[…], "force_refresh"?}
- * result {"v":1,"status":200,"headers":{"content-type":…},"body": parsed JSON | text} ("body_base64" for binary).
+ * (sent as is) | object/array (sent as JSON with Content-Type application/json unless given), "scopes"?:[…],
+ * "force_refresh"?, "account"?, "correlation_id"?}
+ * result {"v":1,"status":200,"headers":{"content-type":…},"body": parsed JSON | text} ("body_base64" when the body
+ * is not UTF-8; bodies up to 4 MiB are read).
  * The token comes from na_get_access_token's logic. On 401 with WWW-Authenticate error="invalid_token" the library
  * refreshes once and retries once. An HTTP error status from the API is a result (NA_OK), not a library error.
  * Tokens are only sent over https, or http to localhost, 127.0.0.1 or [::1]. The request may not set Authorization,
  * nor the headers that frame or route it (Content-Length, Transfer-Encoding, Host, Connection, Keep-Alive, Upgrade,
- * TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header values may not contain CR, LF or NUL; TRACE
- * and CONNECT are refused ("invalid_argument" with "field"). A JSON body nested deeper than 64 levels comes back as
- * text with "body_too_deep": true. "scopes", "account" and "correlation_id" as for na_get_access_token.
+ * TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header names must be HTTP tokens and values may not
+ * contain CR, LF or NUL; TRACE, TRACK and CONNECT are refused ("invalid_argument" with "field"). A JSON body nested
+ * deeper than 64 levels comes back as text with "body_too_deep": true (a body whose brackets nest that deep but
+ * that cannot be JSON is text, unflagged). "scopes", "account" and "correlation_id" as for na_get_access_token.
  * Errors: as na_get_access_token. */
 int na_call_api(na_client *client, const char *request_json, char **out_json);
 
@@ -451,7 +505,10 @@ int na_get_accounts(na_client *client, const char *request_json, char **out_json
  * signed in is not an error. A call in flight for the account (a sign-in or refresh) stores nothing afterwards.
  * When one account was signed out and the provider has an end_session_endpoint, the result carries
  * "end_session_url" (with id_token_hint, post_logout_redirect_uri when configured, client_id, and on Entra
- * logout_hint from the ID token's login_hint claim); "browser":"system" opens it too ("browser_opened").
+ * logout_hint from the ID token's login_hint claim); "browser":"system" opens it too, through a one-time URL on a
+ * short-lived listener on 127.0.0.1 (302 to the end-session URL: the ID token never reaches a command line). The
+ * call serves that listener for up to 10 s after the browser was opened; "browser_opened" is true only when the
+ * browser fetched it.
  * result {"v":1,"status":"signed_out","was_signed_in":bool,"accounts":["<home_account_id>"…],"end_session_url"?,
  *         "browser_opened"?}.
  * Errors: no_account (an "account" that is not signed in), account_required (several accounts, no "account", no

@@ -66,6 +66,36 @@ func fields<T>(_ body: () throws(JSONFieldError) -> T) throws(NativeAuthError) -
     }
 }
 
+/// A request or configuration document's members, read the one way the C ABI reads documents: a member of the
+/// wrong type (or out of range) is `invalid_argument` naming it (`field`). The methods are `JSONFields`' own.
+struct Checked {
+    let fields: Fields
+
+    func optionalString(_ key: String) throws(NativeAuthError) -> String? {
+        try NativeAuthCABI.fields { () throws(JSONFieldError) in try fields.optionalString(key) }
+    }
+    func string(_ key: String) throws(NativeAuthError) -> String {
+        try NativeAuthCABI.fields { () throws(JSONFieldError) in try fields.string(key) }
+    }
+    func optionalBool(_ key: String) throws(NativeAuthError) -> Bool? {
+        try NativeAuthCABI.fields { () throws(JSONFieldError) in try fields.optionalBool(key) }
+    }
+    func optionalInt(_ key: String, in range: ClosedRange<Int64>) throws(NativeAuthError) -> Int64? {
+        try NativeAuthCABI.fields { () throws(JSONFieldError) in try fields.optionalInt(key, in: range) }
+    }
+    func optionalStringArray(_ key: String) throws(NativeAuthError) -> [String]? {
+        try NativeAuthCABI.fields { () throws(JSONFieldError) in try fields.optionalStringArray(key) }
+    }
+    func optionalObject(_ key: String) throws(NativeAuthError) -> Fields? {
+        try NativeAuthCABI.fields { () throws(JSONFieldError) in try fields.optionalObject(key) }
+    }
+}
+
+extension JSONFields where Element == JSONNode {
+    /// These members, read with `invalid_argument` errors (see `Checked`).
+    var checked: Checked { Checked(fields: self) }
+}
+
 /// Copies `bytes` into a malloc'd, NUL-terminated C string for the caller. On allocation failure stores the static
 /// out-of-memory document and returns false.
 func emit(_ bytes: UnsafeRawBufferPointer, to out: OutString) -> Bool {
@@ -90,11 +120,10 @@ func emit(_ doc: JSONValue, to out: OutString) -> Bool {
     return bytes.withUnsafeBytes { emit($0, to: out) }
 }
 
-/// What an operation answers: a document to serialise, or bytes rendered earlier (a cached token's answer, from the
-/// cache or from the calling thread's memo of it).
+/// What an operation answers: a document to serialise, or the bytes of a cached token's answer that the calling
+/// thread's memo holds.
 enum Answer {
     case document(JSONValue)
-    case rendered(RenderedToken)
     case memo(RequestMemo.Entry)
 }
 
@@ -106,9 +135,6 @@ func boundary(_ out: OutString?, _ body: () throws(NativeAuthError) -> Answer) -
     switch result {
     case .success(.document(let doc)):
         return emit(doc, to: out) ? NAStatus.ok.rawValue : NAStatus.noMemory.rawValue
-    case .success(.rendered(let r)):
-        let ok = emit(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(r.bytes)[0..<r.count]), to: out)
-        return ok ? NAStatus.ok.rawValue : NAStatus.noMemory.rawValue
     case .success(.memo(let entry)):
         let ok = entry.answer.withUnsafeBytes { emit($0, to: out) }
         return ok ? NAStatus.ok.rawValue : NAStatus.noMemory.rawValue
@@ -150,17 +176,21 @@ func operationOnText(
 }
 
 /// The cached-token path: the thread's memo of the last answer while the cache is unchanged and the token servable,
-/// else the token cache (whose answer the memo then keeps, when it came straight from the cache).
+/// else the token cache, whose answer — when it came straight from the cache — is rendered once and kept by the memo
+/// (keyed by client and request, so by account and scopes, and valid for the cache generation it was found at).
+/// This is the only place a token's answer is kept rendered: the core knows nothing of documents.
 func cachedTokenAnswer(_ c: NativeAuthClient, _ memo: RequestMemo.Entry) throws(NativeAuthError) -> Answer {
     if let v = memo.validity, memo.generation == c.cacheGeneration, v.isServable(at: c.now()) {
         c.logger.log(.verbose, "access token served from cache")
         return .memo(memo)
     }
     let result = try c.accessToken(memo.request)
-    if result.fromCache, let g = result.cacheGeneration, let r = result.token.rendered {
-        memo.remember(r, validity: result.token.validity, generation: g)
-    } else {
+    guard result.fromCache, let g = result.cacheGeneration,
+        let bytes = Encode.rendered(result.token, fromCache: true)
+    else {
         memo.forget()
+        return Encode.token(result)
     }
-    return Encode.token(result)
+    memo.remember(bytes, validity: result.token.validity, generation: g)
+    return .memo(memo)
 }

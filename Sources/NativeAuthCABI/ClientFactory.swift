@@ -4,6 +4,7 @@ import NativeAuthCore
 import NativeAuthCrypto
 import NativeAuthHTTP
 import NativeAuthJSON
+import NativeAuthNet
 
 /// The composition root: a configuration document → a `NativeAuthClient` with libcurl transports, and the effective
 /// configuration back as `na_client_info` reports it.
@@ -39,7 +40,10 @@ enum ClientFactory {
         apiOptions.addClientRequestID = false
         let logger = Logger(level: config.logLevel)
         var store: any TokenStore = MemoryTokenStore()
-        if case .file(let path, let key) = config.cache {
+        if case .file(let path, let key, let keyStore) = config.cache {
+            // Wired to NativeAuthKeyring's stores with the keyring-protected cache; until then, refused rather than
+            // silently kept in plaintext.
+            if keyStore != nil { throw NativeAuthError(.notSupported, "cache.key_store: not available in this build") }
             store = FileTokenStore(
                 path: path,
                 environment: config.authority.parsed.host,
@@ -53,181 +57,21 @@ enum ClientFactory {
             transport: CurlHTTPClient(options: options),
             apiTransport: CurlHTTPClient(options: apiOptions),
             store: store,
-            environment: environment,
             logger: logger,
-            renderer: Encode.render
+            listeners: LoopbackListeners(),
+            systemBrowser: SystemBrowserLauncher(command: config.browserCommand, environment: environment)
         )
     }
 
-    /// Validates a configuration document. Every error is `invalid_argument` (or `not_supported`) and names the
-    /// field.
+    /// Decodes and validates a configuration document (`Decode.configuration`).
     static func configuration(
         _ f: Fields,
         environment: (String) -> String? = processEnvironment
-    )
-        throws(NativeAuthError) -> ClientConfiguration
-    {
-        func string(_ key: String) throws(NativeAuthError) -> String? {
-            try fields { () throws(JSONFieldError) in try f.optionalString(key) }
-        }
-        var authorityType: AuthorityType? = nil
-        if let t = try string("authority_type") {
-            guard let parsed = AuthorityType(rawValue: t) else {
-                throw .invalidArgument("authority_type: must be ciam, aad or oidc", field: "authority_type")
-            }
-            authorityType = parsed
-        }
-        let authority: Authority
-        switch (try string("authority"), try string("tenant_subdomain")) {
-        case (let a?, nil): authority = try Authority(a, type: authorityType)
-        case (nil, let s?): authority = try Authority(tenantSubdomain: s)
-        case (nil, nil): throw .invalidArgument("authority: required (or tenant_subdomain)", field: "authority")
-        case (_?, _?):
-            throw .invalidArgument(
-                "authority: give either authority or tenant_subdomain, not both",
-                field: "authority"
-            )
-        }
-
-        let clientID = try fields { () throws(JSONFieldError) in try f.string("client_id") }
-        guard ClientConfiguration.isValidClientID(clientID) else {
-            throw .invalidArgument("client_id: must be 1-256 printable ASCII characters", field: "client_id")
-        }
-
-        var types: [ChallengeType] = []
-        let typeNames = try fields { () throws(JSONFieldError) in try f.optionalStringArray("challenge_types") }
-        for (i, name) in (typeNames ?? ["oob", "password"]).enumerated() where name != "redirect" {
-            guard let t = ChallengeType(rawValue: name) else {
-                throw .invalidArgument(
-                    "challenge_types[\(i)]: must be \"password\" or \"oob\"",
-                    field: "challenge_types[\(i)]"
-                )
-            }
-            types.append(t)
-        }
-
-        var capabilities: [Capability] = []
-        let capabilityNames = try fields { () throws(JSONFieldError) in try f.optionalStringArray("capabilities") }
-        for (i, name) in (capabilityNames ?? []).enumerated() {
-            guard let c = Capability(rawValue: name) else {
-                throw .invalidArgument(
-                    "capabilities[\(i)]: must be \"mfa_required\" or \"registration_required\"",
-                    field: "capabilities[\(i)]"
-                )
-            }
-            capabilities.append(c)
-        }
-
-        var redirectURI: String? = nil
-        if let r = try string("redirect_uri") {
-            guard r.utf8.count <= 2048, r.contains(":"), !r.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7f }) else {
-                throw .invalidArgument("redirect_uri: must be an absolute URI without spaces", field: "redirect_uri")
-            }
-            redirectURI = r
-        }
-        var postLogoutRedirectURI: String? = nil
-        if let r = try string("post_logout_redirect_uri") {
-            guard r.utf8.count <= 2048, r.contains(":"), !r.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7f }) else {
-                throw .invalidArgument(
-                    "post_logout_redirect_uri: must be an absolute URI without spaces",
-                    field: "post_logout_redirect_uri"
-                )
-            }
-            postLogoutRedirectURI = r
-        }
-        let browserCommand = try string("browser_command")
-        if let b = browserCommand {
-            guard !b.isEmpty, b.utf8.count <= 4096, !b.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-                throw .invalidArgument("browser_command: must be a command line", field: "browser_command")
-            }
-        }
-
-        let connect = try fields { () throws(JSONFieldError) in try f.optionalInt("connect_timeout_ms", in: 1...600_000)
-        }
-        let request = try fields { () throws(JSONFieldError) in try f.optionalInt("request_timeout_ms", in: 1...600_000)
-        }
-        let retryAfterMax = try fields { () throws(JSONFieldError) in
-            try f.optionalInt("retry_after_max_s", in: 0...300)
-        }
-
-        var cache = CacheSetting.memory
-        if let c = try fields({ () throws(JSONFieldError) in try f.optionalObject("cache") }) {
-            let type = try fields { () throws(JSONFieldError) in try c.optionalString("type") }
-            switch type ?? (c.contains("path") ? "file" : "memory") {
-            case "memory":
-                break
-            case "file":
-                let path: String
-                if let given = try fields({ () throws(JSONFieldError) in try c.optionalString("path") }) {
-                    guard given.hasPrefix("/"), given.utf8.count <= 4096, !given.utf8.contains(0), !given.hasSuffix("/")
-                    else {
-                        throw .invalidArgument("cache.path: must be an absolute path to a file", field: "cache.path")
-                    }
-                    path = given
-                } else {
-                    guard let fallback = FileTokenStore.defaultPath(environment: environment) else {
-                        throw .invalidArgument(
-                            "cache.path: required (neither XDG_CACHE_HOME nor HOME is set)",
-                            field: "cache.path"
-                        )
-                    }
-                    path = fallback
-                }
-                var key: Secret? = nil
-                if let text = try fields({ () throws(JSONFieldError) in try c.optionalString("encryption_key") }) {
-                    guard var bytes = Base64.decode(text), bytes.count == 32 else {
-                        throw .invalidArgument(
-                            "cache.encryption_key: must be 32 bytes in base64",
-                            field: "cache.encryption_key"
-                        )
-                    }
-                    key = bytes.withUnsafeBytes { Secret(bytes: $0) }
-                    bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } }
-                }
-                cache = .file(path: path, key: key)
-            default:
-                throw .invalidArgument("cache.type: must be \"memory\" or \"file\"", field: "cache.type")
-            }
-        }
-
-        var logLevel = LogLevel.off
-        if let level = try string("log_level") {
-            guard let l = LogLevel.allCases.first(where: { $0.name == level }) else {
-                throw .invalidArgument("log_level: must be off, error, warning, info or verbose", field: "log_level")
-            }
-            logLevel = l
-        }
-
-        // CA bundle precedence: config "ca_bundle" > $SSL_CERT_FILE > $CURL_CA_BUNDLE > libcurl's default.
-        var caBundle: String? = nil
-        var caBundleSource = "default"
-        if let ca = try string("ca_bundle") {
-            guard isReadableFile(ca) else {
-                throw .invalidArgument("ca_bundle: not a readable file", field: "ca_bundle")
-            }
-            (caBundle, caBundleSource) = (ca, "config")
-        } else if let e = environment("SSL_CERT_FILE"), !e.isEmpty {
-            (caBundle, caBundleSource) = (e, "SSL_CERT_FILE")
-        } else if let e = environment("CURL_CA_BUNDLE"), !e.isEmpty {
-            (caBundle, caBundleSource) = (e, "CURL_CA_BUNDLE")
-        }
-
-        return ClientConfiguration(
-            authority: authority,
-            clientID: clientID,
-            challengeTypes: types,
-            capabilities: capabilities,
-            redirectURI: redirectURI,
-            authorityType: authorityType,
-            postLogoutRedirectURI: postLogoutRedirectURI,
-            browserCommand: browserCommand,
-            connectTimeoutMs: Int(connect ?? 10_000),
-            requestTimeoutMs: Int(request ?? 30_000),
-            retryAfterMaxSeconds: Double(retryAfterMax ?? 10),
-            cache: cache,
-            logLevel: logLevel,
-            caBundle: caBundle,
-            caBundleSource: caBundleSource
+    ) throws(NativeAuthError) -> ClientConfiguration {
+        try Decode.configuration(
+            f,
+            environment: environment,
+            defaultCachePath: { FileTokenStore.defaultPath(environment: environment) }
         )
     }
 
@@ -246,7 +90,7 @@ enum ClientFactory {
             "ca_bundle_source": .string(c.caBundleSource),
             "cache": ["type": "memory"],
         ]
-        if case .file(let path, let key) = c.cache {
+        if case .file(let path, let key, _) = c.cache {
             var cache: [String: JSONValue] = ["type": "file", "path": .string(path), "encrypted": .bool(key != nil)]
             if let problem = store?.problem { cache["problem"] = .string(problem.rawValue) }
             o["cache"] = .object(cache)
@@ -262,11 +106,15 @@ enum ClientFactory {
         guard let v = getenv(name) else { return nil }
         return String(cString: v)
     }
+}
 
-    private static func isReadableFile(_ path: String) -> Bool {
-        guard !path.isEmpty, path.utf8.count <= 4096, !path.utf8.contains(0) else { return false }
-        var st = stat()
-        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
-        return access(path, R_OK) == 0
+// The composition root wires NativeAuthNet's I/O into the core's seams.
+extension CurlHTTPClient: Transport {}
+extension LoopbackListener: RedirectListener {}
+
+/// The real loopback listeners (NativeAuthNet).
+struct LoopbackListeners: RedirectListeners {
+    func listen(host: LoopbackHost, port: UInt16) -> (any RedirectListener)? {
+        try? LoopbackListener(host: host, port: port)
     }
 }

@@ -121,8 +121,12 @@ public func na_client_set_browser_callback(
     _ userData: UnsafeMutableRawPointer?
 ) -> Int32 {
     let launcher: (any BrowserLauncher)? = fn.map { HostBrowserCallback(fn: $0, userData: userData) }
-    let done: Void? = handles.withClient(handle) { c in c.setBrowserLauncher(launcher) }
-    return done == nil ? NAStatus.invalidArgument.rawValue : NAStatus.ok.rawValue
+    let done = handles.withClient(handle) { c in c.setBrowserLauncher(launcher) }
+    switch done {
+    case true?: return NAStatus.ok.rawValue
+    case false?: return NAStatus.state.rawValue  // called from inside this client's own browser callback
+    case nil: return NAStatus.invalidArgument.rawValue
+    }
 }
 
 /// The host's browser callback and its user data (called on the thread of the sign-in call).

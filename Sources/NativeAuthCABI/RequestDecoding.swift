@@ -6,9 +6,9 @@ import NativeAuthJSON
 enum Decode {
     static func signIn(_ f: Fields) throws(NativeAuthError) -> SignInRequest {
         try SignInRequest(
-            username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
-            password: fields { () throws(JSONFieldError) in try f.optionalString("password") },
-            scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
+            username: f.checked.optionalString("username"),
+            password: f.checked.optionalString("password"),
+            scopes: f.checked.optionalStringArray("scopes"),
             claims: claims(f),
             correlationID: correlationID(f)
         )
@@ -16,7 +16,7 @@ enum Decode {
 
     /// `account`: a `home_account_id` or a username.
     static func account(_ f: Fields) throws(NativeAuthError) -> String? {
-        try fields { () throws(JSONFieldError) in try f.optionalString("account") }
+        try f.checked.optionalString("account")
     }
 
     /// `na_get_account`, `na_sign_out`: which account (`.only` without `account`).
@@ -27,17 +27,17 @@ enum Decode {
     static func signOut(_ f: Fields) throws(NativeAuthError) -> SignOutRequest {
         try SignOutRequest(
             account: account(f),
-            all: fields { () throws(JSONFieldError) in try f.optionalBool("all") } ?? false,
-            browser: fields { () throws(JSONFieldError) in try f.optionalString("browser") }
+            all: f.checked.optionalBool("all") ?? false,
+            browser: f.checked.optionalString("browser")
         )
     }
 
     static func interactive(_ f: Fields) throws(NativeAuthError) -> InteractiveRequest {
         func string(_ key: String) throws(NativeAuthError) -> String? {
-            try fields { () throws(JSONFieldError) in try f.optionalString(key) }
+            try f.checked.optionalString(key)
         }
         var extra: [(String, String)] = []
-        if let o = try fields({ () throws(JSONFieldError) in try f.optionalObject("extra_query_parameters") }) {
+        if let o = try f.checked.optionalObject("extra_query_parameters") {
             for (name, value) in o.members.sorted(by: { $0.key < $1.key }) {
                 guard let v = value.stringValue else {
                     let field = "extra_query_parameters.\(name.prefix(64))"
@@ -47,7 +47,7 @@ enum Decode {
             }
         }
         return try InteractiveRequest(
-            scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
+            scopes: f.checked.optionalStringArray("scopes"),
             loginHint: string("login_hint"),
             prompt: string("prompt"),
             domainHint: string("domain_hint"),
@@ -55,7 +55,7 @@ enum Decode {
             extraQueryParameters: extra,
             responseMode: string("response_mode"),
             browser: string("browser"),
-            timeoutMs: fields { () throws(JSONFieldError) in try f.optionalInt("timeout_ms", in: 0...86_400_000) }
+            timeoutMs: f.checked.optionalInt("timeout_ms", in: 0...86_400_000)
                 .map { Int($0) },
             correlationID: correlationID(f)
         )
@@ -63,15 +63,15 @@ enum Decode {
 
     static func deviceCode(_ f: Fields) throws(NativeAuthError) -> DeviceCodeRequest {
         try DeviceCodeRequest(
-            scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
+            scopes: f.checked.optionalStringArray("scopes"),
             correlationID: correlationID(f)
         )
     }
 
     static func signUp(_ f: Fields) throws(NativeAuthError) -> SignUpRequest {
         try SignUpRequest(
-            username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
-            password: fields { () throws(JSONFieldError) in try f.optionalString("password") },
+            username: f.checked.optionalString("username"),
+            password: f.checked.optionalString("password"),
             attributes: attributes(f, required: false),
             correlationID: correlationID(f)
         )
@@ -79,7 +79,7 @@ enum Decode {
 
     static func resetPassword(_ f: Fields) throws(NativeAuthError) -> ResetPasswordRequest {
         try ResetPasswordRequest(
-            username: fields { () throws(JSONFieldError) in try f.optionalString("username") },
+            username: f.checked.optionalString("username"),
             correlationID: correlationID(f)
         )
     }
@@ -88,7 +88,7 @@ enum Decode {
     /// flow is touched; an error about them carries the request's flow (`NativeAuthClient.refused` keeps it only
     /// when the flow is open).
     static func flowAction(_ f: Fields) throws(NativeAuthError) -> (FlowID, FlowAction?) {
-        guard let id = try fields({ () throws(JSONFieldError) in try f.optionalString("flow") }), !id.isEmpty else {
+        guard let id = try f.checked.optionalString("flow"), !id.isEmpty else {
             throw .invalidArgument("flow: required (the \"flow\" of a previous result)", field: "flow")
         }
         let flow = FlowID(id)
@@ -100,7 +100,7 @@ enum Decode {
     }
 
     private static func flowAction(_ f: Fields, _ flow: FlowID) throws(NativeAuthError) -> (FlowID, FlowAction?) {
-        var name = try fields { () throws(JSONFieldError) in try f.optionalString("action") }
+        var name = try f.checked.optionalString("action")
         if name == nil {
             if f.contains("code") {
                 name = FlowAction.Kind.submitCode.rawValue
@@ -118,7 +118,7 @@ enum Decode {
             throw .invalidArgument("action: unknown action \"\(name.prefix(40))\"", field: "action")
         }
         func string(_ key: String) throws(NativeAuthError) -> String? {
-            try fields { () throws(JSONFieldError) in try f.optionalString(key) }
+            try f.checked.optionalString(key)
         }
         switch kind {
         case .submitCode:
@@ -133,7 +133,7 @@ enum Decode {
         case .cancel:
             return (flow, nil)
         case .wait:
-            let t = try fields { () throws(JSONFieldError) in try f.optionalInt("timeout_ms", in: 0...3_600_000) }
+            let t = try f.checked.optionalInt("timeout_ms", in: 0...3_600_000)
             return (flow, .wait(timeoutMs: t.map { Int($0) }))
         case .submitRedirect:
             guard let url = try string("redirect_url"), !url.isEmpty else {
@@ -147,7 +147,7 @@ enum Decode {
         let contact = try string("contact")
         let scopes =
             f.contains("scopes")
-            ? try Validate.scopes(fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") }) : nil
+            ? try Validate.scopes(f.checked.optionalStringArray("scopes")) : nil
         let claims = try claims(f)
         switch kind {
         case .requestChallenge: return (flow, .requestChallenge(methodID: methodID))
@@ -159,8 +159,8 @@ enum Decode {
 
     static func token(_ f: Fields) throws(NativeAuthError) -> TokenRequest {
         try TokenRequest(
-            scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
-            forceRefresh: fields { () throws(JSONFieldError) in try f.optionalBool("force_refresh") } ?? false,
+            scopes: f.checked.optionalStringArray("scopes"),
+            forceRefresh: f.checked.optionalBool("force_refresh") ?? false,
             claims: claims(f),
             correlationID: correlationID(f),
             account: account(f)
@@ -169,21 +169,21 @@ enum Decode {
 
     /// `correlation_id`: a UUID the app chose for this call's `client-request-id`.
     static func correlationID(_ f: Fields) throws(NativeAuthError) -> String? {
-        try fields { () throws(JSONFieldError) in try f.optionalString("correlation_id") }
+        try f.checked.optionalString("correlation_id")
     }
 
     static func callAPI(_ f: Fields) throws(NativeAuthError) -> APIRequest {
-        let url = try fields { () throws(JSONFieldError) in try f.string("url") }
-        let method = try fields { () throws(JSONFieldError) in try f.optionalString("method") }
+        let url = try f.checked.string("url")
+        let method = try f.checked.optionalString("method")
         let token = try TokenRequest(
-            scopes: fields { () throws(JSONFieldError) in try f.optionalStringArray("scopes") },
-            forceRefresh: fields { () throws(JSONFieldError) in try f.optionalBool("force_refresh") } ?? false,
+            scopes: f.checked.optionalStringArray("scopes"),
+            forceRefresh: f.checked.optionalBool("force_refresh") ?? false,
             claims: nil,
             correlationID: correlationID(f),
             account: account(f)
         )
         var headers: [(name: String, value: String)] = []
-        if let h = try fields({ () throws(JSONFieldError) in try f.optionalObject("headers") }) {
+        if let h = try f.checked.optionalObject("headers") {
             for (name, value) in h.members.sorted(by: { $0.key < $1.key }) {
                 guard let v = value.stringValue else {
                     throw .invalidArgument("headers.\(name): must be a string", field: "headers.\(name)")
@@ -205,7 +205,7 @@ enum Decode {
     }
 
     static func includeIDToken(_ f: Fields) throws(NativeAuthError) -> Bool {
-        try fields { () throws(JSONFieldError) in try f.optionalBool("include_id_token") } ?? false
+        try f.checked.optionalBool("include_id_token") ?? false
     }
 
     /// `claims`: a JSON object (sent serialised) or a string holding one.
@@ -244,5 +244,69 @@ enum Decode {
             }
         }
         return out
+    }
+}
+
+extension Decode {
+    /// `na_client_new`'s configuration document → a validated `ClientConfiguration`: members read like every
+    /// request's (`checked`), values checked by `Validate` in the core. `defaultCachePath` is where a file cache
+    /// without a path lives; `environment` looks up `SSL_CERT_FILE` and `CURL_CA_BUNDLE`.
+    static func configuration(
+        _ f: Fields,
+        environment: (String) -> String?,
+        defaultCachePath: () -> String?
+    ) throws(NativeAuthError) -> ClientConfiguration {
+        let m = f.checked
+        let authorityType = try Validate.authorityType(m.optionalString("authority_type"))
+        let authority = try Validate.authority(
+            m.optionalString("authority"),
+            tenantSubdomain: m.optionalString("tenant_subdomain"),
+            type: authorityType
+        )
+        let ca = try Validate.caBundle(m.optionalString("ca_bundle"), environment: environment)
+        return ClientConfiguration(
+            authority: authority,
+            clientID: try Validate.clientID(m.string("client_id")),
+            challengeTypes: try Validate.challengeTypes(m.optionalStringArray("challenge_types")),
+            capabilities: try Validate.capabilities(m.optionalStringArray("capabilities")),
+            redirectURI: try Validate.absoluteURI(m.optionalString("redirect_uri"), field: "redirect_uri"),
+            authorityType: authorityType,
+            postLogoutRedirectURI: try Validate.absoluteURI(
+                m.optionalString("post_logout_redirect_uri"),
+                field: "post_logout_redirect_uri"
+            ),
+            browserCommand: try Validate.commandLine(m.optionalString("browser_command"), field: "browser_command"),
+            connectTimeoutMs: Int(try m.optionalInt("connect_timeout_ms", in: 1...600_000) ?? 10_000),
+            requestTimeoutMs: Int(try m.optionalInt("request_timeout_ms", in: 1...600_000) ?? 30_000),
+            retryAfterMaxSeconds: Double(try m.optionalInt("retry_after_max_s", in: 0...300) ?? 10),
+            cache: try cache(m.optionalObject("cache"), defaultPath: defaultCachePath),
+            logLevel: try Validate.logLevel(m.optionalString("log_level")),
+            caBundle: ca.path,
+            caBundleSource: ca.source
+        )
+    }
+
+    /// The `cache` member: memory (the default), or a file at `path` (default: `defaultPath`), optionally encrypted.
+    private static func cache(
+        _ c: Fields?,
+        defaultPath: () -> String?
+    ) throws(NativeAuthError) -> CacheSetting {
+        guard let c else { return .memory }
+        let m = c.checked
+        switch try m.optionalString("type") ?? (c.contains("path") ? "file" : "memory") {
+        case "memory":
+            return .memory
+        case "file":
+            let path = try Validate.cachePath(m.optionalString("path"), default: defaultPath)
+            let key = try Validate.encryptionKey(m.optionalString("encryption_key"))
+            let keyStore = try Validate.keyStore(
+                m.optionalString("key_store"),
+                timeoutMs: m.optionalInt("key_store_timeout_ms", in: 1...60_000),
+                withKey: key != nil
+            )
+            return .file(path: path, key: key, keyStore: keyStore)
+        default:
+            throw .invalidArgument("cache.type: must be \"memory\" or \"file\"", field: "cache.type")
+        }
     }
 }

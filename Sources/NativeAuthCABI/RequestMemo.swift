@@ -8,7 +8,7 @@ import NativeAuthCore
 /// on objects that every thread shares makes threads wait for each other's cache lines. So each thread keeps, per
 /// client and exact request bytes:
 /// - the decoded request — a repeated request is decoded exactly as jansson decoded it the first time;
-/// - the last answer that came straight from the token cache (a copy of its rendered document), with the cache
+/// - the last answer that came straight from the token cache (its document, rendered here once), with the cache
 ///   generation it was found at. It is served again only while the cache's generation is unchanged (nothing was
 ///   stored, refreshed or signed out since) and the token is still servable by the cache's own rule; anything else
 ///   goes through the cache.
@@ -36,9 +36,10 @@ final class RequestMemo {
             self.request = request
         }
 
-        func remember(_ rendered: RenderedToken, validity: TokenValidity, generation: UInt64) {
+        /// Keeps `bytes` (the answer, rendered by the caller; the memo wipes them when it lets go).
+        func remember(_ bytes: [UInt8], validity: TokenValidity, generation: UInt64) {
             forget()
-            answer = Array(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(rendered.bytes)[0..<rendered.count]))
+            answer = bytes
             self.validity = validity
             self.generation = generation
         }

@@ -93,19 +93,16 @@ enum Encode {
     static func token(_ r: TokenResult) -> Answer { token(r.token, fromCache: r.fromCache) }
 
     static func token(_ t: AccessToken, fromCache: Bool) -> Answer {
-        if fromCache, let rendered = t.rendered { return .rendered(rendered) }
         var o = tokenMembers(t, fromCache: fromCache)
         o["v"] = 1
         return .document(.object(o))
     }
 
-    /// The cached-answer document of a token, rendered once when the token is stored (the hot path copies it).
-    static func render(_ t: AccessToken) -> RenderedToken? {
-        guard case .document(let doc) = token(t, fromCache: true), var bytes = doc.serializedBytes() else {
-            return nil
-        }
-        defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
-        return bytes.withUnsafeBytes { RenderedToken(copying: $0) }
+    /// A token's answer as bytes, for the calling thread's memo of cached answers (`RequestMemo`); wiped by the
+    /// memo when replaced.
+    static func rendered(_ t: AccessToken, fromCache: Bool) -> [UInt8]? {
+        guard case .document(let doc) = token(t, fromCache: fromCache) else { return nil }
+        return doc.serializedBytes()
     }
 
     static func signedOut(_ r: NativeAuthClient.SignOutResult) -> JSONValue {

@@ -43,13 +43,28 @@ public final class FileTokenStore: TokenStore {
         var starting = true
         /// The last problem with the file, for `na_client_info` (nil once a read or write succeeds).
         var problem: NativeAuthError.Code?
+        /// What the next token or account call answers once (`takeNotice`): the file was set aside because its key
+        /// left the key store.
+        var notice: NativeAuthError?
     }
 
     /// - Parameters:
     ///   - path: an absolute path.
     ///   - environment: the authority's host (MSAL's `environment`); `clientID` the app's client id.
     ///   - key: a 32-byte AES-256-GCM key for encryption at rest, or nil.
-    public init(path: String, environment: String, clientID: String, key: Secret? = nil, logger: Logger) {
+    /// - Parameters:
+    ///   - keyStore: the name of the key store `key` came from (`"secret_service"`, `"kernel_keyring"`), when it
+    ///     came from one: a file this key does not open is then set aside and the cache starts empty (the file's
+    ///     key left the store: a deleted item, a reset keyring, a reboot), where a host's own key makes it an error.
+    public init(
+        path: String,
+        environment: String,
+        clientID: String,
+        key: Secret? = nil,
+        keyStore: String? = nil,
+        logger: Logger
+    ) {
+        self.keyStore = keyStore
         self.path = path
         self.lockPath = path + ".lockfile"
         self.format = MSALCacheFormat(environment: environment, clientID: clientID)
@@ -60,6 +75,17 @@ public final class FileTokenStore: TokenStore {
     }
 
     public var isEncrypted: Bool { encryption != nil }
+
+    /// Where the key came from (`"secret_service"`, `"kernel_keyring"`), when a key store holds it.
+    public let keyStore: String?
+
+    /// The notice the next token or account call answers, once (see `TokenStore.takeNotice`).
+    public func takeNotice() -> NativeAuthError? {
+        state.withLock { s in
+            defer { s.notice = nil }
+            return s.notice
+        }
+    }
 
     /// The last problem with the file (an error code), or nil.
     public var problem: NativeAuthError.Code? { state.withLock { $0.problem } }
@@ -301,7 +327,13 @@ public final class FileTokenStore: TokenStore {
                     "The token cache file is readable by other users; the next write makes it 0600."
                 )
             }
-            if let document = try parse(bytes) {
+            let parsed: UnifiedCache?
+            do { parsed = try parse(bytes) } catch {
+                guard error.code == .cacheKeyInvalid, keyStore != nil else { throw error }
+                try setAsideLost(&s, signature, locked: locked)
+                return
+            }
+            if let document = parsed {
                 s.signature = signature
                 s.announced = nil
                 s.document = document
@@ -327,6 +359,49 @@ public final class FileTokenStore: TokenStore {
             try refreshCorrupt(&s, signature)
             return
         }
+    }
+
+    /// A file the key store's key does not open: its own key left the store. It is set aside like a corrupt file
+    /// (never overwritten), the cache starts empty, and the next token or account call answers `cache_key_invalid`
+    /// once, so the app knows why the user must sign in again.
+    private func setAsideLost(_ s: inout State, _ signature: FileSignature, locked: Bool) throws(NativeAuthError) {
+        var lock: CacheLock? = nil
+        if !locked {
+            do throws(NativeAuthError) { lock = try CacheLock(lockPath) } catch {
+                throw NativeAuthError(.cacheUnreadable, "The token cache file could not be locked to set it aside.")
+            }
+        }
+        defer { lock?.release() }
+        // Another process may have replaced it meanwhile (with a file this key opens): read that one.
+        if FileSignature.of(path) != signature {
+            var readableByOthers = false
+            if case .contents(let bytes, let sig) = try CacheFiles.read(path, readableByOthers: &readableByOthers),
+                let document = try? parse(bytes)
+            {
+                s.signature = sig
+                s.document = document
+                s.view = format.accounts(in: document)
+                return
+            }
+        }
+        guard let aside = CacheFiles.setAside(path) else {
+            throw NativeAuthError(.cacheUnreadable, "The token cache file's key is gone and it could not be set aside.")
+        }
+        let name = aside.split(separator: "/").last.map(String.init) ?? aside
+        let message =
+            "The token cache file's key is no longer in the \(keyStoreLabel) (the item was deleted, the keyring "
+            + "reset, or the machine restarted); the file was kept aside as \(name) and the cache starts empty: the "
+            + "user must sign in again."
+        report(&s, .warning, "lost:\(name)", message)
+        s.notice = NativeAuthError(.cacheKeyInvalid, message)
+        s.problem = .cacheKeyInvalid
+        s.signature = nil
+        s.document = UnifiedCache()
+        s.view = [:]
+    }
+
+    private var keyStoreLabel: String {
+        keyStore == "kernel_keyring" ? "kernel keyring" : "Secret Service"
     }
 
     /// Under the lock: sets a corrupt file aside (unless it changed meanwhile: then it is read again).

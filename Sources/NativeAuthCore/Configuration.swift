@@ -1,3 +1,6 @@
+internal import Glibc
+internal import NativeAuthCrypto
+
 /// What the client may answer with (native-auth `challenge_type`). `redirect` is always sent in addition.
 public enum ChallengeType: String, Sendable, CaseIterable {
     case oob, password
@@ -9,11 +12,32 @@ public enum Capability: String, Sendable, CaseIterable {
     case registrationRequired = "registration_required"
 }
 
-/// Where tokens are kept: in memory (the default), or in a file in MSAL's unified cache format (optionally encrypted
-/// with a host-supplied AES-256-GCM key).
+/// Where tokens are kept: in memory (the default), or in a file in MSAL's unified cache format — in plaintext,
+/// encrypted (AES-256-GCM) with a key the host supplies, or with a key kept in a key store (`keyStore`).
 public enum CacheSetting: Sendable, Equatable {
     case memory
-    case file(path: String, key: Secret?)
+    case file(path: String, key: Secret?, keyStore: KeyStoreSetting? = nil)
+}
+
+/// Where a file cache's key is kept when the host supplies none (`"key_store"`).
+public struct KeyStoreSetting: Sendable, Equatable {
+    public enum Choice: String, Sendable, CaseIterable {
+        /// The user's Secret Service (GNOME Keyring, KWallet, KeePassXC) over D-Bus.
+        case secretService = "secret_service"
+        /// The user's persistent kernel keyring (no daemon; works over SSH; does not survive a reboot).
+        case kernelKeyring = "kernel_keyring"
+        /// The Secret Service if it answers within the bound, else the kernel keyring.
+        case auto
+    }
+
+    public var choice: Choice
+    /// The bound of every wait on the Secret Service (D-Bus), in milliseconds.
+    public var timeoutMs: Int
+
+    public init(choice: Choice, timeoutMs: Int = 2000) {
+        self.choice = choice
+        self.timeoutMs = timeoutMs
+    }
 }
 
 /// What kind of server the authority is. `ciam` and `aad` are Microsoft Entra (External ID, and workforce tenants
@@ -98,5 +122,174 @@ public struct ClientConfiguration: Sendable {
     /// A client id is 1-256 printable ASCII characters.
     public static func isValidClientID(_ id: String) -> Bool {
         !id.isEmpty && id.utf8.count <= 256 && id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f })
+    }
+}
+
+/// The checks of a configuration's values (the C ABI reads the members; requests are checked the same way). Errors
+/// are `invalid_argument` naming the member.
+extension Validate {
+    public static func authorityType(_ name: String?) throws(NativeAuthError) -> AuthorityType? {
+        guard let name else { return nil }
+        guard let t = AuthorityType(rawValue: name) else {
+            throw .invalidArgument("authority_type: must be ciam, aad or oidc", field: "authority_type")
+        }
+        return t
+    }
+
+    /// Exactly one of `authority` and `tenantSubdomain`.
+    public static func authority(
+        _ authority: String?,
+        tenantSubdomain: String?,
+        type: AuthorityType?
+    ) throws(NativeAuthError) -> Authority {
+        switch (authority, tenantSubdomain) {
+        case (let a?, nil): return try Authority(a, type: type)
+        case (nil, let s?): return try Authority(tenantSubdomain: s)
+        case (nil, nil): throw .invalidArgument("authority: required (or tenant_subdomain)", field: "authority")
+        case (_?, _?):
+            throw .invalidArgument("authority: give either authority or tenant_subdomain, not both", field: "authority")
+        }
+    }
+
+    public static func clientID(_ id: String) throws(NativeAuthError) -> String {
+        guard ClientConfiguration.isValidClientID(id) else {
+            throw .invalidArgument("client_id: must be 1-256 printable ASCII characters", field: "client_id")
+        }
+        return id
+    }
+
+    /// Default `oob`, `password`; `redirect` is accepted and always sent anyway.
+    public static func challengeTypes(_ names: [String]?) throws(NativeAuthError) -> [ChallengeType] {
+        var types: [ChallengeType] = []
+        for (i, name) in (names ?? ["oob", "password"]).enumerated() where name != "redirect" {
+            guard let t = ChallengeType(rawValue: name) else {
+                throw .invalidArgument(
+                    "challenge_types[\(i)]: must be \"password\" or \"oob\"",
+                    field: "challenge_types[\(i)]"
+                )
+            }
+            types.append(t)
+        }
+        return types
+    }
+
+    public static func capabilities(_ names: [String]?) throws(NativeAuthError) -> [Capability] {
+        var capabilities: [Capability] = []
+        for (i, name) in (names ?? []).enumerated() {
+            guard let c = Capability(rawValue: name) else {
+                throw .invalidArgument(
+                    "capabilities[\(i)]: must be \"mfa_required\" or \"registration_required\"",
+                    field: "capabilities[\(i)]"
+                )
+            }
+            capabilities.append(c)
+        }
+        return capabilities
+    }
+
+    /// An absolute URI (it has a scheme) of at most 2048 printable ASCII characters without spaces.
+    public static func absoluteURI(_ uri: String?, field: String) throws(NativeAuthError) -> String? {
+        guard let uri else { return nil }
+        guard uri.utf8.count <= 2048, uri.contains(":"), !uri.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7f })
+        else { throw .invalidArgument("\(field): must be an absolute URI without spaces", field: field) }
+        return uri
+    }
+
+    /// A command line (a program and its arguments): not empty, at most 4 KiB, no control characters.
+    public static func commandLine(_ line: String?, field: String) throws(NativeAuthError) -> String? {
+        guard let line else { return nil }
+        guard !line.isEmpty, line.utf8.count <= 4096, !line.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw .invalidArgument("\(field): must be a command line", field: field)
+        }
+        return line
+    }
+
+    public static func logLevel(_ name: String?) throws(NativeAuthError) -> LogLevel {
+        guard let name else { return .off }
+        guard let level = LogLevel.allCases.first(where: { $0.name == name }) else {
+            throw .invalidArgument("log_level: must be off, error, warning, info or verbose", field: "log_level")
+        }
+        return level
+    }
+
+    /// CA bundle precedence: the configuration's `ca_bundle` (a readable file) > `$SSL_CERT_FILE` >
+    /// `$CURL_CA_BUNDLE` > libcurl's default. Answers the bundle and where it came from.
+    public static func caBundle(
+        _ configured: String?,
+        environment: (String) -> String?
+    ) throws(NativeAuthError) -> (path: String?, source: String) {
+        if let ca = configured {
+            guard isReadableFile(ca) else {
+                throw .invalidArgument("ca_bundle: not a readable file", field: "ca_bundle")
+            }
+            return (ca, "config")
+        }
+        if let e = environment("SSL_CERT_FILE"), !e.isEmpty { return (e, "SSL_CERT_FILE") }
+        if let e = environment("CURL_CA_BUNDLE"), !e.isEmpty { return (e, "CURL_CA_BUNDLE") }
+        return (nil, "default")
+    }
+
+    /// A file cache's path: absolute, a file (no trailing slash), at most 4 KiB; without one, `default`.
+    public static func cachePath(_ given: String?, default: () -> String?) throws(NativeAuthError) -> String {
+        guard let given else {
+            guard let fallback = `default`() else {
+                throw .invalidArgument(
+                    "cache.path: required (neither XDG_CACHE_HOME nor HOME is set)",
+                    field: "cache.path"
+                )
+            }
+            return fallback
+        }
+        guard given.hasPrefix("/"), given.utf8.count <= 4096, !given.utf8.contains(0), !given.hasSuffix("/") else {
+            throw .invalidArgument("cache.path: must be an absolute path to a file", field: "cache.path")
+        }
+        return given
+    }
+
+    /// A cache encryption key: 32 bytes in base64 (the text is not kept; the bytes become a `Secret`).
+    public static func encryptionKey(_ text: String?) throws(NativeAuthError) -> Secret? {
+        guard let text else { return nil }
+        guard var bytes = Base64.decode(text), bytes.count == 32 else {
+            throw .invalidArgument("cache.encryption_key: must be 32 bytes in base64", field: "cache.encryption_key")
+        }
+        defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
+        return bytes.withUnsafeBytes { Secret(bytes: $0) }
+    }
+
+    /// `key_store` (and `key_store_timeout_ms`): where the cache key is kept; not together with `encryption_key`.
+    public static func keyStore(
+        _ name: String?,
+        timeoutMs: Int64?,
+        withKey: Bool
+    ) throws(NativeAuthError) -> KeyStoreSetting? {
+        guard let name else {
+            guard timeoutMs == nil else {
+                throw .invalidArgument(
+                    "cache.key_store_timeout_ms: only with key_store",
+                    field: "cache.key_store_timeout_ms"
+                )
+            }
+            return nil
+        }
+        guard let choice = KeyStoreSetting.Choice(rawValue: name) else {
+            throw .invalidArgument(
+                "cache.key_store: must be \"secret_service\", \"kernel_keyring\" or \"auto\"",
+                field: "cache.key_store"
+            )
+        }
+        guard !withKey else {
+            throw .invalidArgument(
+                "cache.key_store: give either key_store or encryption_key, not both",
+                field: "cache.key_store"
+            )
+        }
+        return KeyStoreSetting(choice: choice, timeoutMs: Int(timeoutMs ?? 2000))
+    }
+
+    private static func isReadableFile(_ path: String) -> Bool {
+        guard !path.isEmpty, path.utf8.count <= 4096, !path.utf8.contains(0) else { return false }
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
+        return access(path, R_OK) == 0
     }
 }

@@ -116,7 +116,8 @@ public struct FlowResult: Sendable {
     public var status: FlowStatus
 }
 
-/// A library-held flow: one of the native-auth state machines, each in its own file.
+/// A library-held flow: one of the state machines, each in its own file. None does I/O: `on` answers what the
+/// driver (`FlowDriver`) must do next.
 enum Flow: Sendable {
     case signIn(SignInFlow)
     case signUp(SignUpFlow)
@@ -149,53 +150,33 @@ enum Flow: Sendable {
     /// When the flow ends by itself (a browser or device-code sign-in's own lifetime), if it does.
     var expiresAt: Double? {
         switch self {
-        case .interactive(let f): return f.session.expiresAt
+        case .interactive(let f): return f.expiresAt
         case .deviceCode(let f): return f.expiresAt
         default: return nil
         }
     }
 
-    func apply(_ action: FlowAction, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
+    mutating func on(_ event: FlowEvent, at now: Double) -> FlowEffect {
         switch self {
-        case .signIn(let f): return try f.apply(action, ctx)
-        case .signUp(let f): return try f.apply(action, ctx)
-        case .resetPassword(let f): return try f.apply(action, ctx)
-        case .strongAuth(let f): return try f.apply(action, ctx)
-        case .interactive(let f): return try f.apply(action, ctx)
-        case .deviceCode(let f): return try f.apply(action, ctx)
+        case .signIn(var f):
+            defer { self = .signIn(f) }
+            return f.on(event, at: now)
+        case .signUp(var f):
+            defer { self = .signUp(f) }
+            return f.on(event, at: now)
+        case .resetPassword(var f):
+            defer { self = .resetPassword(f) }
+            return f.on(event, at: now)
+        case .strongAuth(var f):
+            defer { self = .strongAuth(f) }
+            return f.on(event, at: now)
+        case .interactive(var f):
+            defer { self = .interactive(f) }
+            return f.on(event, at: now)
+        case .deviceCode(var f):
+            defer { self = .deviceCode(f) }
+            return f.on(event, at: now)
         }
-    }
-}
-
-/// One step of a flow: the flow's next value (nil when it ended) and what to tell the app — or, when the step got
-/// part of the way (a server step succeeded, a later one failed), the flow to continue from and the error.
-struct Transition: Sendable {
-    var next: Flow?
-    var status: FlowStatus?
-    var failure: NativeAuthError? = nil
-
-    init(next: Flow?, status: FlowStatus) {
-        self.next = next
-        self.status = status
-    }
-
-    static func ended(_ status: FlowStatus) -> Transition { Transition(next: nil, status: status) }
-
-    /// The flow ends, and the call answers `error`.
-    static func ended(_ error: NativeAuthError) -> Transition {
-        var t = Transition(next: nil, status: .passwordRequired)
-        t.status = nil
-        t.failure = error
-        return t
-    }
-
-    /// The step failed after the server finished part of it: the flow moves on to `next` (which retries only what
-    /// is left) and the call answers `error`.
-    static func failed(after next: Flow, _ error: NativeAuthError) -> Transition {
-        var t = Transition(next: next, status: .passwordRequired)
-        t.status = nil
-        t.failure = error
-        return t
     }
 }
 
@@ -213,6 +194,10 @@ struct FlowContext: Sendable {
     let tokens: TokenService
     let clock: any Clock
     let logger: Logger
+    /// Where browser sign-ins listen for their redirect.
+    let listeners: any RedirectListeners
+    /// The browser (the app's callback, else the system's), looked up when a flow opens it.
+    let browser: any BrowserLauncher
     var isCancelled: @Sendable () -> Bool = { false }
     /// What decides whether a sign-in this call completes may still be stored: the sign-out epoch when the call
     /// began, and the flow's fence against a cancel (see `TokenService.acceptSignIn`).
@@ -230,7 +215,9 @@ struct FlowContext: Sendable {
             server: server.with(correlationID: correlationID),
             tokens: tokens,
             clock: clock,
-            logger: logger
+            logger: logger,
+            listeners: listeners,
+            browser: browser
         )
         c.isCancelled = isCancelled
         c.epoch = SignInAdmission(signOutEpoch: tokens.cache.signOutEpoch, fence: fence)
@@ -252,44 +239,6 @@ struct FlowContext: Sendable {
         }
         if isCancelled() { throw NativeAuthError(.cancelled, "The flow was cancelled.") }
     }
-
-    /// `flow_invalid` for an action the state cannot take.
-    func wrongStep(_ action: FlowAction, expected: FlowAction.Kind) -> NativeAuthError {
-        var e = NativeAuthError(
-            .flowInvalid,
-            "\(action.kind.rawValue) is not possible now: the flow is waiting for \(expected.rawValue)."
-        )
-        e.expected = expected
-        return e
-    }
-
-    /// What a token answer inside a flow leads to: signed in, or MFA / strong-auth registration (which continue
-    /// the sign-in as a `StrongAuthFlow`).
-    func redeem(_ answer: TokenAnswer, scopes: [String], claims: ClaimsRequest?) throws(NativeAuthError) -> Transition {
-        switch answer {
-        case .tokens(let response):
-            let (account, token) = try tokens.acceptSignIn(
-                response,
-                requestedScopes: scopes,
-                server: server,
-                epoch: epoch
-            )
-            log(.info, "signed in")
-            return .ended(.signedIn(account, token))
-        case .mfaRequired(let ct):
-            let (next, methods) = try server.introspect(ct)
-            let flow = StrongAuthFlow(state: .mfaSelect(next, methods: methods), scopes: scopes, claims: claims)
-            return Transition(next: .strongAuth(flow), status: .mfaRequired(methods))
-        case .registrationRequired(let ct):
-            let (next, methods) = try server.registerIntrospect(ct)
-            let flow = StrongAuthFlow(
-                state: .registrationSelect(next, methods: methods),
-                scopes: scopes,
-                claims: claims
-            )
-            return Transition(next: .strongAuth(flow), status: .registrationRequired(methods))
-        }
-    }
 }
 
 extension FlowAction {
@@ -305,18 +254,5 @@ extension FlowAction {
         case .wait: return .wait
         case .submitRedirect: return .submitRedirect
         }
-    }
-}
-
-/// Errors after which the same flow may be tried again (wrong code, weak password, network, …): the flow keeps the
-/// state it had before the call.
-func keepsFlow(_ e: NativeAuthError) -> Bool {
-    if e.expected != nil { return true }
-    switch e.code {
-    case .invalidCode, .invalidPassword, .invalidCredentials, .attributesInvalid, .invalidContact, .contactBlocked,
-        .authMethodBlocked, .invalidScope, .network, .timeout, .tls, .server, .throttled, .invalidArgument:
-        return true
-    default:
-        return false
     }
 }

@@ -1,11 +1,15 @@
 internal import NativeAuthCrypto
 internal import NativeAuthHTTP
 
-/// What one browser sign-in holds while it waits: the loopback listener (none for a custom-scheme redirect URI), the
-/// `state`, `nonce` and PKCE verifier, and the addresses. Shared by the flow's values; its listener is used by one
-/// call at a time (the flow is checked out) and closes when the sign-in ends or the last value goes.
-final class AuthorizationSession: @unchecked Sendable {  // immutable but for the listener, see above
-    let listener: LoopbackListener?
+/// What one browser sign-in holds while it waits: the loopback listener and its one-time start page (none for a
+/// custom-scheme redirect URI), the `state`, `nonce` and PKCE verifier, and the addresses. Shared by the flow's
+/// values; its listener is used by one call at a time (the flow is checked out) and closes when the sign-in ends or
+/// the last value goes.
+final class AuthorizationSession: Sendable {
+    let listener: (any RedirectListener)?
+    /// The page on the listener that the browser is given instead of `authorizationURL` (see `StartPage`).
+    let start: StartPage?
+    let responseMode: ResponseMode
     let state: String
     let nonce: String
     let verifier: Secret
@@ -17,7 +21,9 @@ final class AuthorizationSession: @unchecked Sendable {  // immutable but for th
     let metadata: OIDCMetadata
 
     init(
-        listener: LoopbackListener?,
+        listener: (any RedirectListener)?,
+        start: StartPage?,
+        responseMode: ResponseMode,
         state: String,
         nonce: String,
         verifier: Secret,
@@ -28,6 +34,8 @@ final class AuthorizationSession: @unchecked Sendable {  // immutable but for th
         metadata: OIDCMetadata
     ) {
         self.listener = listener
+        self.start = start
+        self.responseMode = responseMode
         self.state = state
         self.nonce = nonce
         self.verifier = verifier
@@ -38,57 +46,232 @@ final class AuthorizationSession: @unchecked Sendable {  // immutable but for th
         self.metadata = metadata
     }
 
+    /// The URL a browser is given and the app is shown: the start page when there is a listener, else the
+    /// authorization URL itself (a custom-scheme redirect URI: the app opens it and captures the redirect).
+    var browserURL: String { start?.url ?? authorizationURL }
+
     deinit { listener?.shutdown() }
 }
 
-/// Browser sign-in (authorization code + PKCE, RFC 8252 loopback redirect): `start` opens the browser (or answers
-/// `browser_pending`), `wait` serves the loopback listener until the redirect with this sign-in's `state` arrives,
-/// `submit_redirect` takes a redirect the app captured itself; the code is redeemed with the verifier and the ID
-/// token is checked (signature, issuer, audience, lifetime, nonce) before the account is cached.
-struct InteractiveFlow: Sendable {
-    let session: AuthorizationSession
-    let scopes: [String]
+/// The random values of one browser sign-in: `state`, `nonce`, the PKCE verifier, and the one-time start page's
+/// path and cookie. From the system random generator; tests give fixed ones.
+struct AuthorizationSecrets: Sendable {
+    var state: String
+    var nonce: String
+    var verifier: String
+    var startPath: String
+    var cookieName: String
+    var cookieValue: String
 
-    static func start(
-        _ request: InteractiveRequest,
-        _ ctx: FlowContext,
-        launcher: any BrowserLauncher
-    ) throws(NativeAuthError) -> Transition {
-        let configuration = ctx.server.configuration
-        let metadata = try ctx.tokens.provider.requiredMetadata(ctx.server)
-        var endpoint = metadata.authorizationEndpoint
-        if endpoint == nil, configuration.authorityType.isEntra {
-            endpoint = configuration.authority.endpoint(Endpoint.authorize.rawValue)
-        }
-        guard let endpoint else {
-            throw NativeAuthError(.server, "The provider's discovery document names no authorization_endpoint.")
-        }
-        let (listener, redirectURI, path) = try Self.redirect(configuration.browserRedirectURI)
-        if listener == nil, request.browser == .system {
-            throw .invalidArgument(
-                "browser: a redirect_uri that is not http://localhost or http://127.0.0.1 has no listener; use "
-                    + "\"browser\":\"none\" and submit_redirect",
-                field: "browser"
-            )
-        }
-        let state: String
-        let nonce: String
-        let verifier: String
+    static func generate() throws(NativeAuthError) -> AuthorizationSecrets {
         do {
-            state = Base64.urlEncode(try SecureRandom.bytes(24))
-            nonce = Base64.urlEncode(try SecureRandom.bytes(24))
-            verifier = try PKCE.makeVerifier()
+            return AuthorizationSecrets(
+                state: Base64.urlEncode(try SecureRandom.bytes(24)),
+                nonce: Base64.urlEncode(try SecureRandom.bytes(24)),
+                verifier: try PKCE.makeVerifier(),
+                startPath: "/" + Base64.urlEncode(try SecureRandom.bytes(24)),
+                cookieName: "na_" + Base64.urlEncode(try SecureRandom.bytes(12)),
+                cookieValue: Base64.urlEncode(try SecureRandom.bytes(24))
+            )
         } catch {
             throw NativeAuthError(.internal, "The system random generator failed.")
         }
-        let url = ctx.server.authorizationURL(
+    }
+}
+
+/// Browser sign-in (authorization code + PKCE, RFC 8252 loopback redirect): discovery, a loopback listener (for an
+/// http://localhost or http://127.0.0.1 redirect URI), then the browser on the one-time start page (or
+/// `browser_pending` for the app to open it); `wait` serves the listener until the redirect with this sign-in's
+/// `state` arrives, `submit_redirect` takes a redirect the app captured itself; the code is redeemed with the
+/// verifier and the ID token is checked (signature, issuer, audience, lifetime, nonce) before the account is cached.
+struct InteractiveFlow: Sendable {
+    /// Where the browser's redirect goes.
+    enum RedirectTarget: Sendable {
+        /// A loopback listener: the redirect URI's host (`localhost` or `127.0.0.1`), port (0: ephemeral) and path.
+        case loopback(host: String, port: UInt16, path: String)
+        /// Any other URI (a custom scheme the app handles itself).
+        case custom(String)
+    }
+
+    enum State: Sendable {
+        case new
+        case discovering
+        case openingListener(OIDCMetadata, endpoint: String, host: String, path: String)
+        case openingBrowser(AuthorizationSession)
+        /// Waiting for the app (`wait`, `submit_redirect`).
+        case waiting(AuthorizationSession)
+        /// Serving the listener until the redirect, a deadline or a cancel.
+        case listening(AuthorizationSession)
+        case redeeming(AuthorizationSession)
+        case storing(AuthorizationSession)
+        case ended
+    }
+
+    let request: InteractiveRequest
+    let configuration: ClientConfiguration
+    let secrets: AuthorizationSecrets
+    private(set) var state: State
+
+    init(_ request: InteractiveRequest, configuration: ClientConfiguration, secrets: AuthorizationSecrets) {
+        self.request = request
+        self.configuration = configuration
+        self.secrets = secrets
+        state = .new
+    }
+
+    var scopes: [String] { request.scopes }
+
+    /// The sign-in's session, once it has one.
+    var session: AuthorizationSession? {
+        switch state {
+        case .openingBrowser(let s), .waiting(let s), .listening(let s), .redeeming(let s), .storing(let s): return s
+        default: return nil
+        }
+    }
+
+    /// When the sign-in ends by itself (its listening socket closes with it).
+    var expiresAt: Double? { session?.expiresAt }
+
+    mutating func on(_ event: FlowEvent, at now: Double) -> FlowEffect {
+        switch (state, event) {
+        case (.new, .start):
+            state = .discovering
+            return .send(.discovery)
+        case (.discovering, .answer(.success(.metadata(let metadata)))):
+            var endpoint = metadata.authorizationEndpoint
+            if endpoint == nil, configuration.authorityType.isEntra {
+                endpoint = configuration.authority.endpoint(Endpoint.authorize.rawValue)
+            }
+            guard let endpoint else {
+                return end(
+                    NativeAuthError(.server, "The provider's discovery document names no authorization_endpoint.")
+                )
+            }
+            let target: RedirectTarget
+            do { target = try Self.redirect(configuration.browserRedirectURI) } catch { return end(error) }
+            switch target {
+            case .custom(let uri):
+                guard request.browser == .none else {
+                    return end(
+                        .invalidArgument(
+                            "browser: a redirect_uri that is not http://localhost or http://127.0.0.1 has no listener; "
+                                + "use \"browser\":\"none\" and submit_redirect",
+                            field: "browser"
+                        )
+                    )
+                }
+                return begin(metadata, endpoint: endpoint, listener: nil, redirectURI: uri, path: "", host: "", now)
+            case .loopback(let host, let port, let path):
+                state = .openingListener(metadata, endpoint: endpoint, host: host, path: path)
+                return .openListener(host == "localhost" ? .localhost : .ipv4, port: port)
+            }
+        case (.openingListener(let metadata, let endpoint, let host, let path), .listenerOpened(let listener)):
+            guard let listener else {
+                return end(
+                    NativeAuthError(.network, "Cannot listen on the loopback interface for the browser's redirect.")
+                )
+            }
+            let redirectURI = "http://\(host):\(listener.port)\(path)"
+            return begin(
+                metadata,
+                endpoint: endpoint,
+                listener: listener,
+                redirectURI: redirectURI,
+                path: path.isEmpty ? "/" : path,
+                host: host,
+                now
+            )
+        case (.openingBrowser(let session), .browserOpened(let opened)):
+            guard opened else {
+                var e = NativeAuthError(
+                    .browserUnavailable,
+                    "No browser could be opened; the sign-in has ended. Start it again with browser none to show "
+                        + "the user an address."
+                )
+                e.authorizationURL = session.browserURL
+                return end(e)
+            }
+            state = .listening(session)
+            return .listen(session, until: session.expiresAt)
+
+        case (.waiting(let session), .action(.wait(let timeoutMs))):
+            guard let listener = session.listener else {
+                // No listener (the redirect URI is not a loopback one): the flow stays, waiting for the redirect.
+                return .fail(.wrongStep(.wait(timeoutMs: timeoutMs), expected: .submitRedirect), keepsFlow: true)
+            }
+            guard listener.isOpen else {
+                return end(NativeAuthError(.flowInvalid, "This sign-in is no longer waiting for a redirect."))
+            }
+            state = .listening(session)
+            return .listen(session, until: min(session.expiresAt, now + Double(timeoutMs ?? 300_000) / 1000))
+        case (.waiting(let session), .action(.submitRedirect(let url))):
+            // Checked first: a mistyped URL is invalid_argument and leaves the flow (and its listener) as it was.
+            let parameters: [String: String]
+            do { parameters = try Self.parameters(of: url, expecting: session.redirectURI) } catch {
+                return .fail(error, keepsFlow: true)
+            }
+            return exchange(parameters, session)
+        case (.waiting, .action(let action)):
+            return .fail(.wrongStep(action, expected: .wait), keepsFlow: true)
+
+        case (.listening(let session), .redirect(let outcome)):
+            switch outcome {
+            case .accepted(let request):
+                return exchange(request.parameters, session)
+            case .stopped:
+                return end(
+                    NativeAuthError(
+                        .flowInvalid,
+                        "The sign-in's start page was requested twice, so another program may have read its address; "
+                            + "the sign-in was stopped. Start it again."
+                    )
+                )
+            case .cancelled:
+                return end(NativeAuthError(.cancelled, "The sign-in was cancelled."))
+            case .timedOut:
+                guard now < session.expiresAt else {
+                    return end(NativeAuthError(.timeout, "The browser sign-in did not complete in time."))
+                }
+                state = .waiting(session)
+                return .finish(.browserPending(Self.pending(session, now)), continues: true)
+            }
+        case (.redeeming(let session), .answer(.success(.tokens(let response)))):
+            state = .storing(session)
+            return .store(
+                response,
+                scopes: scopes,
+                policy: TokenService.IDTokenPolicy(nonce: session.nonce, signature: true)
+            )
+        case (.storing, .stored(.success(let s))):
+            state = .ended
+            return .finish(.signedIn(s.account, s.token), continues: false)
+        case (_, .answer(.failure(let e))), (_, .stored(.failure(let e))):
+            return end(e)
+        default:
+            return end(.unexpectedAnswer("browser sign-in"))
+        }
+    }
+
+    /// The session, once the redirect URI is known (with its listener, if it has one): the browser opens on its start
+    /// page, or the app gets `browser_pending`.
+    private mutating func begin(
+        _ metadata: OIDCMetadata,
+        endpoint: String,
+        listener: (any RedirectListener)?,
+        redirectURI: String,
+        path: String,
+        host: String,
+        _ now: Double
+    ) -> FlowEffect {
+        let url = ServerAPI.authorizationURL(
+            configuration,
             endpoint: endpoint,
             AuthorizationParameters(
                 scopes: request.scopes,
                 redirectURI: redirectURI,
-                state: state,
-                nonce: nonce,
-                codeChallenge: PKCE.challenge(for: verifier),
+                state: secrets.state,
+                nonce: secrets.nonce,
+                codeChallenge: PKCE.challenge(for: secrets.verifier),
                 responseMode: request.responseMode,
                 prompt: request.prompt,
                 loginHint: request.loginHint,
@@ -97,39 +280,94 @@ struct InteractiveFlow: Sendable {
                 extra: request.extraQueryParameters
             )
         )
+        var start: StartPage? = nil
+        if let listener {
+            guard StartPage.isHeaderSafe(url) else {
+                listener.shutdown()
+                return end(NativeAuthError(.server, "The provider's authorization_endpoint is not a usable URL."))
+            }
+            start = StartPage(host: host, port: listener.port, secrets: secrets)
+        }
         let session = AuthorizationSession(
             listener: listener,
-            state: state,
-            nonce: nonce,
-            verifier: Secret(verifier),
+            start: start,
+            responseMode: request.responseMode,
+            state: secrets.state,
+            nonce: secrets.nonce,
+            verifier: Secret(secrets.verifier),
             redirectURI: redirectURI,
             redirectPath: path,
             authorizationURL: url,
-            expiresAt: ctx.clock.now() + Double(request.timeoutMs) / 1000,
+            expiresAt: now + Double(request.timeoutMs) / 1000,
             metadata: metadata
         )
-        let flow = InteractiveFlow(session: session, scopes: request.scopes)
-        ctx.log(.info, listener == nil ? "browser sign-in started" : "browser sign-in started; listening on 127.0.0.1")
         switch request.browser {
         case .none:
-            return Transition(next: .interactive(flow), status: .browserPending(flow.pending(ctx)))
+            state = .waiting(session)
+            return .finish(.browserPending(Self.pending(session, now)), continues: true)
         case .system:
-            guard launcher.open(url) else {
-                var e = NativeAuthError(
-                    .browserUnavailable,
-                    "No browser could be opened; show authorization_url to the user."
-                )
-                e.authorizationURL = url
-                throw e
-            }
-            return try flow.wait(until: session.expiresAt, ctx)
+            // The launcher is looked up when the driver opens the browser (the app may have replaced its callback
+            // during discovery), and is given the start page: a browser's command line is readable by every local
+            // user.
+            state = .openingBrowser(session)
+            return .openBrowser(session.browserURL)
         }
     }
 
-    /// The listener for a loopback redirect URI (its port, or an ephemeral one, added to the URI), or none for any
-    /// other URI (a custom scheme the app handles itself).
-    static func redirect(_ uri: String) throws(NativeAuthError) -> (LoopbackListener?, String, String) {
-        guard let u = try? HTTPURL(uri), u.scheme == "http" else { return (nil, uri, "") }
+    /// The authorization response → the code redemption (or the error it carried). Whatever happens, the flow ends
+    /// with it.
+    private mutating func exchange(_ parameters: [String: String], _ session: AuthorizationSession) -> FlowEffect {
+        guard let response = ServerAPI.authorizationResponse(parameters) else {
+            return end(NativeAuthError(.server, "The redirect carried neither a code nor an error."))
+        }
+        guard let state = response.state, constantTimeEquals(state, session.state) else {
+            return end(NativeAuthError(.server, "The redirect's state does not match this sign-in; it was refused."))
+        }
+        // RFC 9207: a provider that says it sends `iss` must, and it must be the issuer (a mix-up defence).
+        if let iss = response.issuer {
+            guard iss == session.metadata.issuer else {
+                return end(NativeAuthError(.server, "The redirect came from another issuer (iss); it was refused."))
+            }
+        } else if session.metadata.sendsIssuerInResponse {
+            return end(NativeAuthError(.server, "The redirect lacks the issuer (iss) the provider promises to send."))
+        }
+        switch response {
+        case .error(let error, _, _):
+            return end(.fromAuthorizationError(error))
+        case .code(let code, _, _):
+            self.state = .redeeming(session)
+            return .send(
+                .redeemCode(
+                    endpoint: session.metadata.tokenEndpoint,
+                    code: code,
+                    verifier: session.verifier,
+                    redirectURI: session.redirectURI,
+                    scopes: scopes
+                )
+            )
+        }
+    }
+
+    /// Ends the sign-in with `e` (its listener closes with the session).
+    private mutating func end(_ e: NativeAuthError) -> FlowEffect {
+        session?.listener?.shutdown()
+        state = .ended
+        return .fail(e, keepsFlow: false)
+    }
+
+    static func pending(_ session: AuthorizationSession, _ now: Double) -> BrowserPending {
+        BrowserPending(
+            authorizationURL: session.browserURL,
+            redirectURI: session.redirectURI,
+            expiresIn: max(0, Int64((session.expiresAt - now).rounded(.up)))
+        )
+    }
+
+    /// The redirect URI's target: a loopback listener for `http://localhost` (which listens on 127.0.0.1 and ::1: a
+    /// browser may resolve localhost to either, and another user listening on the other one would get the redirect)
+    /// and `http://127.0.0.1` (127.0.0.1 only); any other scheme is the app's to capture.
+    static func redirect(_ uri: String) throws(NativeAuthError) -> RedirectTarget {
+        guard let u = try? HTTPURL(uri), u.scheme == "http" else { return .custom(uri) }
         guard u.host == "localhost" || u.host == "127.0.0.1" else {
             throw .invalidArgument(
                 "redirect_uri: an http redirect URI must be http://localhost or http://127.0.0.1 (RFC 8252)",
@@ -139,80 +377,52 @@ struct InteractiveFlow: Sendable {
         guard u.query == nil else {
             throw .invalidArgument("redirect_uri: must not have a query", field: "redirect_uri")
         }
-        let listener: LoopbackListener
-        do { listener = try LoopbackListener(port: UInt16(u.port ?? 0)) } catch {
-            throw NativeAuthError(.network, "Cannot listen on 127.0.0.1 for the browser's redirect.")
-        }
-        let path = u.path.isEmpty ? "/" : u.path
-        return (listener, "http://\(u.host):\(listener.port)\(u.path)", path)
+        return .loopback(host: u.host, port: UInt16(u.port ?? 0), path: u.path)
     }
 
-    func pending(_ ctx: FlowContext) -> BrowserPending {
-        BrowserPending(
-            authorizationURL: session.authorizationURL,
-            redirectURI: session.redirectURI,
-            expiresIn: max(0, Int64((session.expiresAt - ctx.clock.now()).rounded(.up)))
-        )
-    }
-
-    func apply(_ action: FlowAction, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
-        switch action {
-        case .wait(let timeoutMs):
-            guard session.listener != nil else {
-                // No listener (the redirect URI is not a loopback one): the flow stays, waiting for the redirect.
-                throw ctx.wrongStep(action, expected: .submitRedirect)
+    /// The listener's answer to one request. The start page's first fetch is sent on to the authorization URL with
+    /// this sign-in's cookie; a second fetch stops the sign-in. The redirect of this sign-in (its path, `state`, and
+    /// the cookie) ends the wait; anything else gets an error page and the wait goes on. No page repeats what the
+    /// request carried.
+    static func decide(_ r: RedirectRequest, _ session: AuthorizationSession, now: Double) -> RedirectReply {
+        if let start = session.start, r.path == start.path {
+            guard start.claim() else {
+                return RedirectReply(
+                    status: 410,
+                    html: page(
+                        "This sign-in page was already opened once, so it was stopped. Start the sign-in again."
+                    ),
+                    ending: .stopped
+                )
             }
-            let deadline = min(session.expiresAt, ctx.clock.now() + Double(timeoutMs ?? 300_000) / 1000)
-            return try wait(until: deadline, ctx)
-        case .submitRedirect(let url):
-            session.listener?.shutdown()
-            return redeem(try Self.parameters(of: url, expecting: session.redirectURI), ctx)
-        default:
-            throw ctx.wrongStep(action, expected: .wait)
+            let left = (session.expiresAt - now).rounded(.up)
+            let lifetime: Int64 = left.isFinite ? Int64(max(1, min(86_400, left))) : 1
+            return start.forward(to: session.authorizationURL, cookieLifetime: lifetime, ending: .none)
         }
-    }
-
-    /// Serves the listener until the redirect, `deadline`, or a cancel. At the sign-in's own expiry the flow ends
-    /// with `timeout`; at an earlier deadline it answers `browser_pending` again, flow intact.
-    func wait(until deadline: Double, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
-        guard let listener = session.listener, listener.isOpen else {
-            throw NativeAuthError(.flowInvalid, "This sign-in is no longer waiting for a redirect.")
-        }
-        let session = self.session
-        let outcome = listener.wait(
-            deadline: deadline,
-            now: { ctx.clock.now() },
-            isCancelled: ctx.isCancelled,
-            decide: { request in Self.decide(request, session) }
-        )
-        switch outcome {
-        case .accepted(let request):
-            return redeem(request.parameters, ctx)
-        case .cancelled:
-            throw NativeAuthError(.cancelled, "The sign-in was cancelled.")
-        case .timedOut:
-            guard ctx.clock.now() < session.expiresAt else {
-                listener.shutdown()
-                return .ended(NativeAuthError(.timeout, "The browser sign-in did not complete in time."))
-            }
-            return Transition(next: .interactive(self), status: .browserPending(pending(ctx)))
-        }
-    }
-
-    /// The listener's answer to one request: the redirect of this sign-in (its path and `state`) ends the wait;
-    /// anything else gets an error page and the wait goes on. No page repeats what the request carried.
-    static func decide(_ r: RedirectRequest, _ session: AuthorizationSession) -> RedirectReply {
         guard r.path == session.redirectPath else {
             return RedirectReply(status: 404, html: page("Not found."), accepted: false)
         }
-        guard let state = r.parameters["state"], constantTimeEquals(state, session.state) else {
+        guard let state = ServerAPI.redirectState(r.parameters), constantTimeEquals(state, session.state) else {
             return RedirectReply(
                 status: 400,
                 html: page("This response does not belong to the sign-in in progress; it was ignored."),
                 accepted: false
             )
         }
-        let failed = r.parameters["error"] != nil
+        // The redirect must come from the browser that opened the start page: it carries the page's cookie. A
+        // form_post redirect is a cross-site POST (the provider's page posts to this listener), with which browsers
+        // do not send SameSite=Lax cookies, so it cannot be asked for there; the state (never on a command line)
+        // and the check that the connection is this user's guard it.
+        if let start = session.start, !(session.responseMode == .formPost && r.method == "POST"),
+            !start.isCarried(by: r.cookies)
+        {
+            return RedirectReply(
+                status: 400,
+                html: page("This response did not come from the browser that started the sign-in; it was ignored."),
+                accepted: false
+            )
+        }
+        let failed = ServerAPI.redirectIsError(r.parameters)
         return RedirectReply(
             status: 200,
             html: page(
@@ -250,70 +460,5 @@ struct InteractiveFlow: Sendable {
             for (k, v) in FormEncoding.decode(String(text)) ?? [] where parameters[k] == nil { parameters[k] = v }
         }
         return parameters
-    }
-
-    /// The authorization response → tokens. Whatever happens, the flow ends here.
-    func redeem(_ parameters: [String: String], _ ctx: FlowContext) -> Transition {
-        do {
-            return .ended(try exchange(parameters, ctx))
-        } catch {
-            return .ended(error)
-        }
-    }
-
-    private func exchange(_ parameters: [String: String], _ ctx: FlowContext) throws(NativeAuthError) -> FlowStatus {
-        guard let response = ServerAPI.authorizationResponse(parameters) else {
-            throw NativeAuthError(.server, "The redirect carried neither a code nor an error.")
-        }
-        guard let state = response.state, constantTimeEquals(state, session.state) else {
-            throw NativeAuthError(.server, "The redirect's state does not match this sign-in; it was refused.")
-        }
-        // RFC 9207: a provider that says it sends `iss` must, and it must be the issuer (a mix-up defence).
-        if let iss = response.issuer {
-            guard iss == session.metadata.issuer else {
-                throw NativeAuthError(.server, "The redirect came from another issuer (iss); it was refused.")
-            }
-        } else if session.metadata.sendsIssuerInResponse {
-            throw NativeAuthError(.server, "The redirect lacks the issuer (iss) the provider promises to send.")
-        }
-        switch response {
-        case .error(let error, _, _):
-            var details = ServerErrorDetails(error: error)
-            details.correlationID = ctx.correlationID
-            switch error {
-            case "access_denied":
-                throw NativeAuthError(.accessDenied, "The user or the provider refused the sign-in.", server: details)
-            case "interaction_required", "login_required", "consent_required":
-                throw NativeAuthError(
-                    .interactionRequired,
-                    "The provider needs the user to interact (prompt=none cannot complete).",
-                    server: details
-                )
-            default:
-                throw NativeAuthError(
-                    .server,
-                    "The provider refused the sign-in (\(DisplayText.bounded(error))).",
-                    server: details
-                )
-            }
-        case .code(let code, _, _):
-            let tokens = ctx.tokens
-            let r = try ctx.server.redeemCode(
-                endpoint: session.metadata.tokenEndpoint,
-                code: code,
-                verifier: session.verifier,
-                redirectURI: session.redirectURI,
-                scopes: scopes
-            )
-            let (account, token) = try tokens.acceptSignIn(
-                r,
-                requestedScopes: scopes,
-                server: ctx.server,
-                epoch: ctx.epoch,
-                policy: TokenService.IDTokenPolicy(nonce: session.nonce, signature: true)
-            )
-            ctx.log(.info, "signed in through the browser")
-            return .signedIn(account, token)
-        }
     }
 }

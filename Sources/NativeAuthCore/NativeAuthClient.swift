@@ -1,5 +1,5 @@
 internal import NativeAuthCrypto
-internal import NativeAuthHTTP
+public import NativeAuthHTTP
 import Synchronization
 
 /// The library version (also in `include/nativeauth.h` as NA_VERSION_*).
@@ -25,9 +25,9 @@ public final class NativeAuthClient: Sendable {
     let flows = FlowRegistry()
     let tokens: TokenService
     let context: FlowContext
-    /// The app's browser launcher (`na_client_set_browser_callback`), else the system's.
-    private let launcher = Mutex<(any BrowserLauncher)?>(nil)
-    private let systemLauncher: any BrowserLauncher
+    /// The app's browser launcher (`na_client_set_browser_callback`), else the system's, looked up when a browser
+    /// is opened; replacing it waits for invocations already running (see `BrowserSlot`).
+    private let browsers: BrowserSlot
     /// Where the token cache is persisted (`MemoryTokenStore` keeps nothing).
     public let store: any TokenStore
     /// Set when the host frees the client: waits of calls still running end with `cancelled`.
@@ -39,9 +39,9 @@ public final class NativeAuthClient: Sendable {
         apiTransport: (any Transport)? = nil,
         clock: any Clock = SystemClock(),
         store: any TokenStore = MemoryTokenStore(),
-        environment: @escaping @Sendable (String) -> String? = { _ in nil },
         logger: Logger? = nil,
-        renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil
+        listeners: any RedirectListeners = NoRedirectListeners(),
+        systemBrowser: any BrowserLauncher = NoBrowser()
     ) throws(NativeAuthError) {
         self.configuration = configuration
         let logger = logger ?? Logger(level: configuration.logLevel)
@@ -54,13 +54,20 @@ public final class NativeAuthClient: Sendable {
         self.closing = closing
         tokens = TokenService(
             server: server,
-            cache: try TokenCache(store: store, renderer: renderer),
+            cache: try TokenCache(store: store),
             clock: clock,
             logger: logger,
             isCancelled: { closing.isSet }
         )
-        context = FlowContext(server: server, tokens: tokens, clock: clock, logger: logger)
-        systemLauncher = SystemBrowserLauncher(command: configuration.browserCommand, environment: environment)
+        browsers = BrowserSlot(system: systemBrowser)
+        context = FlowContext(
+            server: server,
+            tokens: tokens,
+            clock: clock,
+            logger: logger,
+            listeners: listeners,
+            browser: browsers
+        )
     }
 
     /// The host is freeing the client: calls still running stop waiting (for a refresh another call or process is
@@ -73,12 +80,13 @@ public final class NativeAuthClient: Sendable {
     /// Whether `close` was called.
     public var isClosing: Bool { closing.isSet }
 
-    /// Replaces the browser launcher (nil: back to the system's).
-    public func setBrowserLauncher(_ l: (any BrowserLauncher)?) {
-        launcher.withLock { $0 = l }
+    /// Replaces the browser launcher (nil: back to the system's). Waits until invocations of the old one running on
+    /// other threads have returned: once this returns, the old launcher is never called again. Returns false,
+    /// changing nothing, when called from inside this client's own launcher.
+    @discardableResult
+    public func setBrowserLauncher(_ l: (any BrowserLauncher)?) -> Bool {
+        browsers.replace(l)
     }
-
-    private var currentLauncher: any BrowserLauncher { launcher.withLock { $0 } ?? systemLauncher }
 
     /// Native auth is Entra's: other providers answer `not_supported`.
     private func requireNativeAuth() throws(NativeAuthError) {
@@ -111,107 +119,84 @@ public final class NativeAuthClient: Sendable {
     /// `na_sign_in`.
     public func signIn(_ request: SignInRequest) throws(NativeAuthError) -> FlowResult {
         try requireNativeAuth()
-        let id = try correlation(request.correlationID)
-        let transition: Transition
-        do {
-            transition = try SignInFlow.start(request, context.with(correlationID: id))
-        } catch {
-            var e = hinted(error.error, request.username)
-            if let retry = error.retry { e.flow = try flows.create(retry, correlationID: id, now: clock.now()) }
-            throw e
-        }
-        return try begin(transition, type: .signIn, correlationID: id)
+        return try begin(.signIn(SignInFlow(request)), type: .signIn, correlation: request.correlationID)
     }
 
     /// `na_sign_up`.
     public func signUp(_ request: SignUpRequest) throws(NativeAuthError) -> FlowResult {
         try requireNativeAuth()
-        let id = try correlation(request.correlationID)
-        do {
-            return try begin(
-                SignUpFlow.start(request, context.with(correlationID: id)),
-                type: .signUp,
-                correlationID: id
-            )
-        } catch {
-            throw hinted(error, request.username)
-        }
+        return try begin(.signUp(SignUpFlow(request)), type: .signUp, correlation: request.correlationID)
     }
 
     /// `na_reset_password`.
     public func resetPassword(_ request: ResetPasswordRequest) throws(NativeAuthError) -> FlowResult {
         try requireNativeAuth()
-        let id = try correlation(request.correlationID)
-        do {
-            let transition = try ResetPasswordFlow.start(request, context.with(correlationID: id))
-            return try begin(transition, type: .resetPassword, correlationID: id)
-        } catch {
-            throw hinted(error, request.username)
-        }
+        return try begin(
+            .resetPassword(ResetPasswordFlow(request)),
+            type: .resetPassword,
+            correlation: request.correlationID
+        )
     }
 
     // MARK: - Browser and device code
 
     /// `na_sign_in_interactive`.
     public func signInInteractive(_ request: InteractiveRequest) throws(NativeAuthError) -> FlowResult {
-        let id = try correlation(request.correlationID)
         flows.purgeExpired(now: clock.now())
-        let transition = try InteractiveFlow.start(
-            request,
-            context.with(correlationID: id),
-            launcher: currentLauncher
-        )
-        if let failure = transition.failure { throw failure }
-        return try begin(transition, type: .interactive, correlationID: id)
+        let flow = InteractiveFlow(request, configuration: configuration, secrets: try AuthorizationSecrets.generate())
+        return try begin(.interactive(flow), type: .interactive, correlation: request.correlationID)
     }
 
     /// `na_sign_in_device_code`.
     public func signInDeviceCode(_ request: DeviceCodeRequest) throws(NativeAuthError) -> FlowResult {
-        let id = try correlation(request.correlationID)
         flows.purgeExpired(now: clock.now())
-        return try begin(
-            DeviceCodeFlow.start(request, context.with(correlationID: id)),
-            type: .deviceCode,
-            correlationID: id
-        )
+        return try begin(.deviceCode(DeviceCodeFlow(request)), type: .deviceCode, correlation: request.correlationID)
+    }
+
+    /// A new flow's first call: its start event and effects. A flow that goes on (or stays usable after a failure,
+    /// as a sign-in whose up-front password was wrong) is stored, and named by the result or the error.
+    private func begin(_ flow: Flow, type: FlowType, correlation chosen: String?) throws(NativeAuthError) -> FlowResult
+    {
+        let id = try correlation(chosen)
+        let closing = self.closing
+        let driver = FlowDriver(ctx: context.with(correlationID: id, isCancelled: { closing.isSet }))
+        switch driver.run(flow, .start) {
+        case .answered(let status, let next):
+            guard let next else { return FlowResult(flowType: type, flow: nil, status: status) }
+            let flowID = try flows.create(next, correlationID: id, now: clock.now())
+            return FlowResult(flowType: next.type, flow: flowID, status: status)
+        case .failed(let error, let next):
+            var e = hinted(error, flow.username)
+            if let next { e.flow = try flows.create(next, correlationID: id, now: clock.now()) }
+            throw e
+        }
     }
 
     /// `na_flow_submit`: one action on a flow a previous result returned. Its requests carry the flow's correlation
-    /// id. A failed step leaves the flow as it was when a retry makes sense (the error then names the flow);
-    /// otherwise the flow ends. A flow cancelled while the call ran is forgotten when it returns.
+    /// id. A failed step leaves the flow usable when the flow says so (the error then names the flow); otherwise the
+    /// flow ends. A flow cancelled while the call ran is forgotten when it returns.
     public func submit(flow id: FlowID, _ action: FlowAction) throws(NativeAuthError) -> FlowResult {
         let (flow, correlationID, fence) = try flows.checkout(id, now: clock.now())
-        let username = flow.username
         let flows = self.flows
         let closing = self.closing
-        let ctx = context.with(
-            correlationID: correlationID,
-            fence: fence,
-            isCancelled: { flows.isCancelled(id) || closing.isSet }
+        let driver = FlowDriver(
+            ctx: context.with(
+                correlationID: correlationID,
+                fence: fence,
+                isCancelled: { flows.isCancelled(id) || closing.isSet }
+            )
         )
-        let transition: Transition
-        do {
-            transition = try flow.apply(action, ctx)
-        } catch {
-            let keep = keepsFlow(error)
-            let kept = flows.checkin(id, keep ? flow : nil, now: clock.now())
-            var e = hinted(error, username)
-            if keep && kept { e.flow = id }
+        switch driver.run(flow, .action(action)) {
+        case .answered(let status, let next):
+            let kept = flows.checkin(id, next, now: clock.now())
+            if case .signedIn = status { flows.noteSignedIn(id, now: clock.now()) }
+            return FlowResult(flowType: next?.type ?? flow.type, flow: next == nil || !kept ? nil : id, status: status)
+        case .failed(let error, let next):
+            let kept = flows.checkin(id, next, now: clock.now())
+            var e = hinted(error, flow.username)
+            if next != nil && kept { e.flow = id }
             throw e
         }
-        let kept = flows.checkin(id, transition.next, now: clock.now())
-        if var failure = transition.failure {
-            failure = hinted(failure, username)
-            if transition.next != nil && kept { failure.flow = id }
-            throw failure
-        }
-        guard let status = transition.status else { throw NativeAuthError(.internal, "a flow step gave no status") }
-        if case .signedIn = status { flows.noteSignedIn(id, now: clock.now()) }
-        return FlowResult(
-            flowType: transition.next?.type ?? flow.type,
-            flow: transition.next == nil || !kept ? nil : id,
-            status: status
-        )
     }
 
     /// A `na_flow_submit` request refused before its flow was touched (an empty code, a missing password): the
@@ -228,22 +213,6 @@ public final class NativeAuthClient: Sendable {
     /// step completing it, or came later): nothing was cancelled, and the app should treat the user as signed in.
     public func cancel(flow id: FlowID) throws(NativeAuthError) {
         try flows.cancel(id, now: clock.now())
-    }
-
-    /// Stores the flow a start step left, if any.
-    private func begin(
-        _ transition: Transition,
-        type: FlowType,
-        correlationID: String
-    ) throws(NativeAuthError)
-        -> FlowResult
-    {
-        guard let status = transition.status else {
-            throw transition.failure ?? NativeAuthError(.internal, "no status")
-        }
-        guard let next = transition.next else { return FlowResult(flowType: type, flow: nil, status: status) }
-        let id = try flows.create(next, correlationID: correlationID, now: clock.now())
-        return FlowResult(flowType: next.type, flow: id, status: status)
     }
 
     // MARK: - Tokens, APIs, account
@@ -281,7 +250,8 @@ public final class NativeAuthClient: Sendable {
     /// Forgets the selected account's tokens (every account's with `all`), locally as MSAL's native sign-out; with
     /// `all`, or when no account is left, open flows are cancelled too. The result names the provider's end-session
     /// URL for the account (`id_token_hint`, `post_logout_redirect_uri`, `client_id`, and on Entra `logout_hint`);
-    /// with `browser` `.system` it is opened too.
+    /// with `browser` `.system` it is opened too, through a one-time URL on 127.0.0.1 (`EndSessionHandoff`: the
+    /// call waits up to 10 s for the browser to fetch it).
     public func signOut(_ request: SignOutRequest) throws(NativeAuthError) -> SignOutResult {
         var result = SignOutResult(removed: [], endSessionURL: nil, browserOpened: false)
         do { result.removed = try tokens.signOut(request.account, all: request.all) } catch {
@@ -302,7 +272,14 @@ public final class NativeAuthClient: Sendable {
             }
         }
         if request.browser == .system, let url = result.endSessionURL {
-            result.browserOpened = currentLauncher.open(url)
+            let clock = self.clock
+            result.browserOpened = EndSessionHandoff.open(
+                url,
+                with: browsers,
+                listeners: context.listeners,
+                now: { clock.now() },
+                logger: logger
+            )
         }
         return result
     }
@@ -345,4 +322,11 @@ final class ClosingFlag: Sendable {
     private let flag = Atomic<Bool>(false)
     func set() { flag.store(true, ordering: .releasing) }
     var isSet: Bool { flag.load(ordering: .acquiring) }
+}
+
+/// No loopback listener (a client built without NativeAuthNet, as some tests build it): browser sign-ins with a
+/// loopback redirect URI answer `network`.
+public struct NoRedirectListeners: RedirectListeners {
+    public init() {}
+    public func listen(host: LoopbackHost, port: UInt16) -> (any RedirectListener)? { nil }
 }

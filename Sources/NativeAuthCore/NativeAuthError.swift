@@ -94,9 +94,11 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         public static let cacheKeyInvalid = Code(rawValue: "cache_key_invalid")
         // Added with the shared cache
         public static let reentrantCall = Code(rawValue: "reentrant_call")
+        // Added with the keyring-protected cache
+        public static let keyringUnavailable = Code(rawValue: "keyring_unavailable")
 
-        /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`
-        /// and the Python exception map are checked against it by the tests.
+        /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`,
+        /// the Python exception map and the Go sentinels are checked against it (ErrorTableTests).
         public static let table: [(code: Code, category: Category, meaning: String)] = [
             (
                 .invalidArgument, .invalidArgument,
@@ -150,10 +152,15 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.passwordChangeRequired, .interaction, "AADSTS50142"),
             (
                 .browserUnavailable, .interaction,
-                "no browser could be opened; `authorization_url` is the address to show the user"
+                "no browser could be opened; `authorization_url` is the address the browser was to get (the "
+                    + "sign-in has ended: start again with `\"browser\":\"none\"` to show one)"
             ),
             (.flowExpired, .state, "the flow's continuation token expired"),
-            (.flowInvalid, .state, "unknown, finished, busy flow, or an action it is not waiting for (`expected`)"),
+            (
+                .flowInvalid, .state,
+                "unknown, finished, busy flow, or an action it is not waiting for (`expected`); also a browser "
+                    + "sign-in stopped because its one-time start page was fetched twice"
+            ),
             (.cancelled, .state, "the flow was cancelled (from another thread) while this call waited on it"),
             (
                 .reentrantCall, .state,
@@ -173,7 +180,16 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
                 .cacheInsecure, .storage,
                 "the cache file or its directory is writable by others or owned by another user; it is not used"
             ),
-            (.cacheKeyInvalid, .storage, "the cache file is encrypted with another key, or was altered"),
+            (
+                .cacheKeyInvalid, .storage,
+                "the cache file is encrypted with another key, was altered, or its key left the key store (the file is "
+                    + "then set aside and the client starts empty)"
+            ),
+            (
+                .keyringUnavailable, .storage,
+                "`key_store`: neither the Secret Service nor the kernel keyring could hold the cache key (the message "
+                    + "says what was tried and the ways out)"
+            ),
             (.noAccount, .notFound, "no signed-in account (or none matches `account`)"),
             (
                 .accountRequired, .invalidArgument,

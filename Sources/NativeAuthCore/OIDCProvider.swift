@@ -147,13 +147,3 @@ final class OIDCProvider: Sendable {
         }
     }
 }
-
-/// Equal strings, compared without an early exit.
-func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8)
-    let y = Array(b.utf8)
-    guard x.count == y.count else { return false }
-    var diff: UInt8 = 0
-    for i in 0..<x.count { diff |= x[i] ^ y[i] }
-    return diff == 0
-}

@@ -1,4 +1,5 @@
 internal import Glibc
+internal import NativeAuthCrypto
 
 /// A secret the library holds for a moment or keeps in its cache: a password, a one-time code, an access or refresh
 /// token. Its `description` is `<redacted>`, the logger has no way to print it, and its bytes are overwritten with
@@ -43,13 +44,10 @@ public final class Secret: @unchecked Sendable, CustomStringConvertible, CustomD
     public var description: String { "<redacted>" }
     public var debugDescription: String { "<redacted>" }
 
-    /// Equal bytes (compared without an early exit).
+    /// Equal bytes (compared without an early exit: NativeAuthCrypto's `constantTimeEquals`).
     public static func == (a: Secret, b: Secret) -> Bool {
         if a === b { return true }  // one object (whether two are one says nothing about the bytes)
-        guard a.count == b.count else { return false }
-        var diff: UInt8 = 0
-        for i in 0..<a.count { diff |= a.storage[i] ^ b.storage[i] }
-        return diff == 0
+        return constantTimeEquals(UnsafeRawBufferPointer(a.storage), UnsafeRawBufferPointer(b.storage))
     }
 }
 

@@ -147,6 +147,15 @@ extension ServerAPI {
 
     /// The authorization request URL.
     func authorizationURL(endpoint: String, _ p: AuthorizationParameters) -> String {
+        Self.authorizationURL(configuration, endpoint: endpoint, p)
+    }
+
+    /// The authorization request URL of a client with `configuration` (a pure function: flows build it themselves).
+    static func authorizationURL(
+        _ configuration: ClientConfiguration,
+        endpoint: String,
+        _ p: AuthorizationParameters
+    ) -> String {
         var q: [(String, String)] = [
             ("client_id", configuration.clientID), ("response_type", "code"), ("redirect_uri", p.redirectURI),
             ("scope", requestScopes(p.scopes).joined(separator: " ")), ("state", p.state), ("nonce", p.nonce),
@@ -162,6 +171,12 @@ extension ServerAPI {
         let separator = endpoint.contains("?") ? "&" : "?"
         return endpoint + separator + FormEncoding.encode(q)
     }
+
+    /// A redirect's `state` parameter, if any.
+    static func redirectState(_ parameters: [String: String]) -> String? { parameters["state"] }
+
+    /// Whether a redirect reports an error (`error`) rather than a code.
+    static func redirectIsError(_ parameters: [String: String]) -> Bool { parameters["error"] != nil }
 
     /// Reads an authorization response's parameters (a redirect's query, or a `form_post` body).
     static func authorizationResponse(_ parameters: [String: String]) -> AuthorizationResponse? {

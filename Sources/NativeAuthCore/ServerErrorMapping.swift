@@ -159,3 +159,44 @@ extension NativeAuthError {
         }
     }
 }
+
+extension NativeAuthError {
+    /// Whether a refresh failure means the refresh token itself is dead, so it must not be presented again. MSAL
+    /// iOS (MSIDDefaultSilentTokenRequest: "MSAL removes RTs on invalid_grant + bad token combination") and MSAL
+    /// Android (BaseController: INVALID_GRANT with BAD_TOKEN) drop it only then; the AADSTS codes below also say
+    /// the token itself expired or was revoked (700082 expired by inactivity, 70008 expired, 700084 expired for a
+    /// single-page app, 50173 revoked). Consent, MFA and other interaction answers concern one scope set and keep
+    /// it; network errors, 5xx and 429 never touch it.
+    var meansRefreshTokenIsDead: Bool {
+        guard let s = server else { return false }
+        if s.error == "invalid_grant" && s.suberror == "bad_token" { return true }
+        if s.error == "expired_refresh_token" { return true }
+        let deadCodes: Set<Int64> = [700082, 70008, 700084, 50173]
+        return s.errorCodes.contains(where: deadCodes.contains)
+    }
+}
+
+extension NativeAuthError {
+    /// A browser sign-in's redirect that carried `error` instead of a code (RFC 6749 §4.1.2.1): `access_denied` is
+    /// the user's or the provider's refusal; `interaction_required`, `login_required` and `consent_required` (OIDC
+    /// Core §3.1.2.6) say that `prompt=none` cannot complete; anything else is `server`.
+    static func fromAuthorizationError(_ error: String) -> NativeAuthError {
+        let details = ServerErrorDetails(error: error)
+        switch error {
+        case "access_denied":
+            return NativeAuthError(.accessDenied, "The user or the provider refused the sign-in.", server: details)
+        case "interaction_required", "login_required", "consent_required":
+            return NativeAuthError(
+                .interactionRequired,
+                "The provider needs the user to interact (prompt=none cannot complete).",
+                server: details
+            )
+        default:
+            return NativeAuthError(
+                .server,
+                "The provider refused the sign-in (\(DisplayText.bounded(error))).",
+                server: details
+            )
+        }
+    }
+}

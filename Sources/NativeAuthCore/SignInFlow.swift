@@ -1,81 +1,145 @@
-/// Sign-in with email + password or an emailed one-time code: `initiate` → `challenge` → `token`. MFA and strong-auth
-/// registration, when the token step asks for them, continue as a `StrongAuthFlow`.
+/// Sign-in with email + password or an emailed one-time code: `initiate` → `challenge` → `token`. With a password
+/// given up front (and a password account) it completes in one call. MFA and strong-auth registration, when the token
+/// step asks for them, are a hand-off to `StrongAuthFlow` (below, in `redeeming`).
 struct SignInFlow: Sendable {
+    /// What the flow waits for from the app.
+    enum Waiting: Sendable {
+        case password(ContinuationToken)
+        case code(ContinuationToken, CodeChallenge)
+    }
+
     enum State: Sendable {
-        case awaitingPassword(ContinuationToken)
-        case awaitingCode(ContinuationToken, CodeChallenge)
+        /// Not started; the password given up front, if any.
+        case new(password: Secret?)
+        case initiating(password: Secret?)
+        case challenging(password: Secret?)
+        case waiting(Waiting)
+        /// A new code was asked for.
+        case resending(from: Waiting)
+        /// The token request and what follows it; `from` is where a retryable failure returns.
+        case redeeming(TokenRedemption, from: Waiting)
+        case ended
     }
 
     let username: String
     let scopes: [String]
     let claims: ClaimsRequest?
-    var state: State
+    private(set) var state: State
 
-    /// Starts a sign-in. With a password (and a password account) it completes in one call; otherwise the flow
-    /// waits for the password or the code. A retryable failure of an up-front password (wrong password) leaves the
-    /// flow waiting for the password: `retry` carries it.
-    static func start(_ request: SignInRequest, _ ctx: FlowContext) throws(SignInStartFailure) -> Transition {
-        do {
-            ctx.log(.info, "sign-in started")
-            let first = try ctx.server.initiate(username: request.username)
-            let flow: (State) -> SignInFlow = {
-                SignInFlow(username: request.username, scopes: request.scopes, claims: request.claims, state: $0)
-            }
-            switch try ctx.server.challenge(first) {
-            case .password(let ct):
-                let waiting = flow(.awaitingPassword(ct))
-                guard let password = request.password else {
-                    return Transition(next: .signIn(waiting), status: .passwordRequired)
-                }
-                do {
-                    return try waiting.apply(.submitPassword(password), ctx)
-                } catch {
-                    guard keepsFlow(error) else { throw SignInStartFailure(error: error, retry: nil) }
-                    // The continuation token is still good: let the app retry the password on the same flow.
-                    throw SignInStartFailure(error: error, retry: .signIn(waiting))
-                }
-            case .code(let ct, let challenge):
-                // An account without a password answers with a code even when a password was given (as MSAL iOS).
-                return Transition(next: .signIn(flow(.awaitingCode(ct, challenge))), status: .codeRequired(challenge))
-            }
-        } catch let failure as SignInStartFailure {
-            throw failure
-        } catch let e as NativeAuthError {
-            throw SignInStartFailure(error: e, retry: nil)
-        } catch {
-            throw SignInStartFailure(error: NativeAuthError(.internal, "unexpected sign-in error"), retry: nil)
+    init(_ request: SignInRequest) {
+        username = request.username
+        scopes = request.scopes
+        claims = request.claims
+        state = .new(password: request.password)
+    }
+
+    init(username: String, scopes: [String], claims: ClaimsRequest?, state: State) {
+        self.username = username
+        self.scopes = scopes
+        self.claims = claims
+        self.state = state
+    }
+
+    /// Whether the flow stays usable after `e` (then in the state it waited in): the user's input was refused, or
+    /// the server gave no verdict. The continuation token is still good.
+    static func keeps(_ e: NativeAuthError) -> Bool {
+        switch e.code {
+        case .invalidPassword, .invalidCredentials, .invalidCode, .invalidScope, .invalidArgument: return true
+        default: return e.isTransient
         }
     }
 
-    func apply(_ action: FlowAction, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
-        switch (state, action) {
-        case (.awaitingPassword(let ct), .submitPassword(let password)):
-            let answer = try ctx.server.token(
-                .password(ct, username: username, password: password),
-                scopes: scopes,
-                claims: claims
-            )
-            return try ctx.redeem(answer, scopes: scopes, claims: claims)
-        case (.awaitingCode(let ct, _), .submitCode(let code)):
-            let answer = try ctx.server.token(.oob(ct, code: code), scopes: scopes, claims: claims)
-            return try ctx.redeem(answer, scopes: scopes, claims: claims)
-        case (.awaitingCode(let ct, _), .resendCode):
-            guard case .code(let next, let challenge) = try ctx.server.challenge(ct) else {
-                throw .unexpected("a resend answered with a password challenge")
+    mutating func on(_ event: FlowEvent, at now: Double) -> FlowEffect {
+        switch (state, event) {
+        case (.new(let password), .start):
+            state = .initiating(password: password)
+            return .send(.initiate(username: username))
+        case (.initiating(let password), .answer(.success(.continuation(let ct)))):
+            state = .challenging(password: password)
+            return .send(.challenge(ct, methodID: nil, context: .flowStep))
+        case (.challenging(let password), .answer(.success(.challenge(.password(let ct))))):
+            state = .waiting(.password(ct))
+            guard let password else { return .finish(.passwordRequired, continues: true) }
+            return redeem(.password(ct, username: username, password: password), from: .password(ct))
+        case (.challenging, .answer(.success(.challenge(.code(let ct, let challenge))))):
+            // An account without a password answers with a code even when a password was given (as MSAL iOS).
+            state = .waiting(.code(ct, challenge))
+            return .finish(.codeRequired(challenge), continues: true)
+        case (.initiating, .answer(.failure(let e))), (.challenging, .answer(.failure(let e))):
+            state = .ended
+            return .fail(e, keepsFlow: false)
+
+        case (.waiting(.password(let ct)), .action(.submitPassword(let password))):
+            return redeem(.password(ct, username: username, password: password), from: .password(ct))
+        case (.waiting(.code(let ct, let challenge)), .action(.submitCode(let code))):
+            return redeem(.oob(ct, code: code), from: .code(ct, challenge))
+        case (.waiting(.code(let ct, let challenge)), .action(.resendCode)):
+            state = .resending(from: .code(ct, challenge))
+            return .send(.challenge(ct, methodID: nil, context: .flowStep))
+        case (.waiting(.password), .action(let action)):
+            return .fail(.wrongStep(action, expected: .submitPassword), keepsFlow: true)
+        case (.waiting(.code), .action(let action)):
+            return .fail(.wrongStep(action, expected: .submitCode), keepsFlow: true)
+
+        case (.resending, .answer(.success(.challenge(.code(let next, let challenge))))):
+            state = .waiting(.code(next, challenge))
+            return .finish(.codeRequired(challenge), continues: true)
+        case (.resending(let from), .answer(.success(.challenge(.password)))):
+            state = .waiting(from)
+            return .fail(.unexpected("a resend answered with a password challenge"), keepsFlow: true)
+        case (.resending(let from), .answer(.failure(let e))):
+            return failing(e, back: from)
+
+        case (.redeeming(var redemption, let from), _):
+            switch redemption.on(event) {
+            case .effect(let effect):
+                state = .redeeming(redemption, from: from)
+                return effect
+            case .signedIn(let s):
+                state = .ended
+                return .finish(.signedIn(s.account, s.token), continues: false)
+            case .mfaRequired(let ct, let methods):
+                // The hand-off: the sign-in goes on as MFA (choose a method, then the code).
+                state = .ended
+                let next = StrongAuthFlow(
+                    state: .waiting(.mfaSelect(ct, methods: methods)),
+                    scopes: scopes,
+                    claims: claims
+                )
+                return .handOff(.strongAuth(next), .mfaRequired(methods))
+            case .registrationRequired(let ct, let methods):
+                // The hand-off: the sign-in goes on as strong-auth registration (the contact, then its code).
+                state = .ended
+                let next = StrongAuthFlow(
+                    state: .waiting(.registrationSelect(ct, methods: methods)),
+                    scopes: scopes,
+                    claims: claims
+                )
+                return .handOff(.strongAuth(next), .registrationRequired(methods))
+            case .failed(let e):
+                return failing(e, back: from)
             }
-            var flow = self
-            flow.state = .awaitingCode(next, challenge)
-            return Transition(next: .signIn(flow), status: .codeRequired(challenge))
-        case (.awaitingPassword, _):
-            throw ctx.wrongStep(action, expected: .submitPassword)
-        case (.awaitingCode, _):
-            throw ctx.wrongStep(action, expected: .submitCode)
+
+        default:
+            state = .ended
+            return .fail(.unexpectedAnswer("sign-in"), keepsFlow: false)
         }
     }
-}
 
-/// A failed sign-in start; `retry` is the flow to retry on, when the failure leaves one.
-struct SignInStartFailure: Error {
-    var error: NativeAuthError
-    var retry: Flow?
+    /// The token request with `grant`; a retryable failure returns to `from`.
+    private mutating func redeem(_ grant: NativeGrant, from: Waiting) -> FlowEffect {
+        let (redemption, effect) = TokenRedemption.start(grant, scopes: scopes, claims: claims)
+        state = .redeeming(redemption, from: from)
+        return effect
+    }
+
+    /// A failed step: back to `from` when the flow stays usable, else ended.
+    private mutating func failing(_ e: NativeAuthError, back from: Waiting) -> FlowEffect {
+        guard Self.keeps(e) else {
+            state = .ended
+            return .fail(e, keepsFlow: false)
+        }
+        state = .waiting(from)
+        return .fail(e, keepsFlow: true)
+    }
 }

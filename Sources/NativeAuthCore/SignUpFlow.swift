@@ -1,79 +1,175 @@
 /// Sign-up: `signup/start` → `signup/challenge` (the email is verified first) → `signup/continue` with the code, then
-/// the password and attributes the server still asks for → completed, after which `sign_in` redeems the flow's
-/// continuation token.
+/// the password and attributes the server still asks for → completed. The app may then `sign_in`: the flow's
+/// continuation token is redeemed at the token endpoint (`signingIn`, below), which may hand off to MFA or
+/// registration like any sign-in.
 struct SignUpFlow: Sendable {
-    enum State: Sendable {
-        case awaitingCode(ContinuationToken, CodeChallenge)
-        case awaitingPassword(ContinuationToken)
-        case awaitingAttributes(ContinuationToken, [RequiredAttribute])
+    /// What the flow waits for from the app.
+    enum Waiting: Sendable {
+        case code(ContinuationToken, CodeChallenge)
+        case password(ContinuationToken)
+        case attributes(ContinuationToken, [RequiredAttribute])
+        /// Signed up; `sign_in` redeems this continuation token.
         case completed(ContinuationToken)
     }
 
-    let username: String
-    var state: State
-
-    static func start(_ request: SignUpRequest, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
-        ctx.log(.info, "sign-up started")
-        let ct = try ctx.server.signUpStart(
-            username: request.username,
-            password: request.password,
-            attributes: request.attributes
-        )
-        guard case .code(let next, let challenge) = try ctx.server.signUpChallenge(ct) else {
-            throw .unexpected("sign-up challenge_type password before the email was verified")
-        }
-        let flow = SignUpFlow(username: request.username, state: .awaitingCode(next, challenge))
-        return Transition(next: .signUp(flow), status: .codeRequired(challenge))
+    enum State: Sendable {
+        case new(password: Secret?, attributes: [String: String]?)
+        case starting
+        /// The first challenge (the email is verified before anything else).
+        case verifying
+        case waiting(Waiting)
+        /// `signup/continue` with the code, the password or the attributes.
+        case continuing(from: Waiting)
+        /// The challenge after `continue` answered that a credential is needed.
+        case challenging(from: Waiting)
+        case resending(from: Waiting)
+        /// After sign-up: the sign-in with the flow's continuation token (the hand-off to a sign-in).
+        case signingIn(TokenRedemption, from: Waiting)
+        case ended
     }
 
-    func apply(_ action: FlowAction, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
-        switch (state, action) {
-        case (.awaitingCode(let ct, _), .submitCode(let code)):
-            return try next(ctx.server.signUpContinue(ct, .code(code)), ctx)
-        case (.awaitingCode(let ct, _), .resendCode):
-            guard case .code(let next, let challenge) = try ctx.server.signUpChallenge(ct) else {
-                throw .unexpected("a resend answered with a password challenge")
+    let username: String
+    private(set) var state: State
+
+    init(_ request: SignUpRequest) {
+        username = request.username
+        state = .new(password: request.password, attributes: request.attributes)
+    }
+
+    init(username: String, state: State) {
+        self.username = username
+        self.state = state
+    }
+
+    static func keeps(_ e: NativeAuthError) -> Bool {
+        switch e.code {
+        case .invalidCode, .invalidPassword, .attributesInvalid, .invalidScope, .invalidArgument: return true
+        default: return e.isTransient
+        }
+    }
+
+    mutating func on(_ event: FlowEvent, at now: Double) -> FlowEffect {
+        if case .action(let action) = event, case .waiting(let waiting) = state { return act(action, waiting) }
+        switch (state, event) {
+        case (.new(let password, let attributes), .start):
+            state = .starting
+            return .send(.signUpStart(username: username, password: password, attributes: attributes))
+        case (.starting, .answer(.success(.continuation(let ct)))):
+            state = .verifying
+            return .send(.signUpChallenge(ct))
+        case (.verifying, .answer(.success(.challenge(.code(let next, let challenge))))):
+            state = .waiting(.code(next, challenge))
+            return .finish(.codeRequired(challenge), continues: true)
+        case (.verifying, .answer(.success(.challenge(.password)))):
+            state = .ended
+            return .fail(.unexpected("sign-up challenge_type password before the email was verified"), keepsFlow: false)
+        case (.starting, .answer(.failure(let e))), (.verifying, .answer(.failure(let e))):
+            state = .ended
+            return .fail(e, keepsFlow: false)
+
+        case (.continuing(let from), .answer(.success(.signUpContinue(let answer)))):
+            switch answer {
+            case .completed(let ct):
+                // Without a continuation token the server allows no automatic sign-in: the flow ends here and the
+                // app signs in normally (MSAL iOS, SignUpResponseValidator: "Even if the continuationToken is nil,
+                // the signUp flow is considered successfully completed").
+                guard let ct else {
+                    state = .ended
+                    return .finish(.signUpCompleted, continues: false)
+                }
+                state = .waiting(.completed(ct))
+                return .finish(.signUpCompleted, continues: true)
+            case .credentialRequired(let ct):
+                state = .challenging(from: from)
+                return .send(.signUpChallenge(ct))
+            case .attributesRequired(let ct, let attributes):
+                state = .waiting(.attributes(ct, attributes))
+                return .finish(.attributesRequired(attributes), continues: true)
             }
-            return moving(to: .awaitingCode(next, challenge), .codeRequired(challenge))
-        case (.awaitingPassword(let ct), .submitPassword(let password)):
-            return try next(ctx.server.signUpContinue(ct, .password(password)), ctx)
-        case (.awaitingAttributes(let ct, _), .submitAttributes(let attributes)):
-            return try next(ctx.server.signUpContinue(ct, .attributes(attributes)), ctx)
+        case (.challenging, .answer(.success(.challenge(.password(let next))))):
+            state = .waiting(.password(next))
+            return .finish(.passwordRequired, continues: true)
+        case (.challenging, .answer(.success(.challenge(.code(let next, let challenge))))),
+            (.resending, .answer(.success(.challenge(.code(let next, let challenge))))):
+            state = .waiting(.code(next, challenge))
+            return .finish(.codeRequired(challenge), continues: true)
+        case (.resending(let from), .answer(.success(.challenge(.password)))):
+            state = .waiting(from)
+            return .fail(.unexpected("a resend answered with a password challenge"), keepsFlow: true)
+        case (.continuing(let from), .answer(.failure(let e))), (.challenging(let from), .answer(.failure(let e))),
+            (.resending(let from), .answer(.failure(let e))):
+            return failing(e, back: from)
+
+        case (.signingIn(var redemption, let from), _):
+            switch redemption.on(event) {
+            case .effect(let effect):
+                state = .signingIn(redemption, from: from)
+                return effect
+            case .signedIn(let s):
+                state = .ended
+                return .finish(.signedIn(s.account, s.token), continues: false)
+            case .mfaRequired(let ct, let methods):
+                state = .ended
+                let next = StrongAuthFlow(
+                    state: .waiting(.mfaSelect(ct, methods: methods)),
+                    scopes: redemption.scopes,
+                    claims: redemption.claims
+                )
+                return .handOff(.strongAuth(next), .mfaRequired(methods))
+            case .registrationRequired(let ct, let methods):
+                state = .ended
+                let next = StrongAuthFlow(
+                    state: .waiting(.registrationSelect(ct, methods: methods)),
+                    scopes: redemption.scopes,
+                    claims: redemption.claims
+                )
+                return .handOff(.strongAuth(next), .registrationRequired(methods))
+            case .failed(let e):
+                return failing(e, back: from)
+            }
+        default:
+            state = .ended
+            return .fail(.unexpectedAnswer("sign-up"), keepsFlow: false)
+        }
+    }
+
+    /// An action of the app in the state `w`.
+    private mutating func act(_ action: FlowAction, _ w: Waiting) -> FlowEffect {
+        switch (w, action) {
+        case (.code(let ct, _), .submitCode(let code)):
+            state = .continuing(from: w)
+            return .send(.signUpContinue(ct, .code(code)))
+        case (.code(let ct, _), .resendCode):
+            state = .resending(from: w)
+            return .send(.signUpChallenge(ct))
+        case (.password(let ct), .submitPassword(let password)):
+            state = .continuing(from: w)
+            return .send(.signUpContinue(ct, .password(password)))
+        case (.attributes(let ct, _), .submitAttributes(let attributes)):
+            state = .continuing(from: w)
+            return .send(.signUpContinue(ct, .attributes(attributes)))
         case (.completed(let ct), .signIn(let scopes, let claims)):
             let scopes = scopes ?? []
-            let answer = try ctx.server.token(.continuation(ct, username: username), scopes: scopes, claims: claims)
-            return try ctx.redeem(answer, scopes: scopes, claims: claims)
-        case (.awaitingCode, _): throw ctx.wrongStep(action, expected: .submitCode)
-        case (.awaitingPassword, _): throw ctx.wrongStep(action, expected: .submitPassword)
-        case (.awaitingAttributes, _): throw ctx.wrongStep(action, expected: .submitAttributes)
-        case (.completed, _): throw ctx.wrongStep(action, expected: .signIn)
+            let (redemption, effect) = TokenRedemption.start(
+                .continuation(ct, username: username),
+                scopes: scopes,
+                claims: claims
+            )
+            state = .signingIn(redemption, from: w)
+            return effect
+        case (.code, _): return .fail(.wrongStep(action, expected: .submitCode), keepsFlow: true)
+        case (.password, _): return .fail(.wrongStep(action, expected: .submitPassword), keepsFlow: true)
+        case (.attributes, _): return .fail(.wrongStep(action, expected: .submitAttributes), keepsFlow: true)
+        case (.completed, _): return .fail(.wrongStep(action, expected: .signIn), keepsFlow: true)
         }
     }
 
-    /// After each `signup/continue`.
-    private func next(_ answer: SignUpContinueAnswer, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
-        switch answer {
-        case .completed(let ct):
-            ctx.log(.info, "sign-up completed")
-            // Without a continuation token the server allows no automatic sign-in: the flow ends here and the app
-            // signs in normally (MSAL iOS, SignUpResponseValidator: "Even if the continuationToken is nil, the signUp
-            // flow is considered successfully completed").
-            guard let ct else { return .ended(.signUpCompleted) }
-            return moving(to: .completed(ct), .signUpCompleted)
-        case .credentialRequired(let ct):
-            switch try ctx.server.signUpChallenge(ct) {
-            case .password(let next): return moving(to: .awaitingPassword(next), .passwordRequired)
-            case .code(let next, let challenge):
-                return moving(to: .awaitingCode(next, challenge), .codeRequired(challenge))
-            }
-        case .attributesRequired(let ct, let attributes):
-            return moving(to: .awaitingAttributes(ct, attributes), .attributesRequired(attributes))
+    private mutating func failing(_ e: NativeAuthError, back: Waiting) -> FlowEffect {
+        guard Self.keeps(e) else {
+            state = .ended
+            return .fail(e, keepsFlow: false)
         }
-    }
-
-    private func moving(to state: State, _ status: FlowStatus) -> Transition {
-        var flow = self
-        flow.state = state
-        return Transition(next: .signUp(flow), status: status)
+        state = .waiting(back)
+        return .fail(e, keepsFlow: true)
     }
 }

@@ -1,8 +1,10 @@
 /// The second half of a sign-in that the token step did not complete: MFA (`introspect` → `challenge` →
 /// `token grant_type=mfa_oob`) or just-in-time strong-auth registration (`register/introspect` → `register/challenge`
-/// → `register/continue` → `token grant_type=continuation_token`).
+/// → `register/continue` → `token grant_type=continuation_token`). A sign-in (or a sign-up's or reset's sign-in)
+/// hands off to it; the token step here may hand on to MFA or registration again.
 struct StrongAuthFlow: Sendable {
-    enum State: Sendable {
+    /// What the flow waits for from the app.
+    enum Waiting: Sendable {
         case mfaSelect(ContinuationToken, methods: [AuthMethod])
         case mfaCode(ContinuationToken, methods: [AuthMethod], methodID: String?, challenge: CodeChallenge)
         case registrationSelect(ContinuationToken, methods: [AuthMethod])
@@ -17,113 +19,179 @@ struct StrongAuthFlow: Sendable {
         case registered(ContinuationToken)
     }
 
-    var state: State
+    enum State: Sendable {
+        case waiting(Waiting)
+        /// The MFA challenge was sent for `methodID`.
+        case challenging(methods: [AuthMethod], methodID: String?, from: Waiting)
+        /// The registration challenge was sent for `method` and `contact`.
+        case registering(methods: [AuthMethod], method: AuthMethod, contact: String, from: Waiting)
+        /// `register/v1.0/continue` was sent (with the code, or none for a preverified contact).
+        case continuingRegistration(from: Waiting)
+        /// The token request; a retryable failure returns to `back`.
+        case redeeming(TokenRedemption, back: Waiting)
+        case ended
+    }
+
+    private(set) var state: State
     let scopes: [String]
     let claims: ClaimsRequest?
 
-    func apply(_ action: FlowAction, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
-        switch (state, action) {
+    init(state: State, scopes: [String], claims: ClaimsRequest?) {
+        self.state = state
+        self.scopes = scopes
+        self.claims = claims
+    }
+
+    static func keeps(_ e: NativeAuthError) -> Bool {
+        switch e.code {
+        case .invalidCode, .invalidContact, .contactBlocked, .authMethodBlocked, .invalidScope, .invalidArgument:
+            return true
+        default: return e.isTransient
+        }
+    }
+
+    mutating func on(_ event: FlowEvent, at now: Double) -> FlowEffect {
+        if case .action(let action) = event, case .waiting(let waiting) = state { return act(action, waiting) }
+        switch (state, event) {
+        case (
+            .challenging(let methods, let methodID, _),
+            .answer(.success(.challenge(.code(let next, let challenge))))
+        ):
+            state = .waiting(.mfaCode(next, methods: methods, methodID: methodID, challenge: challenge))
+            return .finish(.codeRequired(challenge), continues: true)
+        case (.challenging(_, _, let from), .answer(.success(.challenge(.password)))):
+            state = .waiting(from)
+            return .fail(.unexpected("an MFA challenge answered with a password challenge"), keepsFlow: true)
+        case (.challenging(_, _, let from), .answer(.failure(let e))):
+            return failing(e, back: from)
+
+        case (.registering(_, _, _, let from), .answer(.success(.registerChallenge(.preverified(let next))))):
+            state = .continuingRegistration(from: from)
+            return .send(.registerContinue(next, code: nil))
+        case (
+            .registering(let methods, let method, let contact, _),
+            .answer(.success(.registerChallenge(.code(let next, let challenge))))
+        ):
+            state = .waiting(
+                .registrationCode(next, methods: methods, methodID: method.id, contact: contact, challenge: challenge)
+            )
+            return .finish(.codeRequired(challenge), continues: true)
+        case (.registering(_, _, _, let from), .answer(.failure(let e))):
+            return failing(e, back: from)
+        case (.continuingRegistration, .answer(.success(.continuation(let ct)))):
+            // Registered. If the token request fails, the registration stays done: the flow waits as `registered`,
+            // and a retry repeats only the token request — never `register/v1.0/continue`, whose continuation token
+            // the server has consumed.
+            return redeem(.continuation(ct, username: nil), back: .registered(ct))
+        case (.continuingRegistration(let from), .answer(.failure(let e))):
+            return failing(e, back: from)
+
+        case (.redeeming(var redemption, let back), _):
+            switch redemption.on(event) {
+            case .effect(let effect):
+                state = .redeeming(redemption, back: back)
+                return effect
+            case .signedIn(let s):
+                state = .ended
+                return .finish(.signedIn(s.account, s.token), continues: false)
+            case .mfaRequired(let ct, let methods):
+                state = .waiting(.mfaSelect(ct, methods: methods))
+                return .finish(.mfaRequired(methods), continues: true)
+            case .registrationRequired(let ct, let methods):
+                state = .waiting(.registrationSelect(ct, methods: methods))
+                return .finish(.registrationRequired(methods), continues: true)
+            case .failed(let e):
+                return failing(e, back: back)
+            }
+        default:
+            state = .ended
+            return .fail(.unexpectedAnswer("strong authentication"), keepsFlow: false)
+        }
+    }
+
+    /// An action of the app in the state `w`.
+    private mutating func act(_ action: FlowAction, _ w: Waiting) -> FlowEffect {
+        switch (w, action) {
         // MFA: choose a method (or resend to the chosen one), then the code.
         case (.mfaSelect(let ct, let methods), .requestChallenge(let id)),
             (.mfaCode(let ct, let methods, _, _), .requestChallenge(let id)):
             let chosen = id ?? methods.first?.id
             if let chosen, !methods.contains(where: { $0.id == chosen }) {
-                throw .invalidArgument("method_id: not one of the flow's methods", field: "method_id")
+                return .fail(
+                    .invalidArgument("method_id: not one of the flow's methods", field: "method_id"),
+                    keepsFlow: true
+                )
             }
-            return try mfaChallenge(ct, methods: methods, methodID: chosen, ctx)
+            state = .challenging(methods: methods, methodID: chosen, from: w)
+            return .send(.challenge(ct, methodID: chosen, context: .mfaChallenge))
         case (.mfaCode(let ct, let methods, let methodID, _), .resendCode):
-            return try mfaChallenge(ct, methods: methods, methodID: methodID, ctx)
+            state = .challenging(methods: methods, methodID: methodID, from: w)
+            return .send(.challenge(ct, methodID: methodID, context: .mfaChallenge))
         case (.mfaCode(let ct, _, _, _), .submitCode(let code)):
-            let answer = try ctx.server.token(.mfaOOB(ct, code: code), scopes: scopes, claims: claims)
-            return try ctx.redeem(answer, scopes: scopes, claims: claims)
+            return redeem(.mfaOOB(ct, code: code), back: w)
 
         // Registration: the contact to register (or a resend to it), then the code.
         case (.registrationSelect(let ct, let methods), .registerMethod(let contact, let id)):
-            return try register(ct, methods: methods, contact: contact, methodID: id, current: nil, ctx)
+            return register(ct, methods: methods, contact: contact, methodID: id, current: nil, from: w)
         case (.registrationCode(let ct, let methods, let current, _, _), .registerMethod(let contact, let id)):
-            return try register(ct, methods: methods, contact: contact, methodID: id, current: current, ctx)
+            return register(ct, methods: methods, contact: contact, methodID: id, current: current, from: w)
         case (.registrationCode(let ct, let methods, let current, let contact, _), .resendCode):
-            return try register(ct, methods: methods, contact: contact, methodID: nil, current: current, ctx)
+            return register(ct, methods: methods, contact: contact, methodID: nil, current: current, from: w)
         case (.registrationCode(let ct, _, _, _, _), .submitCode(let code)):
-            return try finishRegistration(ctx.server.registerContinue(ct, code: code), ctx)
+            state = .continuingRegistration(from: w)
+            return .send(.registerContinue(ct, code: code))
         case (.registered(let ct), .signIn), (.registered(let ct), .submitCode):
-            return try finishRegistration(ct, ctx)
+            return redeem(.continuation(ct, username: nil), back: w)
 
-        case (.mfaSelect, _): throw ctx.wrongStep(action, expected: .requestChallenge)
-        case (.registrationSelect, _): throw ctx.wrongStep(action, expected: .registerMethod)
-        case (.mfaCode, _), (.registrationCode, _): throw ctx.wrongStep(action, expected: .submitCode)
-        case (.registered, _): throw ctx.wrongStep(action, expected: .signIn)
+        case (.mfaSelect, _): return .fail(.wrongStep(action, expected: .requestChallenge), keepsFlow: true)
+        case (.registrationSelect, _): return .fail(.wrongStep(action, expected: .registerMethod), keepsFlow: true)
+        case (.mfaCode, _), (.registrationCode, _):
+            return .fail(.wrongStep(action, expected: .submitCode), keepsFlow: true)
+        case (.registered, _): return .fail(.wrongStep(action, expected: .signIn), keepsFlow: true)
         }
     }
 
-    private func mfaChallenge(
-        _ ct: ContinuationToken,
-        methods: [AuthMethod],
-        methodID: String?,
-        _ ctx: FlowContext
-    )
-        throws(NativeAuthError) -> Transition
-    {
-        guard
-            case .code(let next, let challenge) = try ctx.server.challenge(
-                ct,
-                methodID: methodID,
-                context: .mfaChallenge
-            )
-        else { throw .unexpected("an MFA challenge answered with a password challenge") }
-        var flow = self
-        flow.state = .mfaCode(next, methods: methods, methodID: methodID, challenge: challenge)
-        return Transition(next: .strongAuth(flow), status: .codeRequired(challenge))
-    }
-
-    private func register(
+    /// The registration challenge for `contact` with a method of the flow (`methodID`, else `current`, else the
+    /// first).
+    private mutating func register(
         _ ct: ContinuationToken,
         methods: [AuthMethod],
         contact: String,
         methodID: String?,
         current: String?,
-        _ ctx: FlowContext
-    ) throws(NativeAuthError) -> Transition {
+        from: Waiting
+    ) -> FlowEffect {
         guard !contact.isEmpty, contact.utf8.count <= 320 else {
-            throw .invalidArgument(
-                "contact: required (the email address or phone number to register)",
-                field: "contact"
+            return .fail(
+                .invalidArgument("contact: required (the email address or phone number to register)", field: "contact"),
+                keepsFlow: true
             )
         }
         if let methodID, !methods.contains(where: { $0.id == methodID }) {
-            throw .invalidArgument("method_id: not one of the flow's methods", field: "method_id")
+            return .fail(
+                .invalidArgument("method_id: not one of the flow's methods", field: "method_id"),
+                keepsFlow: true
+            )
         }
         guard let method = methods.first(where: { $0.id == (methodID ?? current) }) ?? methods.first else {
-            throw .unexpected("registration without methods")
+            return .fail(.unexpected("registration without methods"), keepsFlow: true)
         }
-        switch try ctx.server.registerChallenge(ct, method: method, target: contact) {
-        case .preverified(let next):
-            return try finishRegistration(ctx.server.registerContinue(next, code: nil), ctx)
-        case .code(let next, let challenge):
-            var flow = self
-            flow.state = .registrationCode(
-                next,
-                methods: methods,
-                methodID: method.id,
-                contact: contact,
-                challenge: challenge
-            )
-            return Transition(next: .strongAuth(flow), status: .codeRequired(challenge))
-        }
+        state = .registering(methods: methods, method: method, contact: contact, from: from)
+        return .send(.registerChallenge(ct, method: method, target: contact))
     }
 
-    /// The token request after a successful `register/v1.0/continue`. If it fails, the registration stays done: the
-    /// flow moves to `registered`, and a retry (`sign_in`, or `submit_code` again) repeats only the token request —
-    /// never `register/v1.0/continue`, whose continuation token the server has already consumed.
-    private func finishRegistration(_ ct: ContinuationToken, _ ctx: FlowContext) throws(NativeAuthError) -> Transition {
-        do {
-            let answer = try ctx.server.token(.continuation(ct, username: nil), scopes: scopes, claims: claims)
-            return try ctx.redeem(answer, scopes: scopes, claims: claims)
-        } catch {
-            guard keepsFlow(error) else { throw error }
-            var flow = self
-            flow.state = .registered(ct)
-            return .failed(after: .strongAuth(flow), error)
+    private mutating func redeem(_ grant: NativeGrant, back: Waiting) -> FlowEffect {
+        let (redemption, effect) = TokenRedemption.start(grant, scopes: scopes, claims: claims)
+        state = .redeeming(redemption, back: back)
+        return effect
+    }
+
+    private mutating func failing(_ e: NativeAuthError, back: Waiting) -> FlowEffect {
+        guard Self.keeps(e) else {
+            state = .ended
+            return .fail(e, keepsFlow: false)
         }
+        state = .waiting(back)
+        return .fail(e, keepsFlow: true)
     }
 }

@@ -94,28 +94,6 @@ final class LazyClaims: Sendable {
     }
 }
 
-/// A result document rendered once, when its token was cached (see `TokenCache`'s `renderer`). Its bytes hold the
-/// token, so they are wiped when the last reference goes.
-public final class RenderedToken: @unchecked Sendable {  // immutable after init
-    public let bytes: UnsafeMutableRawBufferPointer
-
-    public init(copying source: UnsafeRawBufferPointer) {
-        bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, source.count), alignment: 1)
-        if let dst = bytes.baseAddress, let src = source.baseAddress, source.count > 0 {
-            dst.copyMemory(from: src, byteCount: source.count)
-        }
-        count = source.count
-    }
-
-    /// The length of the document in `bytes`.
-    public let count: Int
-
-    deinit {
-        if let p = bytes.baseAddress { wipeMemory(p, count) }
-        bytes.deallocate()
-    }
-}
-
 /// A cached access token (immutable; shared by reference, so serving one from the cache copies one pointer).
 public final class AccessToken: Sendable {
     public let value: Secret
@@ -128,8 +106,6 @@ public final class AccessToken: Sendable {
     /// The server's `ext_expires_in` as a time: while the server is unavailable (5xx, no connection) a token past its
     /// expiry is still served until then, as MSAL iOS does with extended lifetimes.
     public let extExpiresOn: Double?
-    /// The token's result document as the C ABI serves it from the cache, rendered when the token was stored.
-    public let rendered: RenderedToken?
 
     public convenience init(
         value: Secret,
@@ -168,24 +144,6 @@ public final class AccessToken: Sendable {
         self.refreshOn = refreshOn
         self.cachedAt = cachedAt
         self.extExpiresOn = extExpiresOn
-        self.rendered = nil
-    }
-
-    private init(_ t: AccessToken, rendered: RenderedToken?) {
-        value = t.value
-        scopes = t.scopes
-        key = t.key
-        expiresOn = t.expiresOn
-        refreshOn = t.refreshOn
-        cachedAt = t.cachedAt
-        extExpiresOn = t.extExpiresOn
-        self.rendered = rendered
-    }
-
-    /// This token with its cached-answer document rendered by `renderer`.
-    func rendering(with renderer: (@Sendable (AccessToken) -> RenderedToken?)?) -> AccessToken {
-        guard let renderer else { return self }
-        return AccessToken(self, rendered: renderer(self))
     }
 
     public var validity: TokenValidity {
@@ -324,10 +282,15 @@ public protocol TokenStore: Sendable {
         isCancelled: () -> Bool,
         _ body: () throws(NativeAuthError) -> R
     ) throws(NativeAuthError) -> R
+    /// Something the store must tell the app once, through the next token or account call (a file set aside because
+    /// its key left the key store: `cache_key_invalid`); nil when there is nothing. Taking it clears it.
+    func takeNotice() -> NativeAuthError?
 }
 
 extension TokenStore {
     public func checkForChanges() {}
+
+    public func takeNotice() -> NativeAuthError? { nil }
 
     public func withExclusiveRefresh<R>(
         deadline: Double,
@@ -365,8 +328,6 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
     private var index: [String: [String: AccessToken]] = [:]
     /// The store's `changeCounter` the in-memory view reflects (written under the write lock; read without it).
     private let seenChanges = Atomic<UInt64>(0)
-    /// Renders a token's cached-answer document once, when it is stored.
-    let renderer: (@Sendable (AccessToken) -> RenderedToken?)?
     /// Counts updates: an answer found at generation g is still the cache's answer while the generation is g (and
     /// the token is still within its lifetime).
     private let generationCounter = Atomic<UInt64>(0)
@@ -375,12 +336,8 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
     public var generation: UInt64 { generationCounter.load(ordering: .acquiring) &+ store.changeCounter }
 
     /// Loads the stored accounts; a store that cannot be read (a wrong key, an insecure file) is an error.
-    public init(
-        store: any TokenStore = MemoryTokenStore(),
-        renderer: (@Sendable (AccessToken) -> RenderedToken?)? = nil
-    ) throws(NativeAuthError) {
+    public init(store: any TokenStore = MemoryTokenStore()) throws(NativeAuthError) {
         self.store = store
-        self.renderer = renderer
         data = CacheData()
         seenChanges.store(store.changeCounter, ordering: .relaxed)
         data.accounts = try store.load()
@@ -477,23 +434,7 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
         // Not served from what this client holds: before real work, look whether another process changed the store
         // (a sign-in, a refresh) since the last look.
         if !found.isHit, refreshFromStore(thorough: true) { found = find(key, account: selection, at: now) }
-        // A token a store loaded gets its cached-answer document when it is first served (a store may load
-        // thousands; rendering them all would slow every start and every reload).
-        if case .hit(let token, let id, let g) = found, token.rendered == nil, renderer != nil {
-            return .hit(renderOnFirstUse(token, account: id), account: id, generation: g)
-        }
         return found
-    }
-
-    /// `token` with its answer rendered, put in its place in the cache (if it is still there).
-    private func renderOnFirstUse(_ token: AccessToken, account id: String) -> AccessToken {
-        let rendered = token.rendering(with: renderer)
-        lock.withWriteLock {
-            let k = token.key.key
-            if index[id]?[k] === token { index[id]?[k] = rendered }
-            if data.accounts[id]?.accessTokens[k] === token { data.accounts[id]?.accessTokens[k] = rendered }
-        }
-        return rendered
     }
 
     private func find(_ key: ScopeKey, account selection: AccountSelection, at now: Double) -> Lookup {
@@ -526,6 +467,9 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
             return t
         }
     }
+
+    /// The store's notice, once (see `TokenStore.takeNotice`).
+    func takeNotice() -> NativeAuthError? { store.takeNotice() }
 
     /// The current sign-out epoch (see `CacheData.signOutEpoch`).
     var signOutEpoch: UInt64 { lock.withReadLock { data.signOutEpoch } }
@@ -565,9 +509,6 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
             return result
         }
     }
-
-    /// `token` with its cached-answer document rendered.
-    func rendering(_ token: AccessToken) -> AccessToken { token.rendering(with: renderer) }
 
     /// Runs `body` under the store's exclusive refresh lock (see `TokenStore.withExclusiveRefresh`), after reading
     /// what other processes stored while this one waited for it.

@@ -41,7 +41,7 @@ final class TokenService: Sendable {
         var userinfo: JSONValue? = nil
     }
 
-    /// A token response as a cached token (rendered) and the account it names, when it names one. Entra: from
+    /// A token response as a cached token and the account it names, when it names one. Entra: from
     /// `client_info` (`<uid>.<utid>`), else — as MSAL Python does for a response without client_info — from the ID
     /// token (`oid`, else `sub`, with `tid`). Other providers: from (`iss`, `sub`), see `oidcAccountID`.
     /// On a refresh (`strict` false) an ID token that fails its checks names no account — the cached one is kept —
@@ -56,15 +56,13 @@ final class TokenService: Sendable {
     {
         let now = clock.now()
         let granted = r.grantedScopes ?? requestScopes(requestedScopes)
-        let token = cache.rendering(
-            AccessToken(
-                value: r.accessToken,
-                scopes: granted,
-                expiresOn: now + Double(r.expiresIn),
-                refreshOn: r.refreshIn.map { now + Double($0) },
-                cachedAt: now,
-                extExpiresOn: r.extExpiresIn.map { now + Double($0) }
-            )
+        let token = AccessToken(
+            value: r.accessToken,
+            scopes: granted,
+            expiresOn: now + Double(r.expiresIn),
+            refreshOn: r.refreshIn.map { now + Double($0) },
+            cachedAt: now,
+            extExpiresOn: r.extExpiresIn.map { now + Double($0) }
         )
         var claims: JSONValue = policy.userinfo ?? .object([:])
         if policy.nonce != nil, r.idToken == nil {
@@ -155,7 +153,7 @@ final class TokenService: Sendable {
         _ r: TokenResponse,
         requestedScopes: [String],
         server: ServerAPI,
-        epoch admission: SignInAdmission,
+        admission: SignInAdmission,
         policy: IDTokenPolicy = IDTokenPolicy()
     )
         throws(NativeAuthError) -> (Account, AccessToken)
@@ -169,6 +167,8 @@ final class TokenService: Sendable {
         }
         let stored: Bool
         if let fence = admission.fence { stored = try fence.commit(store) } else { stored = try store() }
+        // A notice of a cache file set aside (its key was lost) is moot once the user signed in again.
+        if stored { _ = cache.takeNotice() }
         guard stored else {
             throw NativeAuthError(
                 .cancelled,
@@ -226,6 +226,7 @@ final class TokenService: Sendable {
 
     /// The account a selection names.
     func account(_ selection: AccountSelection) throws(NativeAuthError) -> Account {
+        if let notice = cache.takeNotice() { throw notice }
         let id = try accountID(selection)
         guard let account = cache.read({ $0.accounts[id]?.account }) else {
             throw NativeAuthError(.noAccount, "No such account is signed in.")
@@ -315,6 +316,7 @@ final class TokenService: Sendable {
     /// is refreshed early, and still served if that fails), else one refresh shared by concurrent callers — and, with
     /// a persistent store, by every process sharing it (see `refreshShared`).
     func accessToken(_ request: TokenRequest) throws(NativeAuthError) -> TokenResult {
+        if let notice = cache.takeNotice() { throw notice }
         let now = clock.now()
         var selection = request.account
         var fallback: AccessToken? = nil
@@ -475,19 +477,6 @@ final class TokenService: Sendable {
         }
     }
 
-    /// Whether a refresh failure means the refresh token itself is dead, so it must not be presented again. MSAL
-    /// iOS (MSIDDefaultSilentTokenRequest: "MSAL removes RTs on invalid_grant + bad token combination") and MSAL
-    /// Android (BaseController: INVALID_GRANT with BAD_TOKEN) drop it only then; the AADSTS codes below also say
-    /// the token itself expired or was revoked. Consent, MFA and other interaction answers concern one scope set
-    /// and keep it; network errors, 5xx and 429 never touch it.
-    static func refreshTokenIsDead(_ e: NativeAuthError) -> Bool {
-        guard let s = e.server else { return false }
-        if s.error == "invalid_grant" && s.suberror == "bad_token" { return true }
-        if s.error == "expired_refresh_token" { return true }
-        let deadCodes: Set<Int64> = [700082, 70008, 700084, 50173]
-        return s.errorCodes.contains(where: deadCodes.contains)
-    }
-
     /// One refresh-token grant with the newest refresh token the cache holds; the rotated refresh token replaces the
     /// old one under the cache lock. A refresh token the server declares dead is dropped only if the cache (for a
     /// file: the file, re-read under its lock) still holds that very token; if it holds a newer one (another process
@@ -529,7 +518,7 @@ final class TokenService: Sendable {
                     e.claims = error.claims
                     throw e
                 }
-                if Self.refreshTokenIsDead(error) {
+                if error.meansRefreshTokenIsDead {
                     // Compare, then delete: only the token that was refused.
                     let newer = try? cache.update { d -> RefreshToken? in
                         guard let held = d.accounts[accountID]?.refreshToken else { return nil }

@@ -122,12 +122,5 @@ func serviceTimestamp(_ t: Double) -> String {
     return f.string(from: Date(timeIntervalSince1970: t))
 }
 
-/// Constant-time string comparison for secrets.
-func constantTimeStringEquals(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8)
-    let y = Array(b.utf8)
-    guard x.count == y.count else { return false }
-    var d: UInt8 = 0
-    for i in 0..<x.count { d |= x[i] ^ y[i] }
-    return d == 0
-}
+/// Constant-time string comparison for secrets (NativeAuthCrypto's, the library's own).
+func constantTimeStringEquals(_ a: String, _ b: String) -> Bool { constantTimeEquals(a, b) }

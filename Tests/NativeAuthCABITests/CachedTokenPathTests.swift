@@ -47,8 +47,7 @@ private final class Harness: @unchecked Sendable {
         let client = try NativeAuthClient(
             configuration: config,
             transport: transport,
-            clock: clock,
-            renderer: Encode.render
+            clock: clock
         )
         handle = handles.insert(client)
     }

@@ -97,15 +97,35 @@ private func error(_ doc: JSONValue) -> NativeAuthError? {
         let home = try with(["type": "file"], env: { ["HOME": "/home/ann"][$0] })
         #expect(home == .file(path: "/home/ann/.cache/nativeauth/token_cache.json", key: nil))
         let key = Base64.encode([UInt8](repeating: 1, count: 32))
-        guard case .file(_, let k?) = try with(["type": "file", "path": "/tmp/t.json", "encryption_key": .string(key)])
+        guard
+            case .file(_, let k?, nil) = try with([
+                "type": "file", "path": "/tmp/t.json", "encryption_key": .string(key),
+            ])
         else {
             Issue.record("the key was not kept")
             return
         }
         #expect(k.count == 32)
+        // A key store: where the key lives, and how long a D-Bus wait may take.
+        #expect(
+            try with(["path": "/tmp/t.json", "key_store": "auto"])
+                == .file(path: "/tmp/t.json", key: nil, keyStore: KeyStoreSetting(choice: .auto, timeoutMs: 2000))
+        )
+        #expect(
+            try with(["path": "/tmp/t.json", "key_store": "secret_service", "key_store_timeout_ms": 500])
+                == .file(
+                    path: "/tmp/t.json",
+                    key: nil,
+                    keyStore: KeyStoreSetting(choice: .secretService, timeoutMs: 500)
+                )
+        )
         for bad: JSONValue in [
             ["type": "file", "path": "relative.json"], ["type": "file", "path": "/tmp/dir/"], ["type": "disk"],
             ["type": "file", "path": "/tmp/t.json", "encryption_key": "c2hvcnQ="],
+            ["path": "/tmp/t.json", "key_store": "keychain"],
+            ["path": "/tmp/t.json", "key_store": "auto", "encryption_key": .string(key)],
+            ["path": "/tmp/t.json", "key_store_timeout_ms": 100],
+            ["path": "/tmp/t.json", "key_store": "auto", "key_store_timeout_ms": 0],
         ] {
             var doc = base
             doc["cache"] = bad

@@ -4,8 +4,8 @@ import NativeAuthCABI
 import NativeAuthCore
 import Testing
 
-/// The error-code table in Swift (`NativeAuthError.Code.table`) is the source; the header, docs/errors.md and the
-/// Python exception map must say the same, so none of them can drift.
+/// The error-code table in Swift (`NativeAuthError.Code.table`) is the source; the header, docs/errors.md, the
+/// Python exception map and the Go sentinels must say the same, so none of them can drift.
 @Suite struct ErrorTableTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -128,6 +128,31 @@ import Testing
         var found: [String: String] = [:]
         for (cls, c) in code where cls != "NativeAuthError" { found[c] = family(cls) ?? "?" }  // the base's default
         #expect(found == Self.expected)
+    }
+
+    /// The Go package has one sentinel per code (`ErrX = sentinel("code", StatusY)`, or `family(…)`), each with the
+    /// code's status, and its `Status*` constants are the header's.
+    @Test func theGoSentinelsMatchTheTable() throws {
+        let go = try Self.read("bindings/go/errors.go")
+        var status: [String: String] = [:]  // StatusAuth → NA_EAUTH
+        for m in try Self.matches(#"(?m)^\s*(Status\w+)\s+Status = C\.(NA_\w+)"#, in: go) { status[m[1]] = m[2] }
+        #expect(status.count == NAStatus.allCases.count)
+        var found: [String: String] = [:]
+        var names: [String: String] = [:]  // code → Go name
+        for m in try Self.matches(#"(?m)^\s*(Err\w+)\s*=\s*(?:sentinel|family)\("([a-z_]+)", (Status\w+)\)"#, in: go) {
+            #expect(found[m[2]] == nil, "two Go sentinels for \(m[2])")
+            found[m[2]] = status[m[3]] ?? "?"
+            names[m[2]] = m[1]
+        }
+        #expect(found == Self.expected)
+        // docs/conventions.md: Err + the code in CamelCase, initialisms in capitals (ErrIDTokenInvalid, ErrTLS).
+        let initialisms: Set<String> = ["id", "tls", "mfa", "url", "uri", "api", "http"]
+        for (code, name) in names {
+            let camel = code.split(separator: "_").map { w in
+                initialisms.contains(String(w)) ? w.uppercased() : w.prefix(1).uppercased() + w.dropFirst()
+            }
+            #expect(name == "Err" + camel.joined(), "the Go sentinel for \(code) is \(name)")
+        }
     }
 }
 

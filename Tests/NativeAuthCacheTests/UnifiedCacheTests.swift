@@ -56,6 +56,28 @@ import Testing
         for text in bad { #expect(parse(text) == nil, "\(text.prefix(40))") }
     }
 
+    /// The scanner's depth limit is the library's one (`JSONDepth.limit`), counted the same way: a file is read
+    /// exactly when `JSONDepth` says it nests within the limit, wherever the deep value is.
+    @Test func nestingIsLimitedAsJSONDepthLimitsIt() throws {
+        func nested(_ levels: Int) -> String {
+            String(repeating: "[", count: levels) + "1" + String(repeating: "]", count: levels)
+        }
+        let limit = JSONDepth.limit
+        for levels in (limit - 3)...(limit + 2) {
+            let places = [
+                #"{"version":\#(nested(levels - 1))}"#,  // a top-level member
+                #"{"Other":{"key":\#(nested(levels - 2))}}"#,  // an entry that is not an object
+                #"{"AccessToken":{"key":{"target":\#(nested(levels - 3))}}}"#,  // a field the cache reads
+                #"{"AccessToken":{"key":{"other":\#(nested(levels - 3))}}}"#,  // a field it does not
+            ]
+            for text in places {
+                let fits = JSONDepth.shape(Array(text.utf8)) == .fits
+                #expect(fits == (levels <= limit))
+                #expect((parse(text) != nil) == fits, "\(levels) levels: \(text.prefix(40))")
+            }
+        }
+    }
+
     @Test func everyTruncationOfAFileIsRefusedOrReadNeverACrash() throws {
         let entry = makeEntry(1, scopes: [["api://x/Read"], ["api://y/Write"]])
         var cache = UnifiedCache()

@@ -1,5 +1,6 @@
 import NativeAuthCore
 import NativeAuthJSON
+import NativeAuthNet
 import Synchronization
 import Testing
 

@@ -121,3 +121,35 @@ private func hex(_ b: [UInt8]) -> String {
         #expect(throws: CryptoError.self) { try RSAPublicKey(jwk: "***", "AQAB") }
     }
 }
+
+@Suite struct ConstantTimeTests {
+    @Test func equalBytesAndStrings() {
+        #expect(constantTimeEquals("", ""))
+        #expect(constantTimeEquals("state-1234", "state-1234"))
+        #expect(constantTimeEquals("pâté ✓", "pâté ✓"))
+        #expect(constantTimeEquals([UInt8](), []))
+        #expect(constantTimeEquals([0, 1, 255], [0, 1, 255]))
+    }
+
+    @Test func differentBytesAnywhereOrLengths() {
+        let base = Array("0123456789abcdef".utf8)
+        for i in base.indices {  // a difference at every position, first and last included
+            var other = base
+            other[i] ^= 0x01
+            #expect(!constantTimeEquals(base, other))
+        }
+        #expect(!constantTimeEquals("abc", "abcd"))
+        #expect(!constantTimeEquals("", "a"))
+        #expect(!constantTimeEquals("a", ""))
+        #expect(!constantTimeEquals("é", "e\u{301}"))  // bytes, not canonical equivalence
+    }
+
+    @Test func buffersWithoutAnAddress() {
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        #expect(constantTimeEquals(empty, empty))
+        [UInt8(1)].withUnsafeBytes { one in
+            #expect(!constantTimeEquals(empty, one))
+            #expect(!constantTimeEquals(one, empty))
+        }
+    }
+}

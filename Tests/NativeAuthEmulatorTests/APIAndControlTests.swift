@@ -3,6 +3,7 @@ import NativeAuthCrypto
 import NativeAuthEmulator
 import NativeAuthHTTP
 import NativeAuthJSON
+import NativeAuthNet
 import Testing
 
 @Suite struct ProtectedAPITests {

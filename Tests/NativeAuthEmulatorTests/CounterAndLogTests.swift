@@ -2,6 +2,7 @@ import Foundation
 import NativeAuthEmulator
 import NativeAuthHTTP
 import NativeAuthJSON
+import NativeAuthNet
 import Testing
 
 @Suite struct SecretCounterTests {

@@ -3,6 +3,7 @@ import NativeAuthCrypto
 import NativeAuthEmulator
 import NativeAuthHTTP
 import NativeAuthJSON
+import NativeAuthNet
 import Testing
 
 /// A client of its own: a fresh connection, so libcurl cannot silently re-send a request whose reused connection died

@@ -2,6 +2,7 @@ import Foundation
 import NativeAuthEmulator
 import NativeAuthHTTP
 import NativeAuthJSON
+import NativeAuthNet
 import Testing
 
 /// An emulator started in-process on an ephemeral port, and a raw HTTP client speaking the wire protocol.

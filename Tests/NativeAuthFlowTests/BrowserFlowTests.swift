@@ -21,7 +21,8 @@ import Testing
             #expect(r.doc["status"] == "signed_in" && r.doc["flow_type"] == "interactive")
             #expect(r.doc["account"]?["username"]?.stringValue == annEmail)
             #expect(browser.waitFinished() == [200])
-            let url = try #require(browser.opened.withLock { $0.first })
+            #expect(browser.opened.withLock { $0.first }?.contains("state=") == false, "a one-time start URL")
+            let url = try #require(browser.authorizationURL)
             let q = queryParameters(url)
             #expect(q["code_challenge_method"] == "S256" && q["client_info"] == "1" && q["nonce"] != nil)
             #expect(q["response_type"] == "code" && (q["state"]?.count ?? 0) >= 32)
@@ -42,8 +43,8 @@ import Testing
         let flow = try #require(pending.doc["flow"]?.stringValue)
         let authURL = try #require(pending.doc["authorization_url"]?.stringValue)
         let redirect = try #require(pending.doc["redirect_uri"]?.stringValue)
-        #expect(queryParameters(authURL)["redirect_uri"] == redirect)
         let port = try #require(redirectPort(redirect))
+        #expect(authURL.hasPrefix("http://localhost:\(port)/"), "the listener's one-time start page")
         #expect(listeningPorts().contains(port))
         // A short wait with nothing arriving: pending again, flow intact.
         let again = c.call(na_flow_submit, ["flow": .string(flow), "action": "wait", "timeout_ms": 100])
@@ -70,7 +71,8 @@ import Testing
         let pending = c.call(na_sign_in_interactive, ["browser": "none"])
         let flow = try #require(pending.doc["flow"]?.stringValue)
         let browser = FakeBrowser(captureRedirect: true)
-        browser.visit(try #require(pending.doc["authorization_url"]?.stringValue))
+        let start = try #require(pending.doc["authorization_url"]?.stringValue)
+        serving(c, flow: flow) { browser.visit(start) }
         let redirect = try #require(browser.captured.withLock { $0 })
         // Another URI than the flow's is refused, the flow stays.
         let wrong = c.call(
@@ -96,7 +98,8 @@ import Testing
         ] {
             let pending = c.call(na_sign_in_interactive, ["browser": "none"])
             let flow = try #require(pending.doc["flow"]?.stringValue)
-            let state = try #require(queryParameters(pending.doc["authorization_url"]?.stringValue ?? "")["state"])
+            let start = try #require(pending.doc["authorization_url"]?.stringValue)
+            let state = try #require(queryParameters(try realAuthorizationURL(c, flow: flow, start: start))["state"])
             let redirect = try #require(pending.doc["redirect_uri"]?.stringValue)
             let r = c.call(
                 na_flow_submit,
@@ -156,8 +159,8 @@ import Testing
         let r = c.call(na_sign_in_interactive, [:])
         #expect(r.rc == NA_EINTERACTION && r.doc.errorCode == "browser_unavailable")
         let url = try #require(r.doc["error"]?["authorization_url"]?.stringValue)
-        #expect(url.hasPrefix(emu.authority))
-        let port = try #require(queryParameters(url)["redirect_uri"].flatMap(redirectPort))
+        #expect(url.hasPrefix("http://localhost:") && !url.contains("state="), "the start page the browser was given")
+        let port = try #require(redirectPort(url))
         #expect(!listeningPorts().contains(port), "no listener is left behind")
     }
 
@@ -204,7 +207,7 @@ import Testing
         browser.install(on: c)
         let s = c.call(na_sign_in_interactive, ["login_hint": .string(hint)])
         #expect(s.doc["status"] == "signed_in", "\(s.doc.serialized())")
-        #expect(queryParameters(browser.opened.withLock { $0.first } ?? "")["login_hint"] == hint)
+        #expect(queryParameters(browser.authorizationURL ?? "")["login_hint"] == hint)
     }
 
     @Test func twoAccountsOneNativeOneBrowser() throws {
@@ -281,7 +284,9 @@ import Testing
         let q = queryParameters(url)
         #expect(q["client_id"] == emu.clientID && q["post_logout_redirect_uri"] == "http://localhost/signed-out")
         #expect(q["id_token_hint"]?.split(separator: ".").count == 3)
-        #expect(browser.opened.withLock { $0.last } == url)
+        // The browser was given a one-time URL on 127.0.0.1, which sent it to the end-session URL.
+        #expect(browser.opened.withLock { $0.last }?.contains("id_token_hint") == false)
+        #expect(browser.waitAuthorizationURLs(2).last == url)
         #expect(c.call(na_get_accounts, [:]).doc["accounts"]?.arrayValue?.isEmpty == true)
         #expect(c.call(na_get_access_token, [:]).doc.errorCode == "no_account")
     }

@@ -2,6 +2,7 @@ import Foundation
 import NativeAuthCABI
 import NativeAuthHTTP
 import NativeAuthJSON
+import NativeAuthNet
 import Synchronization
 import Testing
 
@@ -13,8 +14,12 @@ final class FakeBrowser: @unchecked Sendable {
     let email: String
     let password: String
     private let cookies = Mutex<[String: String]>([:])
-    /// Every URL the library asked to open.
+    /// Every URL the library asked to open (a loopback listener's one-time start URL, or the provider's own URL
+    /// for a redirect URI without a listener).
     let opened = Mutex<[String]>([])
+    /// The provider's authorization URL of each visit: where the one-time start URL sent the browser (`Location`),
+    /// or the visited URL itself when it was not a listener's.
+    let authorizationURLs = Mutex<[String]>([])
     /// What happened to each: the final status the loopback listener (or other last hop) answered.
     let finished = Mutex<[Int]>([])
     /// When set, the browser stops before delivering the redirect and keeps it here instead.
@@ -52,7 +57,11 @@ final class FakeBrowser: @unchecked Sendable {
         #expect(rc == 0)
     }
 
-    private func send(_ method: String, _ url: String, form: [(String, String)]? = nil) throws -> HTTPResponse {
+    /// The provider's URL of the first visit.
+    var authorizationURL: String? { authorizationURLs.withLock { $0.first } }
+
+    /// One request as this browser sends it (its cookies, no redirect followed); cookies it is given are kept.
+    func send(_ method: String, _ url: String, form: [(String, String)]? = nil) throws -> HTTPResponse {
         var headers: [(name: String, value: String)] = []
         let jar = cookies.withLock { $0 }
         if !jar.isEmpty { headers.append(("Cookie", jar.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))) }
@@ -93,6 +102,18 @@ final class FakeBrowser: @unchecked Sendable {
         do {
             var current = url
             var response = try send("GET", current)
+            // The listener: where the visit started when that was its start page (a 302 elsewhere), else the
+            // authorization URL's redirect_uri.
+            let listener: String?
+            if response.status == 302, let location = response.header("location"),
+                Self.origin(location) != Self.origin(url)
+            {
+                authorizationURLs.withLock { $0.append(location) }
+                listener = Self.origin(url)
+            } else {
+                authorizationURLs.withLock { $0.append(url) }
+                listener = queryParameters(url)["redirect_uri"].map(Self.origin)
+            }
             for _ in 0..<16 {
                 if response.status == 302 || response.status == 303, let location = response.header("location") {
                     let next = location.hasPrefix("/") ? Self.origin(current) + location : location
@@ -100,7 +121,7 @@ final class FakeBrowser: @unchecked Sendable {
                         captured.withLock { $0 = next }  // a custom-scheme redirect the app handles itself
                         return
                     }
-                    if Self.isLoopbackListener(next) {
+                    if listener.map({ Self.origin(next) == $0 }) ?? Self.isLoopbackListener(next) {
                         if captureRedirect {
                             captured.withLock { $0 = next }
                             return
@@ -166,8 +187,10 @@ final class FakeBrowser: @unchecked Sendable {
     }
 
     static func origin(_ url: String) -> String {
-        guard let r = url.range(of: "://"), let slash = url[r.upperBound...].firstIndex(of: "/") else { return url }
-        return String(url[url.startIndex..<slash])
+        guard let r = url.range(of: "://"),
+            let end = url[r.upperBound...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" })
+        else { return url }
+        return String(url[url.startIndex..<end])
     }
 
     static func input(_ name: String, in html: String) -> String? {
@@ -207,12 +230,53 @@ final class FakeBrowser: @unchecked Sendable {
             .replacingOccurrences(of: "&amp;", with: "&")
     }
 
+    /// The provider URLs of the first `n` visits, waiting up to `seconds` for them (a visit records its URL after
+    /// the start page answered, on the visit's own thread).
+    func waitAuthorizationURLs(_ n: Int, seconds: Double = 10) -> [String] {
+        let deadline = Date().addingTimeInterval(seconds)
+        while authorizationURLs.withLock({ $0.count }) < n && Date() < deadline { usleep(2000) }
+        return authorizationURLs.withLock { $0 }
+    }
+
     /// Waits until the browser finished `n` visits.
     func waitFinished(_ n: Int = 1, seconds: Double = 20) -> [Int] {
         let deadline = Date().addingTimeInterval(seconds)
         while finished.withLock({ $0.count }) < n && Date() < deadline { usleep(5000) }
         return finished.withLock { $0 }
     }
+}
+
+/// Serves a `browser_pending` flow's listener (short waits on another thread) while `body` runs: its one-time start
+/// page is answered only while a wait runs. The waits have stopped when it returns, so the flow is free again.
+func serving<T>(_ c: ABIClient, flow: String, _ body: () throws -> T) rethrows -> T {
+    let state = ServingState()
+    let t = Thread {
+        while !state.stop.withLock({ $0 }) {
+            let r = c.call(na_flow_submit, ["flow": .string(flow), "action": "wait", "timeout_ms": 100])
+            if r.doc["status"] != "browser_pending" { break }
+        }
+        state.done.withLock { $0 = true }
+    }
+    t.start()
+    defer {
+        state.stop.withLock { $0 = true }
+        while !state.done.withLock({ $0 }) { usleep(1000) }
+    }
+    return try body()
+}
+
+private final class ServingState: Sendable {
+    let stop = Mutex(false)
+    let done = Mutex(false)
+}
+
+/// The provider's authorization URL behind a `browser_pending` flow's start page (which is then used up).
+func realAuthorizationURL(_ c: ABIClient, flow: String, start: String) throws -> String {
+    let r = try serving(c, flow: flow) { try FakeBrowser().send("GET", start) }
+    guard r.status == 302, let location = r.header("location") else {
+        throw TestFailure("the start page answered \(r.status)")
+    }
+    return location
 }
 
 /// The query parameters of a URL.

@@ -2,6 +2,7 @@ import Foundation
 import NativeAuthCABI
 import NativeAuthHTTP
 import NativeAuthJSON
+import NativeAuthNet
 import Synchronization
 import Testing
 

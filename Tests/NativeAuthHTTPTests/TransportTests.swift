@@ -1,5 +1,6 @@
 import Foundation
 import NativeAuthHTTP
+import NativeAuthNet
 import NativeAuthTestSupport
 import Testing
 

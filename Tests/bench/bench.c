@@ -7,9 +7,11 @@
  * NATIVEAUTH_PASSWORD, BENCH_SCOPE_PREFIX (scopes are PREFIX0000 … PREFIX0999), BENCH_SCOPE_SETS (default 1000),
  * BENCH_CALLS (default 200000), and for the file cache BENCH_CACHE_FILE (a cache of 1,000 accounts in MSAL's
  * format, whose load and save are measured; users are user<N>@contoso.com) and BENCH_CACHE_DIR (a private directory
- * for a fresh cache file the cache-hit row signs in with). */
+ * for a fresh cache file the cache-hit row signs in with). The same file is also parsed and serialised by jansson
+ * alone — NativeAuthJSON's parser — for the comparison that explains the cache's own scanner (UnifiedCache.swift). */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +91,38 @@ static void *new_client(const char *authority, const char *client_id) {
 
 static double sign_in(void *c, const char *user, const char *password);
 
+/* jansson over the cache file: json_loadb (the parse NativeAuthJSON starts from, before it converts any value to
+ * Swift) and json_dumps compact (the least a writer through NativeAuthJSON would pay, without file I/O). */
+static void jansson_rows(const char *file) {
+    FILE *f = fopen(file, "rb");
+    double load[21], dump[21], t0;
+    char *text, *out;
+    long n;
+    int k;
+    if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0) exit(1);
+    text = malloc((size_t)n);
+    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) exit(1);
+    fclose(f);
+    for (k = 0; k < 21; k++) {
+        json_error_t error;
+        json_t *root;
+        t0 = now_ns();
+        root = json_loadb(text, (size_t)n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+        load[k] = now_ns() - t0;
+        if (!root) { fprintf(stderr, "jansson: %s\n", error.text); exit(1); }
+        t0 = now_ns();
+        out = json_dumps(root, JSON_COMPACT);
+        dump[k] = now_ns() - t0;
+        free(out);
+        json_decref(root);
+    }
+    free(text);
+    qsort(load, 21, sizeof *load, cmp_double);
+    qsort(dump, 21, sizeof *dump, cmp_double);
+    printf("{\"row\":\"file_load_jansson\",\"ms\":%.3f}\n", load[10] / 1e6);
+    printf("{\"row\":\"file_save_jansson\",\"ms\":%.3f}\n", dump[10] / 1e6);
+}
+
 /* The file cache: load (na_client_new over a file of 1,000 accounts), save (a sign-out of one account: lock, apply,
  * write, fsync, rename), and the cache hit of a client whose cache is a file. */
 static void file_cache_rows(const char *authority, const char *client_id, const char *user, const char *password,
@@ -107,6 +141,7 @@ static void file_cache_rows(const char *authority, const char *client_id, const 
     }
     qsort(samples, 21, sizeof *samples, cmp_double);
     printf("{\"row\":\"file_load\",\"ms\":%.3f}\n", samples[10] / 1e6);
+    jansson_rows(file);
     /* The first write after a load also pays for first-touch memory; the median of the next 21 is the steady cost. */
     c = new_client_with(authority, client_id, file);
     for (k = 0; k < 22; k++) {

@@ -324,9 +324,12 @@ def main() -> None:
     print(f"{'file cache of 1,000 accounts (' + f'{kib:,.0f} KiB' + '), median of 21:':58}")
     print(f"{'  load: na_client_new over the file':58} {c['file_load']['ms']:>8.2f}ms  goal ≤ 5 ms")
     print(f"{'  load: MSAL for Python deserialize()':58} {ms_cache['deserialize_ms']:>8.2f}ms  (reference)")
+    print(f"{'  load: jansson json_loadb alone (NativeAuthJSON parses so)':58} {c['file_load_jansson']['ms']:>8.2f}ms"
+          f"  (reference: why the cache has its own scanner)")
     print(f"{'  save: na_sign_out of one account (lock, write, fsync, rename)':58} {c['file_save']['ms']:>8.2f}ms"
           f"  goal ≤ 10 ms (the first write after the load: {c['file_save_first']['ms']:.2f} ms)")
     print(f"{'  save: MSAL for Python serialize() (no file I/O)':58} {ms_cache['serialize_ms']:>8.2f}ms  (reference)")
+    print(f"{'  save: jansson json_dumps alone (no file I/O)':58} {c['file_save_jansson']['ms']:>8.2f}ms  (reference)")
     print("processes refreshing one account at once (one cache file, tokens expired, reuse detection on):")
     for row in shared:
         print(f"{'  ' + str(row['n']) + ' process(es): refresh requests per expiry':58} "

@@ -1,7 +1,8 @@
 /* sign_in_browser.c — native sign-in with the browser as the fallback, as the External ID tutorials do: try email +
  * password in the app's own UI; when the service answers that this user needs the browser ("browser_required"),
  * continue in one call with the browser sign-in, passing the error's login_hint. The browser is opened with the
- * configured browser_command, else $BROWSER, else xdg-open; the library serves the redirect on 127.0.0.1.
+ * configured browser_command, else $BROWSER, else xdg-open, on a one-time address of the library's loopback listener
+ * (127.0.0.1 and ::1), which sends it on to the provider and later receives the redirect.
  *
  *   ./sign_in_browser --authority … --client-id … --username bea@contoso.com --password … [--scope api://…] */
 #include "example.h"

@@ -189,6 +189,7 @@ var (
 	ErrCacheWriteFailed       = sentinel("cache_write_failed", StatusStorage)
 	ErrCacheInsecure          = sentinel("cache_insecure", StatusStorage)
 	ErrCacheKeyInvalid        = sentinel("cache_key_invalid", StatusStorage)
+	ErrKeyringUnavailable     = sentinel("keyring_unavailable", StatusStorage)
 )
 
 // errorFrom decodes an error document returned with status rc.

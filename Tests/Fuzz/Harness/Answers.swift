@@ -1,4 +1,5 @@
 import NativeAuthHTTP
+import NativeAuthNet
 import NativeAuthTestSupport
 // Server answers as the "server" and "api" targets read them from their input, and the transport that plays them.
 import Synchronization

@@ -6,6 +6,7 @@ import Glibc
 import NativeAuthCore
 import NativeAuthHTTP
 import NativeAuthJSON
+import NativeAuthNet
 import Synchronization
 
 @testable import NativeAuthCABI
@@ -56,6 +57,7 @@ func recordSeeds(_ args: [String]) -> Int32 {
     requestSeeds(seeds)
     configSeeds(seeds)
     jsonSeeds(seeds)
+    loopbackSeeds(seeds)
     handWrittenAnswerSeeds(seeds)
     if let ready {
         guard let emulator = EmulatorControl(readyFile: ready) else {
@@ -237,6 +239,28 @@ private func jsonSeeds(_ s: SeedSet) {
     for (n, doc) in docs.enumerated() { s.add("json", "json-\(n)", doc) }
     s.add("json", "json-invalid-utf8", [0x22, 0xff, 0xfe, 0x22])
     s.add("json", "json-nul", [0x7b, 0x00, 0x7d])
+}
+
+/// Requests a browser sends to the loopback listener, and /proc/net/tcp tables ("loopback" target).
+private func loopbackSeeds(_ s: SeedSet) {
+    let requests = [
+        "GET /?code=abc&state=xyz HTTP/1.1\r\nHost: localhost:5000\r\nCookie: na_k=v; other=1\r\n\r\n",
+        "GET /Zm9vYmFyYmF6cXV4cXV1eGZvb2Jhcg HTTP/1.1\r\nHost: localhost:5000\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: 127.0.0.1:5000\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+            + "Content-Length: 20\r\n\r\ncode=abc&state=xyz%20",
+        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "PUT / HTTP/1.1\r\n\r\n", "GET /favicon.ico HTTP/1.0\r\n\r\n", "GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+        "GET /\u{0}?a=%ZZ HTTP/1.1\r\nCookie: ;=;==;a\r\n\r\n",
+    ]
+    for (n, r) in requests.enumerated() { s.add("loopback", "request-\(n)", "0" + r) }
+    let table = """
+          sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+           0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 100 1
+           1: 0100007F:D431 0100007F:1F90 01 00000000:00000000 00:00000000 00000000  1000        0 101 1
+           2: 00000000000000000000000001000000:D431 00000000000000000000000001000000:1F90 01 0:0 0:0 0 65534 0 7 1
+
+        """
+    s.add("loopback", "proc-net-tcp", "1" + table)
 }
 
 // MARK: - Server and API answers

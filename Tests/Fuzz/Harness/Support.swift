@@ -162,8 +162,7 @@ final class FuzzClient {
                 transport: transport,
                 apiTransport: apiTransport,
                 clock: clock,
-                logger: Logger(level: .verbose, sink: logSink),
-                renderer: Encode.render
+                logger: Logger(level: .verbose, sink: logSink)
             )
         else { finding("a client could not be built") }
         guard let h = handles.insert(client) else { finding("the handle table is full") }

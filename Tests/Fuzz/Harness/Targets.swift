@@ -21,6 +21,11 @@ let fuzzTargets: [FuzzTarget] = [
     ),
     FuzzTarget(name: "api", about: "na_call_api: the API's status, headers and body", run: fuzzAPI),
     FuzzTarget(name: "json", about: "JSONValue and JSONDocument against jansson, and serialisation", run: fuzzJSON),
+    FuzzTarget(
+        name: "loopback",
+        about: "the browser sign-in's loopback listener: HTTP requests, and /proc/net/tcp tables",
+        run: fuzzLoopback
+    ),
 ]
 
 func fuzzTarget(named name: String) -> FuzzTarget? { fuzzTargets.first { $0.name == name } }

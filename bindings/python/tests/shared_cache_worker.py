@@ -4,7 +4,9 @@ call on stdout ({"ok": true} or {"ok": false, "code": …}), flushed, then {"don
 
     python shared_cache_worker.py CONFIG_JSON
 CONFIG_JSON: {"authority", "client_id", "cache_path", "scope", "threads", "calls", "force_refresh", "go", "stop"?,
-              "watch_sign_out"?: true — instead: ask until no_account is answered, print {"signed_out_at": monotonic}}
+              "watch_sign_out"?: true — instead: ask until no_account is answered, print {"signed_out_at": monotonic},
+              "stall_on_refresh"?: true — the first refresh prints {"stalled": true} and waits to be killed, holding
+              the refresh lock before its request is sent}
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import nativeauth as na
 
@@ -33,7 +35,18 @@ def wait_for(path: str) -> None:
 
 def main() -> int:
     cfg = json.loads(sys.argv[1])
-    client = na.Client(cfg["authority"], cfg["client_id"], cache_path=cfg["cache_path"])
+    stall = cfg.get("stall_on_refresh", False)
+
+    def on_log(_level: int, message: str, _correlation: Optional[str]) -> None:
+        # "stall_on_refresh": the first refresh stops here, holding the cache file's refresh lock before its request
+        # is sent, until the test kills this process.
+        if stall and message.startswith("refreshing an access token"):
+            emit({"stalled": True})
+            while True:
+                time.sleep(60)
+
+    client = na.Client(cfg["authority"], cfg["client_id"], cache_path=cfg["cache_path"], log_level="info",
+                       log_handler=on_log)
     if cfg.get("watch_sign_out"):
         client.get_access_token([cfg["scope"]])
         emit({"ready": True})

@@ -1,8 +1,13 @@
 """Browser sign-in, device code and several accounts through the Python package, against the emulator."""
 import html
 import http.cookiejar
+import os
 import re
+import subprocess
+import sys
+import textwrap
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -20,13 +25,20 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+def origin(url: str) -> str:
+    u = urllib.parse.urlsplit(url)
+    return f"{u.scheme}://{u.netloc}"
+
+
 class PageBrowser:
-    """Follows the emulator's authorize page like a person with a browser: fills in the form, follows the redirect
-    to the library's loopback listener. Each URL is visited on its own thread (the callback must not wait)."""
+    """Follows the emulator's authorize page like a person with a browser: opens the library's one-time start page
+    (keeping its cookie), fills in the provider's form, follows the redirect to the library's loopback listener. Each
+    URL is visited on its own thread (the callback must not wait)."""
 
     def __init__(self, email: str, password: str) -> None:
         self.email, self.password = email, password
         self.opened: List[str] = []
+        self.authorization_urls: List[str] = []  # where each start page sent the browser
         self.results: List[int] = []
         self.opener = urllib.request.build_opener(NoRedirect, urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
 
@@ -46,13 +58,22 @@ class PageBrowser:
 
     def visit(self, url: str) -> None:
         status, headers, body = self._open(url)
+        current = url
+        if status in (302, 303) and origin(headers["Location"]) != origin(url):
+            listener = origin(url)  # the listener's start page
+            self.authorization_urls.append(headers["Location"])
+        else:
+            redirect = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("redirect_uri", [""])[0]
+            listener = origin(redirect)
+            self.authorization_urls.append(url)
         for _ in range(10):
             if status in (302, 303):
                 location = headers["Location"]
                 status, headers, body = self._open(location)
-                if location.startswith(("http://localhost:", "http://127.0.0.1:")):
+                if origin(location) == listener:
                     self.results.append(status)
                     return
+                current = location
                 continue
             request = re.search(r'name="request" value="([^"]+)"', body)
             if not request:
@@ -60,7 +81,7 @@ class PageBrowser:
                 return
             form = urllib.parse.urlencode({"request": html.unescape(request.group(1)), "username": self.email,
                                            "password": self.password}).encode()
-            status, headers, body = self._open(url, form)
+            status, headers, body = self._open(current, form)
         self.results.append(-1)
 
 
@@ -72,6 +93,9 @@ def test_sign_in_interactive_then_tokens_for_two_apis(emulator: Emulator) -> Non
         assert isinstance(state, SignedIn) and state.flow_type == "interactive"
         assert state.account.username == ann["email"]
         assert browser.results == [200]
+        # The opener got a one-time address on the listener; the provider's URL (state, nonce, …) came from it.
+        assert browser.opened[0].startswith("http://localhost:") and "state=" not in browser.opened[0]
+        assert "state=" in browser.authorization_urls[0] and "nonce=" in browser.authorization_urls[0]
         notes = client.get_access_token(emulator.apis["Notes"]["scopes"])
         assert notes.access_token and not notes.from_cache
         assert client.sign_out(browser="none")
@@ -107,6 +131,79 @@ def test_browser_none_wait_and_cancel(emulator: Emulator) -> None:
         assert not t.is_alive() and len(errors) == 1
 
 
+def test_an_opener_replaced_during_discovery_is_never_called(emulator: Emulator) -> None:
+    """The opener current when the browser is opened is used: one replaced while the sign-in waits for OIDC discovery
+    is never called (its ctypes thunk is gone once set_browser returned)."""
+    ann = emulator.users["password"]
+    old: List[str] = []
+
+    def old_opener(url: str) -> bool:
+        old.append(url)
+        return False
+
+    emulator.control("POST", "faults", {"path": "openid-configuration", "delay_ms": 1000})
+    with Client(emulator.authority, emulator.client_id, browser=old_opener) as client:
+        results: List[Any] = []
+
+        def sign_in() -> None:
+            try:
+                results.append(client.sign_in_interactive(timeout=20))
+            except Exception as e:  # reported below
+                results.append(e)
+
+        t = threading.Thread(target=sign_in)
+        t.start()
+        deadline = time.monotonic() + 10
+        while emulator.control("GET", "faults")["faults"] and time.monotonic() < deadline:
+            time.sleep(0.005)  # the emulator holds the discovery request: the sign-in is in discovery
+        assert t.is_alive()
+        new = PageBrowser(ann["email"], ann["password"])
+        client.set_browser(new)
+        t.join(30)
+        assert len(results) == 1 and isinstance(results[0], SignedIn), results
+        assert old == [] and len(new.opened) == 1
+
+
+def test_an_opener_cannot_replace_itself(emulator: Emulator) -> None:
+    errors_seen: List[BaseException] = []
+    client = Client(emulator.authority, emulator.client_id)
+
+    def opener(url: str) -> bool:
+        try:
+            client.set_browser(None)
+        except nativeauth.FlowInvalidError as e:
+            errors_seen.append(e)
+        return False
+
+    with client:
+        client.set_browser(opener)
+        with pytest.raises(nativeauth.BrowserUnavailableError):
+            client.sign_in_interactive()
+        assert len(errors_seen) == 1
+        client.set_browser(None)  # from outside it works
+
+
+def test_the_browser_is_started_without_handling_sigchld(emulator: Emulator, tmp_path: Any) -> None:
+    """A host that ignores SIGCHLD (the kernel reaps children at once): a browser command that ran is not mistaken
+    for one that failed. The library watches its child through a pidfd; here `true` opens nothing, so the sign-in
+    waits for the start page and times out instead of answering browser_unavailable."""
+    script = tmp_path / "sigign.py"
+    script.write_text(textwrap.dedent("""
+        import signal, sys
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        import nativeauth
+        with nativeauth.Client(sys.argv[1], sys.argv[2], browser_command="true") as client:
+            try:
+                client.sign_in_interactive(timeout=1.5)
+            except nativeauth.NativeAuthError as e:
+                print(e.code)
+    """))
+    env = {k: v for k, v in os.environ.items() if k != "BROWSER"}
+    r = subprocess.run([sys.executable, str(script), emulator.authority, emulator.client_id], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.stdout.strip() == "timeout", r.stdout + r.stderr
+
+
 def test_browser_required_falls_back_with_the_login_hint(emulator: Emulator) -> None:
     emulator.control("POST", "users", {"email": "bea@contoso.com", "password": "Bea-Passw0rd!", "requires_browser": True})
     browser = PageBrowser("bea@contoso.com", "Bea-Passw0rd!")
@@ -123,7 +220,8 @@ def test_browser_unavailable_carries_the_url(emulator: Emulator) -> None:
         with pytest.raises(nativeauth.BrowserUnavailableError) as e:
             client.sign_in_interactive()
         url = e.value.authorization_url
-        assert url is not None and url.startswith(emulator.authority)
+        # The start page the opener was given (the sign-in has ended: its listener is closed).
+        assert url is not None and url.startswith("http://localhost:") and "state=" not in url
 
 
 def test_device_code_and_two_accounts(emulator: Emulator) -> None:

@@ -744,13 +744,24 @@ def test_code_prompt_and_mfa_methods_from_the_server_are_escaped(cli: Cli, emula
 def test_browser_redirect_error_is_escaped(cli: Cli, emulator: Emulator, tmp_path: pathlib.Path) -> None:
     # A "browser" that delivers the provider's error redirect at once: error=<controls>.
     browser = tmp_path / "error_browser.py"
-    browser.write_text(f"""import os, sys, urllib.parse, urllib.request
-query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(sys.argv[1]).query))
+    # The library hands the browser a one-time start page: fetch it (keeping its cookie), read the real
+    # authorization URL from its redirect, then come back with the error.
+    browser.write_text(f"""import http.cookiejar, os, sys, urllib.error, urllib.parse, urllib.request
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
 if os.fork() == 0:  # like xdg-open: return at once, the "page" comes later
-    error = urllib.parse.urlencode({{"error": {HOSTILE[:40]!r}, "error_description": {HOSTILE!r},
-                                     "state": query["state"]}})
+    opener = urllib.request.build_opener(NoRedirect, urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
     try:
-        urllib.request.urlopen(query["redirect_uri"] + "?" + error, timeout=30).read()
+        opener.open(sys.argv[1], timeout=30)
+        location = ""
+    except urllib.error.HTTPError as e:
+        location = e.headers.get("Location", "")
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(location).query))
+    error = urllib.parse.urlencode({{"error": {HOSTILE[:40]!r}, "error_description": {HOSTILE!r},
+                                     "state": query.get("state", "")}})
+    try:
+        opener.open(query.get("redirect_uri", "") + "?" + error, timeout=30).read()
     except Exception:
         pass
     os._exit(0)

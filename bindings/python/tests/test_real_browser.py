@@ -1,8 +1,8 @@
 """The browser sign-in through a real browser: Debian's Chromium, headless and offline, driven by Selenium through
-/usr/bin/chromedriver. The library opens the authorize URL in Chromium through its browser callback, Selenium fills
-in the emulator's page, Chromium follows the redirect to the library's loopback listener, and the Python test gets a
-token. `.ci/deps.sh` installs chromium, chromium-driver and selenium; without them this test fails (it is not
-skipped)."""
+/usr/bin/chromedriver. The library opens its one-time start page in Chromium through its browser callback (it sends
+Chromium on to the authorize URL with a cookie), Selenium fills in the emulator's page, Chromium follows the
+redirect to the library's loopback listener, and the Python test gets a token. `.ci/deps.sh` installs chromium,
+chromium-driver and selenium; without them this test fails (it is not skipped)."""
 import os
 import shutil
 import threading
@@ -69,7 +69,10 @@ def test_sign_in_through_chromium(emulator: Emulator, chromium: "WebDriver") -> 
         except Exception as e:  # reported by the test below, never lost in a thread
             failures.append(repr(e))
 
+    given: List[str] = []
+
     def open_in_chromium(url: str) -> bool:
+        given.append(url)
         threading.Thread(target=drive, args=(url,), daemon=True).start()
         return True
 
@@ -86,3 +89,6 @@ def test_sign_in_through_chromium(emulator: Emulator, chromium: "WebDriver") -> 
         deadline.wait(0.1)
     assert not failures, failures
     assert pages and pages[0].startswith("http://localhost:")
+    # Chromium was given the listener's one-time start page (it fetched it once, kept its cookie, and brought it back
+    # with the redirect): no state, nonce or PKCE challenge on its command line.
+    assert len(given) == 1 and given[0].startswith("http://localhost:") and "state=" not in given[0]

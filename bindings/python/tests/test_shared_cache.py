@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import nativeauth as na
@@ -61,16 +62,30 @@ def signed_in_file(emulator: Emulator, path: pathlib.Path, scope: str) -> None:
 
 
 def run_workers(emulator: Emulator, tmp: pathlib.Path, path: pathlib.Path, scope: str, *, processes: int,
-                threads: int, calls: int, force_refresh: bool, kill_one: bool = False) -> List[Dict[str, Any]]:
+                threads: int, calls: int, force_refresh: bool, kill_one: str = "") -> List[Dict[str, Any]]:
+    """Runs the workers; `kill_one`: "" (nobody), "holding-lock" (one stalls in its first refresh, holding the
+    refresh lock, and is killed there), or "anywhere" (one is killed after a few calls, wherever it then is)."""
     go = tmp / f"go-{time.monotonic_ns()}"
-    workers = [Worker({"authority": emulator.authority, "client_id": emulator.client_id, "cache_path": str(path),
-                       "scope": scope, "threads": threads, "calls": calls, "force_refresh": force_refresh,
-                       "go": str(go)}) for _ in range(processes)]
+
+    def config(stall: bool) -> Dict[str, Any]:
+        # The staller starts alone (its own go file), so its first forced call is a refresh of its own.
+        return {"authority": emulator.authority, "client_id": emulator.client_id, "cache_path": str(path),
+                "scope": scope, "threads": threads, "calls": calls, "force_refresh": force_refresh,
+                "go": str(go) + ("-staller" if stall else ""), "stall_on_refresh": stall}
+
+    workers = [Worker(config(kill_one == "holding-lock" and i == 0)) for i in range(processes)]
     for w in workers:
         assert w.next_line() == {"ready": True}
-    go.touch()
     killed: Optional[Worker] = None
-    if kill_one:
+    if kill_one == "holding-lock":
+        killed = workers[0]
+        Path(str(go) + "-staller").touch()
+        assert killed.next_line() == {"stalled": True}
+        go.touch()  # the others start while it holds the lock
+        killed.proc.send_signal(signal.SIGKILL)
+    else:
+        go.touch()
+    if kill_one == "anywhere":
         killed = workers[len(workers) // 2]
         for _ in range(3):  # in the middle of its refreshes: after it finished a few calls
             assert killed.next_line().get("ok") is True
@@ -112,17 +127,38 @@ def test_processes_and_threads_refreshing_one_account_never_lose_it(emulator: Em
         assert c.get_access_token([scope]).access_token
 
 
-def test_a_process_killed_in_the_middle_of_its_refreshes(emulator: Emulator, tmp_path: pathlib.Path) -> None:
+def test_a_process_killed_holding_the_refresh_lock(emulator: Emulator, tmp_path: pathlib.Path) -> None:
+    """Killed (SIGKILL) while it holds the refresh lock, before its request went out: the lock dies with it, the
+    others go on, every call succeeds, and the file parses."""
     scope = emulator.apis["ToDoList"]["scopes"][0]
     path = tmp_path / "cache.json"
     signed_in_file(emulator, path, scope)
     results = run_workers(emulator, tmp_path, path, scope, processes=4, threads=3, calls=8, force_refresh=True,
-                          kill_one=True)
+                          kill_one="holding-lock")
+    assert len(results) == 3 * 3 * 8  # the killed one finished none
     assert [r for r in results if not r["ok"]] == []
     json.loads(path.read_text())  # the file parses
     assert counters(emulator).get("refresh_token_reuse_detected", 0) == 0
     with na.Client(emulator.authority, emulator.client_id, cache_path=path) as c:
         assert c.get_access_token([scope], force_refresh=True).access_token
+
+
+def test_a_process_killed_anywhere_in_its_refreshes(emulator: Emulator, tmp_path: pathlib.Path) -> None:
+    """Killed wherever it is after a few calls: the others go on to the end (nothing waits for the dead process) and
+    the file parses. When the kill lands after the server rotated the refresh token but before the process wrote the
+    new one, that token died with it: a server with reuse detection then revokes the sign-in when the old one is
+    presented next (SECURITY.md). The others' calls then fail with interaction_required, never anything else."""
+    scope = emulator.apis["ToDoList"]["scopes"][0]
+    path = tmp_path / "cache.json"
+    signed_in_file(emulator, path, scope)
+    results = run_workers(emulator, tmp_path, path, scope, processes=4, threads=3, calls=8, force_refresh=True,
+                          kill_one="anywhere")
+    json.loads(path.read_text())  # the file parses
+    failures = [r for r in results if not r["ok"]]
+    if counters(emulator).get("refresh_token_reuse_detected", 0) == 0:
+        assert failures == []
+    else:
+        assert {r["code"] for r in failures} == {"interaction_required"}
 
 
 def test_a_sign_out_in_one_process_reaches_another_within_a_second(emulator: Emulator,

@@ -50,8 +50,11 @@ class Client:
     (it must return without waiting for the sign-in; default: ``browser_command``, ``$BROWSER``, ``xdg-open``).
     ``cache_path`` keeps tokens in that file (an absolute path; ``cache_path=True`` means the default,
     ``$XDG_CACHE_HOME/nativeauth/token_cache.json``) in MSAL's unified token cache format, shared with other processes
-    and with MSAL for Python; ``cache_encryption_key`` (32 bytes, or their base64) encrypts it with AES-256-GCM.
-    Without ``cache_path`` tokens live in memory only.
+    and with MSAL for Python; ``cache_encryption_key`` (32 bytes, or their base64) encrypts it with AES-256-GCM, and
+    ``cache_key_store`` ("secret_service", "kernel_keyring" or "auto") encrypts it with a key nobody has to manage:
+    made on first use and kept in the user's Secret Service (GNOME Keyring, KWallet, …) or persistent kernel keyring
+    (``cache_key_store_timeout_ms`` bounds each D-Bus wait, default 2000); not both. No store reachable raises
+    KeyringUnavailableError — never a silent plaintext file. Without ``cache_path`` tokens live in memory only.
     Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
     ``logging`` module; they never contain secrets or usernames.
 
@@ -68,7 +71,8 @@ class Client:
                  post_logout_redirect_uri: Optional[str] = None, browser_command: Optional[str] = None,
                  browser: Optional[BrowserOpener] = None,
                  cache_path: Union[str, "os.PathLike[str]", bool, None] = None,
-                 cache_encryption_key: Union[bytes, str, None] = None):
+                 cache_encryption_key: Union[bytes, str, None] = None, cache_key_store: Optional[str] = None,
+                 cache_key_store_timeout_ms: Optional[int] = None):
         if client_id is None or not isinstance(client_id, str):
             raise errors.InvalidArgumentError("client_id must be a str", status=-1)
         config: Dict[str, Any] = {"v": 1, "client_id": client_id}
@@ -86,9 +90,13 @@ class Client:
             if cache_encryption_key is not None:
                 secret = cache_encryption_key
                 cache["encryption_key"] = base64.b64encode(secret).decode() if isinstance(secret, bytes) else secret
+            if cache_key_store is not None:
+                cache["key_store"] = cache_key_store
+            if cache_key_store_timeout_ms is not None:
+                cache["key_store_timeout_ms"] = cache_key_store_timeout_ms
             config["cache"] = cache
-        elif cache_encryption_key is not None:
-            raise errors.InvalidArgumentError("cache_encryption_key needs cache_path", status=-1)
+        elif cache_encryption_key is not None or cache_key_store is not None:
+            raise errors.InvalidArgumentError("cache_encryption_key and cache_key_store need cache_path", status=-1)
         if challenge_types is not None:
             config["challenge_types"] = list(challenge_types)
         if capabilities is not None:
@@ -159,23 +167,42 @@ class Client:
 
     def set_browser(self, browser: Optional[BrowserOpener]) -> None:
         """Sets the callable that opens URLs for the browser flows (``None``: the system's opener). It is called on
-        the thread of the sign-in call and must return (True when it opened the URL) without waiting for the
-        sign-in to finish."""
-        if browser is None:
-            self._browser_callback = None
-            _native.lib.na_client_set_browser_callback(self._handle, _native.BROWSER_FN(), None)
-            return
-        if not callable(browser):
+        the thread of the sign-in (or sign-out) call and must return (True when it opened the URL) without waiting
+        for the sign-in to finish. The URLs it gets are one-time addresses on the library's loopback listener, which
+        send the browser on to the provider (the authorization URL itself only for a custom-scheme redirect URI).
+
+        The opener current when the browser is opened is used (not the one current when the sign-in started), and
+        once ``set_browser`` returns the previous opener is never called again: it waits for calls of it already
+        running on other threads. Called from inside the opener itself it raises FlowInvalidError (the status
+        NA_ESTATE) and changes nothing."""
+        handle = self._handle
+        if handle is None:
+            raise errors.ClientClosedError("the client is closed", status=-1)
+        if browser is not None and not callable(browser):
             raise errors.InvalidArgumentError("browser must be callable", status=-1)
+        thunk: Optional[_native.CallbackPointer] = None
+        if browser is not None:
+            opener = browser
 
-        def trampoline(url: bytes, _user: Any) -> int:
-            try:
-                return 0 if browser(url.decode("utf-8")) else 1
-            except Exception:  # a failing opener must not unwind into C
-                return 1
+            def trampoline(url: bytes, _user: Any) -> int:
+                try:
+                    return 0 if opener(url.decode("utf-8")) else 1
+                except Exception:  # a failing opener must not unwind into C
+                    return 1
 
-        self._browser_callback = _native.BROWSER_FN(trampoline)  # keep a reference for the C side
-        _native.lib.na_client_set_browser_callback(self._handle, self._browser_callback, None)
+            thunk = _native.BROWSER_FN(trampoline)
+        # The previous thunk stays referenced until the C call returned: the library may be running it on another
+        # thread until then, and never calls it afterwards.
+        previous = self._browser_callback
+        rc = _native.lib.na_client_set_browser_callback(handle, thunk if thunk is not None else _native.BROWSER_FN(),
+                                                        None)
+        if rc == -7:
+            raise errors.FlowInvalidError("set_browser was called from inside the browser opener", code="flow_invalid",
+                                          status=rc)
+        if rc != 0:
+            raise errors.InvalidArgumentError("the client is closed or invalid", status=rc)
+        self._browser_callback = thunk  # keep a reference for the C side
+        del previous
 
     # -- plumbing --------------------------------------------------------------------------------------------------
 
@@ -194,12 +221,13 @@ class Client:
     def _state(self, doc: Mapping[str, Any]) -> State:
         return state_from_json(self, doc)
 
-    def _submit(self, current: FlowState, request: Dict[str, Any]) -> State:
+    def _submit_flow(self, state: FlowState, request: Dict[str, Any]) -> State:
+        # nativeauth.states.FlowClient: what a FlowState calls to continue its flow.
         try:
-            return self._state(self._call("na_flow_submit", request, state=None))
+            return self._state(self._call("na_flow_submit", request))
         except errors.NativeAuthError as e:
-            if e.details.get("flow") == current.flow:
-                e.state = current  # retryable: the same state continues
+            if e.details.get("flow") == state.flow:
+                e.state = state  # retryable: the same state continues
             raise
 
     def _retry_state(self, e: errors.NativeAuthError) -> None:
@@ -253,11 +281,15 @@ class Client:
                             response_mode: Optional[str] = None, browser: str = "system",
                             timeout: Optional[float] = None) -> State:
         """Signs a user in through the browser (authorization code + PKCE, loopback redirect), as MSAL's
-        ``acquire_token_interactive``. With ``browser="system"`` (default) the URL is opened and the call returns
+        ``acquire_token_interactive``. With ``browser="system"`` (default) a browser is opened and the call returns
         ``SignedIn``; with ``browser="none"`` it returns ``BrowserPending`` for the app to present and ``wait()`` on.
+        With a loopback redirect URI the browser (and ``authorization_url``) gets a one-time start page on the
+        library's listener, which sends it on to the provider: the provider's URL, with its ``state`` and ``nonce``,
+        never appears on a command line. A second fetch of that page stops the sign-in (FlowInvalidError).
         ``prompt`` is "select_account", "login", "consent", "none" or "create"; ``timeout`` (seconds, default 300)
-        bounds the whole sign-in. Raises BrowserUnavailableError (``authorization_url`` to show), AccessDeniedError,
-        InteractionRequiredError, IdTokenInvalidError, RequestTimeoutError, CancelledError."""
+        bounds the whole sign-in. Raises BrowserUnavailableError (the sign-in has ended; start again with
+        ``browser="none"`` to show an address), AccessDeniedError, InteractionRequiredError, IdTokenInvalidError,
+        RequestTimeoutError, CancelledError, FlowInvalidError."""
         req: Dict[str, Any] = {"browser": _str("browser", browser)}
         if scopes is not None:
             req["scopes"] = _scopes(scopes)
@@ -370,8 +402,9 @@ class Client:
 
     def sign_out(self, account: Optional[str] = None, *, all: bool = False, browser: str = "none") -> bool:
         """Forgets an account's tokens (the only one, ``account``, or with ``all`` every one). With
-        ``browser="system"`` the provider's end-session page is opened too (its URL is ``last_end_session_url``).
-        Returns whether someone was signed out."""
+        ``browser="system"`` the provider's end-session page is opened too (its URL is ``last_end_session_url``):
+        the browser gets a one-time address on 127.0.0.1 that sends it there, and the call waits up to 10 seconds for
+        the browser to fetch it. Returns whether someone was signed out."""
         req: Dict[str, Any] = {"all": bool(all), "browser": _str("browser", browser)}
         if account is not None:
             req["account"] = _str("account", account)

@@ -8,11 +8,12 @@ contain passwords, codes or tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Type
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-if TYPE_CHECKING:
-    from .documents import AccountDocument
-    from .states import State
+from .documents import AccountDocument  # typing shapes only: documents imports nothing of the package
+
+# This module is the bottom of the package: states and the client import it, it imports neither (a retryable error's
+# ``state`` is set by the client that raises it, so it is typed here without naming the states module).
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class NativeAuthError(Exception):
 
     def __init__(self, message: str, *, code: Optional[str] = None, status: int = -9,
                  server: Optional[ServerDetails] = None, details: Optional[Dict[str, Any]] = None,
-                 state: Optional[State] = None) -> None:
+                 state: Optional[Any] = None) -> None:
         super().__init__(message)
         self.message: str = message
         """The English sentence (for people; may change)."""
@@ -65,8 +66,9 @@ class NativeAuthError(Exception):
         """What the server said, when the error came from a server answer."""
         self.details: Dict[str, Any] = details or {}
         """The error document's other members (``field``, ``flow``, ``reason``, ``login_hint`` …)."""
-        self.state: Optional[State] = state
-        """For a retryable error of a flow: the state to continue with (e.g. submit another code)."""
+        self.state: Optional[Any] = state
+        """For a retryable error of a flow: the `nativeauth.FlowState` to continue with (e.g. submit another code);
+        ``None`` otherwise."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
@@ -330,12 +332,13 @@ class AccessDeniedError(AuthenticationError):
 
 
 class BrowserUnavailableError(InteractionRequiredError):
-    """No browser could be opened; show ``authorization_url`` to the user."""
+    """No browser could be opened. The sign-in has ended: to let the user open an address, start again with
+    ``browser="none"`` and show that state's ``authorization_url``."""
     code = "browser_unavailable"
 
     @property
     def authorization_url(self) -> Optional[str]:
-        """The URL to show the user."""
+        """The address the browser was to be given (the sign-in's start page, closed now with the sign-in)."""
         return self.details.get("authorization_url")
 
 
@@ -365,6 +368,13 @@ class CacheKeyInvalidError(CacheError):
     code = "cache_key_invalid"
 
 
+class KeyringUnavailableError(CacheError):
+    """``key_store``: neither the Secret Service nor the kernel keyring could hold the cache key; the message says
+    what was tried and the ways out (an ``encryption_key``, or a plaintext cache asked for explicitly)."""
+
+    code = "keyring_unavailable"
+
+
 class LibraryMemoryError(NativeAuthError, MemoryError):
     """The library ran out of memory (NA_ENOMEM)."""
 
@@ -387,6 +397,7 @@ __all__ = [
     "ThrottledError", "DeclinedScopesError", "PasswordResetFailedError", "CancelledError", "IdTokenInvalidError",
     "AccountRequiredError", "AccessDeniedError", "BrowserUnavailableError", "CacheError", "CacheUnreadableError",
     "CacheWriteFailedError", "CacheInsecureError", "CacheKeyInvalidError", "ReentrantCallError",
+    "KeyringUnavailableError",
 ]
 
 _BY_CODE = {cls.code: cls for cls in [
@@ -398,11 +409,11 @@ _BY_CODE = {cls.code: cls for cls in [
     RequestTimeoutError, TLSError, ServerError, LibraryMemoryError, InternalError, ThrottledError,
     DeclinedScopesError, PasswordResetFailedError, CancelledError, IdTokenInvalidError, AccountRequiredError,
     AccessDeniedError, BrowserUnavailableError, CacheUnreadableError, CacheWriteFailedError, CacheInsecureError,
-    CacheKeyInvalidError, ReentrantCallError,
+    CacheKeyInvalidError, ReentrantCallError, KeyringUnavailableError,
 ]}
 
 
-def from_document(status: int, doc: Any, state: Optional[State] = None) -> NativeAuthError:
+def from_document(status: int, doc: Any, state: Optional[Any] = None) -> NativeAuthError:
     """Builds the exception for an error document ``{"v":1,"error":{…}}``."""
     err = (doc or {}).get("error") or {}
     code = err.get("code") or "internal"

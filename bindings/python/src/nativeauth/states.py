@@ -20,10 +20,9 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Dict, Mapping, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Any, ClassVar, Dict, Mapping, Optional, Protocol, Sequence, Tuple, Type, TypeVar
 
-if TYPE_CHECKING:
-    from .client import Client
+from .errors import InternalError, InvalidArgumentError
 
 __all__ = ["AccessToken", "Account", "ApiResponse", "AttributesRequired", "AuthMethod", "BrowserPending",
            "CodeRequired", "DeviceCodeRequired", "FlowState", "MfaRequired", "PasswordRequired",
@@ -213,6 +212,16 @@ class SignedIn(State):
     """The access token for the sign-in's scopes."""
 
 
+class FlowClient(Protocol):
+    """The client as a `FlowState` sees it: the one call a state makes to continue its flow. `nativeauth.Client`
+    implements it; states know nothing else of the client (and this module does not import it)."""
+
+    def _submit_flow(self, state: FlowState, request: Dict[str, Any]) -> State:
+        """Sends ``request`` (``{"flow", "action", …}``) to ``na_flow_submit`` and returns the next state. A retryable
+        error it raises carries ``state`` as ``error.state``."""
+        ...
+
+
 @dataclass(frozen=True)
 class FlowState(State):
     """A state that continues: it names library-held flow state (the server's continuation token never leaves the
@@ -220,15 +229,15 @@ class FlowState(State):
 
     flow: str = field(repr=False)
     """The opaque handle of the flow in the library (``"f_…"``)."""
-    _client: Client = field(repr=False, compare=False)
+    _client: FlowClient = field(repr=False, compare=False)
 
     def _submit(self, **request: Any) -> State:
-        return self._client._submit(self, {"flow": self.flow, **request})
+        return self._client._submit_flow(self, {"flow": self.flow, **request})
 
     def cancel(self) -> None:
         """Forgets the flow. May be called from another thread while a call waits on it (which then raises
         `nativeauth.CancelledError`)."""
-        self._client._submit(self, {"flow": self.flow, "action": "cancel"})
+        self._submit(action="cancel")
 
 
 @dataclass(frozen=True)
@@ -284,7 +293,6 @@ class AttributesRequired(FlowState):
         """Submits attribute values by name: the next state (`SignUpCompleted`, …). Raises
         `nativeauth.AttributesInvalidError` naming the refused ones."""
         if not isinstance(attributes, Mapping):
-            from .errors import InvalidArgumentError
             raise InvalidArgumentError("attributes must be a mapping of names to values", code="invalid_argument",
                                        status=-1)
         return self._submit(action="submit_attributes", attributes=dict(attributes))
@@ -335,7 +343,8 @@ class BrowserPending(FlowState):
     status: ClassVar[str] = "browser_pending"
 
     authorization_url: str = ""
-    """The URL to open in a browser."""
+    """The URL to open in a browser: with a loopback redirect URI, a one-time start page on the library's listener
+    (served while `wait` runs; a second fetch stops the sign-in), else the provider's authorization URL."""
     redirect_uri: str = ""
     """Where the browser will be sent back to."""
     expires_in: int = 0
@@ -402,7 +411,6 @@ class PasswordResetCompleted(FlowState):
 
 def _expect(state: State, cls: Type[_S]) -> _S:
     if not isinstance(state, cls):
-        from .errors import InternalError
         raise InternalError(f"expected {cls.__name__}, the library answered {type(state).__name__}", code="internal",
                             status=-9)
     return state
@@ -410,7 +418,6 @@ def _expect(state: State, cls: Type[_S]) -> _S:
 
 def _text(name: str, value: Any) -> str:
     if not isinstance(value, str):
-        from .errors import InvalidArgumentError
         raise InvalidArgumentError(f"{name} must be a str, not {type(value).__name__}", code="invalid_argument",
                                    status=-1)
     return value
@@ -420,7 +427,6 @@ def _wait_args(timeout: Optional[float]) -> Dict[str, Any]:
     req: Dict[str, Any] = {"action": "wait"}
     if timeout is not None:
         if not isinstance(timeout, (int, float)) or timeout < 0:
-            from .errors import InvalidArgumentError
             raise InvalidArgumentError("timeout must be a non-negative number of seconds", code="invalid_argument",
                                        status=-1)
         req["timeout_ms"] = int(min(timeout, 3600) * 1000)
@@ -436,7 +442,7 @@ def _sign_in_args(scopes: Optional[Sequence[str]], claims: Optional[Mapping[str,
     return req
 
 
-def state_from_json(client: Client, d: Mapping[str, Any]) -> State:
+def state_from_json(client: FlowClient, d: Mapping[str, Any]) -> State:
     """The `State` of a flow result document (internal: states that continue hold ``client``)."""
     status = d.get("status")
     flow_type = str(d.get("flow_type") or "")
@@ -470,5 +476,4 @@ def state_from_json(client: Client, d: Mapping[str, Any]) -> State:
                                   _int(d.get("expires_in")), _int(d.get("interval"), 5), str(d.get("message") or ""))
     if status == "cancelled":
         return State(flow_type)
-    from .errors import InternalError
     raise InternalError(f"unknown state {status!r}", code="internal", status=-9)

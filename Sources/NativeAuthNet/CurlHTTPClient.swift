@@ -1,6 +1,7 @@
 internal import CCurl
 internal import Glibc
 internal import NativeAuthCrypto
+public import NativeAuthHTTP
 import Synchronization
 
 /// libcurl's global state, initialised once before the first handle (swift_once makes this thread-safe).

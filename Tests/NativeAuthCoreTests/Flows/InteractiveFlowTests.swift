@@ -1,0 +1,180 @@
+import NativeAuthHTTP
+import Synchronization
+import Testing
+
+@testable import NativeAuthCore
+
+/// A listener that never listens: the flow only reads its port and whether it is open.
+final class FakeListener: RedirectListener {
+    let port: UInt16 = 4321
+    private let open = Mutex(true)
+    var isOpen: Bool { open.withLock { $0 } }
+    func wait(
+        deadline: Double,
+        now: () -> Double,
+        isCancelled: () -> Bool,
+        decide: (RedirectRequest) -> RedirectReply
+    ) -> RedirectWaitOutcome { .timedOut }
+    func shutdown() { open.withLock { $0 = false } }
+}
+
+@Suite struct InteractiveFlowTests {
+    static let secrets = AuthorizationSecrets(
+        state: "S",
+        nonce: "N",
+        verifier: String(repeating: "v", count: 43),
+        startPath: "/start",
+        cookieName: "na_c",
+        cookieValue: "cv"
+    )
+    static let metadata = OIDCMetadata(
+        tokenEndpoint: "https://contoso.ciamlogin.com/tenant/oauth2/v2.0/token",
+        issuer: "https://tenant.ciamlogin.com/tenant/v2.0",
+        authorizationEndpoint: "https://contoso.ciamlogin.com/tenant/oauth2/v2.0/authorize"
+    )
+
+    func flow(redirectURI: String? = nil, browser: BrowserMode) throws -> InteractiveFlow {
+        var config = ClientConfiguration(
+            authority: try Authority("https://contoso.ciamlogin.com/contoso.onmicrosoft.com"),
+            clientID: "c1"
+        )
+        config.redirectURI = redirectURI
+        let request = try InteractiveRequest(
+            scopes: ["api"],
+            loginHint: "ann@contoso.com",
+            prompt: nil,
+            domainHint: nil,
+            claims: nil,
+            extraQueryParameters: [],
+            responseMode: nil,
+            browser: browser == .none ? "none" : "system",
+            timeoutMs: 60_000,
+            correlationID: nil
+        )
+        return InteractiveFlow(request, configuration: config, secrets: Self.secrets)
+    }
+
+    func on(_ f: inout InteractiveFlow, _ e: FlowEvent, _ now: Double) -> FlowEffect { f.on(e, at: now) }
+
+    @Test func theSystemBrowserOpensTheStartPageAndTheRedirectIsRedeemed() throws {
+        var f = try flow(browser: .system)
+        let effects = play(
+            &f,
+            [
+                step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "openListener"),
+                step(.listenerOpened(FakeListener()), "openBrowser"), step(.browserOpened(true), "listen"),
+                step(.redirect(.timedOut), "finish browser_pending"),
+                step(.action(.wait(timeoutMs: 1000)), "listen"),
+                step(
+                    .redirect(
+                        .accepted(RedirectRequest(method: "GET", path: "/", parameters: ["code": "x", "state": "S"]))
+                    ),
+                    "send redeemCode"
+                ),
+                step(answer(.tokens(tokens())), "store"), step(storedOK, "finish signed_in ended"),
+            ],
+            on
+        )
+        // The browser is given the start page, never the authorization URL (a command line is public).
+        guard case .openBrowser(let url) = effects[2] else {
+            Issue.record("no browser")
+            return
+        }
+        #expect(url == "http://localhost:4321/start")
+        guard case .send(.redeemCode(_, _, _, let redirectURI, _)) = effects[6] else {
+            Issue.record("no code")
+            return
+        }
+        #expect(redirectURI == "http://localhost:4321")
+    }
+
+    @Test func failuresEndTheSignIn() throws {
+        let scripts: [[Step]] = [
+            [
+                step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "openListener"),
+                step(.listenerOpened(nil), "fail network"),
+            ],
+            [
+                step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "openListener"),
+                step(.listenerOpened(FakeListener()), "openBrowser"),
+                step(.browserOpened(false), "fail browser_unavailable"),
+            ],
+            [
+                step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "openListener"),
+                step(.listenerOpened(FakeListener()), "openBrowser"), step(.browserOpened(true), "listen"),
+                step(
+                    .redirect(.stopped(RedirectRequest(method: "GET", path: "/start", parameters: [:]))),
+                    "fail flow_invalid"
+                ),
+            ],
+            [
+                step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "openListener"),
+                step(.listenerOpened(FakeListener()), "openBrowser"), step(.browserOpened(true), "listen"),
+                step(
+                    .redirect(
+                        .accepted(
+                            RedirectRequest(
+                                method: "GET",
+                                path: "/",
+                                parameters: ["error": "access_denied", "state": "S"]
+                            )
+                        )
+                    ),
+                    "fail access_denied"
+                ),
+            ],
+            [
+                step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "openListener"),
+                step(.listenerOpened(FakeListener()), "openBrowser"), step(.browserOpened(true), "listen"),
+                step(
+                    .redirect(
+                        .accepted(RedirectRequest(method: "GET", path: "/", parameters: ["code": "x", "state": "T"]))
+                    ),
+                    "fail server"
+                ),
+            ],
+            [
+                step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "openListener"),
+                step(.listenerOpened(FakeListener()), "openBrowser"), step(.browserOpened(true), "listen"),
+                step(.redirect(.timedOut), "fail timeout", at: 1_000_000),
+            ],
+        ]
+        for script in scripts {
+            var f = try flow(browser: .system)
+            play(&f, script, on)
+            guard case .ended = f.state else {
+                Issue.record("not ended: \(script.last?.expect ?? "")")
+                return
+            }
+        }
+    }
+
+    /// A custom-scheme redirect URI has no listener: the app opens the URL and submits the redirect it captured; a
+    /// mistyped one leaves the flow as it was.
+    @Test func aCustomSchemeRedirectIsSubmittedByTheApp() throws {
+        var f = try flow(redirectURI: "myapp://auth", browser: .none)
+        let effects = play(
+            &f,
+            [
+                step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "finish browser_pending"),
+                step(.action(.wait(timeoutMs: nil)), "fail flow_invalid kept"),
+                step(.action(.submitRedirect("otherapp://auth?code=x&state=S")), "fail invalid_argument kept"),
+                step(.action(.submitRedirect("myapp://auth?code=x&state=S")), "send redeemCode"),
+                step(answer(.tokens(tokens())), "store"), step(storedOK, "finish signed_in ended"),
+            ],
+            on
+        )
+        guard case .finish(.browserPending(let pending), _) = effects[1] else {
+            Issue.record("no pending")
+            return
+        }
+        #expect(pending.authorizationURL.hasPrefix("https://contoso.ciamlogin.com/tenant/oauth2/v2.0/authorize?"))
+        #expect(pending.authorizationURL.contains("state=S") && pending.authorizationURL.contains("nonce=N"))
+    }
+
+    /// The system browser needs a listener: a custom scheme with "browser":"system" is refused.
+    @Test func aCustomSchemeCannotUseTheSystemBrowser() throws {
+        var f = try flow(redirectURI: "myapp://auth", browser: .system)
+        play(&f, [step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "fail invalid_argument")], on)
+    }
+}

@@ -95,8 +95,9 @@ struct StoredSignIn: Sendable {
     var token: AccessToken
 }
 
-/// What a flow reacts to.
-enum FlowEvent: Sendable {
+/// What a flow reacts to. Indirect: each event is one boxed value, so an event never has bytes its case leaves
+/// unwritten (valgrind flagged the tag tests of the inline multi-payload layout reading such bytes).
+indirect enum FlowEvent: Sendable {
     /// The flow's first step.
     case start
     /// An action of the app (`na_flow_submit`).
@@ -115,8 +116,8 @@ enum FlowEvent: Sendable {
     case redirect(RedirectWaitOutcome)
 }
 
-/// What a flow asks its driver to do next.
-enum FlowEffect: Sendable {
+/// What a flow asks its driver to do next (indirect, as `FlowEvent`).
+indirect enum FlowEffect: Sendable {
     case send(ServerCall)
     /// Wait this long (cancellable), then `.waited`.
     case wait(seconds: Double)

@@ -60,8 +60,9 @@ struct ResetPasswordFlow: Sendable {
     }
 
     mutating func on(_ event: FlowEvent, at now: Double) -> FlowEffect {
-        if case .action(let action) = event, case .waiting(let waiting) = state { return act(action, waiting) }
         switch (state, event) {
+        case (.waiting(let waiting), .action(let action)):
+            return act(action, waiting)
         case (.new, .start):
             state = .starting
             return .send(.resetStart(username: username))

@@ -49,8 +49,9 @@ struct SignUpFlow: Sendable {
     }
 
     mutating func on(_ event: FlowEvent, at now: Double) -> FlowEffect {
-        if case .action(let action) = event, case .waiting(let waiting) = state { return act(action, waiting) }
         switch (state, event) {
+        case (.waiting(let waiting), .action(let action)):
+            return act(action, waiting)
         case (.new(let password, let attributes), .start):
             state = .starting
             return .send(.signUpStart(username: username, password: password, attributes: attributes))

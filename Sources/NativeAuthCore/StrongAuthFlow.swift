@@ -51,8 +51,9 @@ struct StrongAuthFlow: Sendable {
     }
 
     mutating func on(_ event: FlowEvent, at now: Double) -> FlowEffect {
-        if case .action(let action) = event, case .waiting(let waiting) = state { return act(action, waiting) }
         switch (state, event) {
+        case (.waiting(let waiting), .action(let action)):
+            return act(action, waiting)
         case (
             .challenging(let methods, let methodID, _),
             .answer(.success(.challenge(.code(let next, let challenge))))

@@ -76,4 +76,4 @@ let methods = [
 
 func answer(_ a: ServerAnswer) -> FlowEvent { .answer(.success(a)) }
 func failure(_ code: NativeAuthError.Code) -> FlowEvent { .answer(.failure(NativeAuthError(code, "canned"))) }
-let storedOK = FlowEvent.stored(.success(aSignIn))
+var storedOK: FlowEvent { .stored(.success(aSignIn)) }

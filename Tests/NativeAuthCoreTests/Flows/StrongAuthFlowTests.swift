@@ -8,65 +8,74 @@ import Testing
     }
     func on(_ f: inout StrongAuthFlow, _ e: FlowEvent, _ now: Double) -> FlowEffect { f.on(e, at: now) }
 
-    static let mfa = StrongAuthFlow.Waiting.mfaSelect(ct("c1"), methods: methods)
-    static let registration = StrongAuthFlow.Waiting.registrationSelect(ct("c1"), methods: methods)
+    static var mfa: StrongAuthFlow.Waiting {
+        StrongAuthFlow.Waiting.mfaSelect(ct("c1"), methods: methods)
+    }
+    static var registration: StrongAuthFlow.Waiting {
+        StrongAuthFlow.Waiting.registrationSelect(ct("c1"), methods: methods)
+    }
 
-    static let cases: [(name: String, start: StrongAuthFlow.Waiting, steps: [Step], ended: Bool)] = [
-        (
-            "MFA: a method, its code, signed in", mfa,
-            [
-                step(.action(.requestChallenge(methodID: nil)), "send challenge"),
-                step(answer(.challenge(.code(ct("c2"), aCode))), "finish code_required"),
-                step(.action(.submitCode(Secret("1"))), "send token(mfa_oob)"),
-                step(answer(.token(.tokens(tokens()))), "store"), step(storedOK, "finish signed_in ended"),
-            ], true
-        ),
-        (
-            "MFA: an unknown method is refused, a wrong code kept, a resend goes to the same method", mfa,
-            [
-                step(.action(.requestChallenge(methodID: "nope")), "fail invalid_argument kept"),
-                step(.action(.submitCode(Secret("1"))), "fail flow_invalid kept"),
-                step(.action(.requestChallenge(methodID: "m2")), "send challenge"),
-                step(answer(.challenge(.code(ct("c2"), aCode))), "finish code_required"),
-                step(.action(.submitCode(Secret("1"))), "send token(mfa_oob)"),
-                step(failure(.invalidCode), "fail invalid_code kept"),
-                step(.action(.resendCode), "send challenge"),
-                step(answer(.challenge(.code(ct("c3"), aCode))), "finish code_required"),
-            ], false
-        ),
-        (
-            "registration: a contact that needs its code", registration,
-            [
-                step(.action(.registerMethod(contact: "", methodID: nil)), "fail invalid_argument kept"),
-                step(.action(.registerMethod(contact: "me@example.com", methodID: nil)), "send registerChallenge"),
-                step(answer(.registerChallenge(.code(ct("c2"), aCode))), "finish code_required"),
-                step(.action(.submitCode(Secret("1"))), "send registerContinue"),
-                step(answer(.continuation(ct("c3"))), "send token(continuation)"),
-                step(answer(.token(.tokens(tokens()))), "store"), step(storedOK, "finish signed_in ended"),
-            ], true
-        ),
-        (
-            "registration: a preverified contact, then a token request that fails once is retried alone",
-            registration,
-            [
-                step(.action(.registerMethod(contact: "ann@contoso.com", methodID: "m1")), "send registerChallenge"),
-                step(answer(.registerChallenge(.preverified(ct("c2")))), "send registerContinue"),
-                step(answer(.continuation(ct("c3"))), "send token(continuation)"),
-                step(failure(.network), "fail network kept"),
-                step(.action(.signIn(scopes: nil, claims: nil)), "send token(continuation)"),
-                step(answer(.token(.tokens(tokens()))), "store"), step(storedOK, "finish signed_in ended"),
-            ], true
-        ),
-        (
-            "a blocked method ends nothing; an expired flow ends it", mfa,
-            [
-                step(.action(.requestChallenge(methodID: "m1")), "send challenge"),
-                step(failure(.authMethodBlocked), "fail auth_method_blocked kept"),
-                step(.action(.requestChallenge(methodID: "m2")), "send challenge"),
-                step(failure(.flowExpired), "fail flow_expired"),
-            ], true
-        ),
-    ]
+    static var cases: [(name: String, start: StrongAuthFlow.Waiting, steps: [Step], ended: Bool)] {
+        [
+            (
+                "MFA: a method, its code, signed in", mfa,
+                [
+                    step(.action(.requestChallenge(methodID: nil)), "send challenge"),
+                    step(answer(.challenge(.code(ct("c2"), aCode))), "finish code_required"),
+                    step(.action(.submitCode(Secret("1"))), "send token(mfa_oob)"),
+                    step(answer(.token(.tokens(tokens()))), "store"), step(storedOK, "finish signed_in ended"),
+                ], true
+            ),
+            (
+                "MFA: an unknown method is refused, a wrong code kept, a resend goes to the same method", mfa,
+                [
+                    step(.action(.requestChallenge(methodID: "nope")), "fail invalid_argument kept"),
+                    step(.action(.submitCode(Secret("1"))), "fail flow_invalid kept"),
+                    step(.action(.requestChallenge(methodID: "m2")), "send challenge"),
+                    step(answer(.challenge(.code(ct("c2"), aCode))), "finish code_required"),
+                    step(.action(.submitCode(Secret("1"))), "send token(mfa_oob)"),
+                    step(failure(.invalidCode), "fail invalid_code kept"),
+                    step(.action(.resendCode), "send challenge"),
+                    step(answer(.challenge(.code(ct("c3"), aCode))), "finish code_required"),
+                ], false
+            ),
+            (
+                "registration: a contact that needs its code", registration,
+                [
+                    step(.action(.registerMethod(contact: "", methodID: nil)), "fail invalid_argument kept"),
+                    step(.action(.registerMethod(contact: "me@example.com", methodID: nil)), "send registerChallenge"),
+                    step(answer(.registerChallenge(.code(ct("c2"), aCode))), "finish code_required"),
+                    step(.action(.submitCode(Secret("1"))), "send registerContinue"),
+                    step(answer(.continuation(ct("c3"))), "send token(continuation)"),
+                    step(answer(.token(.tokens(tokens()))), "store"), step(storedOK, "finish signed_in ended"),
+                ], true
+            ),
+            (
+                "registration: a preverified contact, then a token request that fails once is retried alone",
+                registration,
+                [
+                    step(
+                        .action(.registerMethod(contact: "ann@contoso.com", methodID: "m1")),
+                        "send registerChallenge"
+                    ),
+                    step(answer(.registerChallenge(.preverified(ct("c2")))), "send registerContinue"),
+                    step(answer(.continuation(ct("c3"))), "send token(continuation)"),
+                    step(failure(.network), "fail network kept"),
+                    step(.action(.signIn(scopes: nil, claims: nil)), "send token(continuation)"),
+                    step(answer(.token(.tokens(tokens()))), "store"), step(storedOK, "finish signed_in ended"),
+                ], true
+            ),
+            (
+                "a blocked method ends nothing; an expired flow ends it", mfa,
+                [
+                    step(.action(.requestChallenge(methodID: "m1")), "send challenge"),
+                    step(failure(.authMethodBlocked), "fail auth_method_blocked kept"),
+                    step(.action(.requestChallenge(methodID: "m2")), "send challenge"),
+                    step(failure(.flowExpired), "fail flow_expired"),
+                ], true
+            ),
+        ]
+    }
 
     @Test(arguments: cases.indices)
     func script(_ i: Int) {

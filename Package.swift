@@ -134,7 +134,7 @@ let package = Package(
             name: "nativeauth-fuzz",
             dependencies: [
                 "NativeAuthCABI", "NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthNet",
-                "NativeAuthCrypto",
+                "NativeAuthCrypto", "NativeAuthKeyring",
                 "NativeAuthTestSupport", "CLibFuzzer",
             ],
             path: "Tests/Fuzz/Harness",

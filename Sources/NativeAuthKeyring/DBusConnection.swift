@@ -110,7 +110,7 @@ final class DBusConnection {
         let serial = lastSerial
         try send(message.encoded(serial: serial), what: what)
         while true {
-            let reply = try receive(what: "the reply to \(what)")
+            let reply = try receive(what: what)
             guard reply.replySerial == serial else { continue }
             switch reply.type {
             case DBusMessage.methodReturn: return reply
@@ -158,7 +158,7 @@ final class DBusConnection {
                 let n = poll(&p, 1, deadline.remainingMilliseconds)
                 if n == 0 {
                     _ = Glibc.close(fd)
-                    return .failure(.timedOut("connecting to \(endpoint.description) took too long"))
+                    return .failure(.timedOut("connecting to \(endpoint.description) did not complete"))
                 }
                 var soError: Int32 = 0
                 var len = socklen_t(MemoryLayout<Int32>.size)
@@ -171,7 +171,7 @@ final class DBusConnection {
                 // The listener's queue is full (it does not accept): try again shortly, until the deadline.
                 guard deadline.remainingMilliseconds > 0 else {
                     _ = Glibc.close(fd)
-                    return .failure(.timedOut("connecting to \(endpoint.description) took too long (nobody accepts)"))
+                    return .failure(.timedOut("\(endpoint.description) accepted no connection"))
                 }
                 _ = poll(nil, 0, min(10, deadline.remainingMilliseconds))
             default:
@@ -186,15 +186,15 @@ final class DBusConnection {
     private func authenticate() throws(DBusFailure) {
         let uid = Array(String(geteuid()).utf8)
         let hex = uid.map { String($0, radix: 16) }.joined()
-        try send(Array("\0AUTH EXTERNAL \(hex)\r\n".utf8), what: "authentication")
-        let line = try readLine(what: "the bus's answer to AUTH EXTERNAL")
+        try send(Array("\0AUTH EXTERNAL \(hex)\r\n".utf8), what: "AUTH EXTERNAL")
+        let line = try readLine(what: "AUTH EXTERNAL")
         guard line.hasPrefix("OK ") else {
             if line.hasPrefix("REJECTED") {
                 throw .authenticationFailed("the bus at \(endpoint.description) refused EXTERNAL authentication")
             }
             throw .protocolError("the bus at \(endpoint.description) answered AUTH with \"\(line.prefix(64))\"")
         }
-        try send(Array("BEGIN\r\n".utf8), what: "authentication")
+        try send(Array("BEGIN\r\n".utf8), what: "BEGIN")
     }
 
     /// A CR LF-terminated line of the authentication exchange (a bare LF ends one too), without its end.
@@ -247,12 +247,14 @@ final class DBusConnection {
             let n = poll(&p, 1, deadline.remainingMilliseconds)
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
-                if n == 0 { throw .timedOut("no answer from \(endpoint.description) while waiting for \(what)") }
+                if n == 0 { throw .timedOut("\(endpoint.description) did not answer \(what)") }
                 throw .disconnected("poll: \(errnoText(errno))")
             }
             let got = inbox.appendInPlace(maximum: 64 * 1024) { read(fd, $0, $1) }
             if got > 0 { return }
-            if got == 0 { throw .disconnected("\(endpoint.description) closed the connection during \(what)") }
+            if got == 0 {
+                throw .disconnected("\(endpoint.description) closed the connection instead of answering \(what)")
+            }
             let e = errno
             if e == EINTR || e == EAGAIN { continue }
             throw .disconnected("reading from \(endpoint.description): \(errnoText(e))")

@@ -32,8 +32,8 @@ public struct KernelKeyringStore: CacheKeyStore {
     /// revoked, expired). A key whose payload is not exactly 32 bytes was not stored by this library: it counts as
     /// no key, and the next `store` replaces it.
     public func lookup(cachePath: String) throws(NativeAuthError) -> Secret? {
-        let keyring = try Self.persistentKeyring()
         let description = try Self.description(for: cachePath)
+        let keyring = try Self.persistentKeyring()
         let key = nashim_keyctl_search(keyring, "user", description)
         if key < 0 {
             let e = errno
@@ -60,8 +60,8 @@ public struct KernelKeyringStore: CacheKeyStore {
         guard key.count == Self.keyLength else {
             throw .invalidArgument("a cache key is \(Self.keyLength) bytes")
         }
-        let keyring = try Self.persistentKeyring()
         let description = try Self.description(for: cachePath)
+        let keyring = try Self.persistentKeyring()
         // add_key replaces the payload of a key of the same type and description in the keyring.
         let serial = key.withUnsafeBytes { nashim_add_key("user", description, $0.baseAddress, $0.count, keyring) }
         guard serial >= 0 else { throw Self.failure("adding the cache key", errno) }
@@ -75,8 +75,9 @@ public struct KernelKeyringStore: CacheKeyStore {
     /// it); true when there was one.
     @discardableResult
     func remove(cachePath: String) throws(NativeAuthError) -> Bool {
+        let description = try Self.description(for: cachePath)
         let keyring = try Self.persistentKeyring()
-        let key = nashim_keyctl_search(keyring, "user", try Self.description(for: cachePath))
+        let key = nashim_keyctl_search(keyring, "user", description)
         guard key >= 0 else {
             let e = errno
             if Self.isGone(e) { return false }

@@ -239,10 +239,8 @@ private struct Exchange {
         let text: String
         switch error {
         case .timedOut(let s):
-            text = "\(what): no answer within \(timeout) s (\(s))"
-        case .errorReply(let name, _)
-        where name == "org.freedesktop.DBus.Error.ServiceUnknown" || name == "org.freedesktop.DBus.Error.NameHasNoOwner"
-            || name.hasPrefix("org.freedesktop.DBus.Error.Spawn."):
+            text = "no answer within \(timeout) s (\(s))"
+        case .errorReply(let name, _) where isNoService(name):
             text =
                 "\(what): no Secret Service (\(SecretServiceKeyStore.service)) runs on the session bus and none "
                 + "could be started (\(error))"
@@ -254,5 +252,12 @@ private struct Exchange {
             text = "\(what): \(error)"
         }
         return NativeAuthError(.keyringUnavailable, "Secret Service: \(text).")
+    }
+
+    /// Errors of the bus that mean no Secret Service runs and none could be started (activated).
+    static func isNoService(_ errorName: String) -> Bool {
+        errorName == "org.freedesktop.DBus.Error.ServiceUnknown"
+            || errorName == "org.freedesktop.DBus.Error.NameHasNoOwner"
+            || errorName.hasPrefix("org.freedesktop.DBus.Error.Spawn.")
     }
 }

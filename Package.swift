@@ -47,6 +47,12 @@ let package = Package(
         ),
         // The persistent token cache: MSAL's unified cache format in a locked, atomically replaced file.
         .target(name: "NativeAuthCache", dependencies: ["NativeAuthCore", "NativeAuthJSON", "NativeAuthCrypto"]),
+        // Where a file cache's key is kept: the Secret Service (our own D-Bus client over the session bus's Unix
+        // socket; no GLib or libsecret) and the persistent kernel keyring (keyctl through CLinux).
+        .target(
+            name: "NativeAuthKeyring",
+            dependencies: ["NativeAuthCore", "NativeAuthCache", "NativeAuthCrypto", "CLinux"]
+        ),
         .target(
             name: "NativeAuthCABI",
             dependencies: [
@@ -97,6 +103,11 @@ let package = Package(
             name: "NativeAuthCacheTests",
             dependencies: ["NativeAuthCache", "NativeAuthCore", "NativeAuthJSON", "NativeAuthCrypto"]
         ),
+        // Against real components: a private dbus-daemon with gnome-keyring-daemon, and the kernel's keyrings.
+        .testTarget(
+            name: "NativeAuthKeyringTests",
+            dependencies: ["NativeAuthKeyring", "NativeAuthCache", "NativeAuthCore", "NativeAuthCrypto"]
+        ),
         .testTarget(
             name: "NativeAuthCABITests",
             dependencies: [
@@ -123,7 +134,7 @@ let package = Package(
             name: "nativeauth-fuzz",
             dependencies: [
                 "NativeAuthCABI", "NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthNet",
-                "NativeAuthCrypto",
+                "NativeAuthCrypto", "NativeAuthKeyring",
                 "NativeAuthTestSupport", "CLibFuzzer",
             ],
             path: "Tests/Fuzz/Harness",

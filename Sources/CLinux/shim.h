@@ -30,3 +30,81 @@ static inline int nashim_pidfd_reap(int pidfd, int *exit_code) {
     *exit_code = info.si_code == CLD_EXITED ? info.si_status : -1;
     return 1;
 }
+
+/* The kernel key retention service (keyctl(2), add_key(2)): glibc wraps neither, and syscall(2) is variadic. Each
+ * returns what the system call returns (a key serial, a length, 0), or -1 with errno (ENOSYS on a kernel without
+ * keys, EPERM/EACCES where a seccomp profile forbids them, as Docker's default one does). */
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/keyctl.h>
+
+/* Permission bits of a key (include/linux/key.h; keyutils.h, which is not installed everywhere, has them too). */
+#define NASHIM_KEY_POS_ALL 0x3f000000u
+#define NASHIM_KEY_USR_ALL 0x003f0000u
+
+/* KEYCTL_GET_PERSISTENT: the persistent keyring of uid (-1: this process's), linked into dest_keyring. */
+static inline long nashim_keyctl_get_persistent(int32_t uid, int32_t dest_keyring) {
+#ifdef SYS_keyctl
+    return syscall(SYS_keyctl, KEYCTL_GET_PERSISTENT, (long)uid, (long)dest_keyring);
+#else
+    (void)uid; (void)dest_keyring;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* KEYCTL_SEARCH: the key of type and description in keyring (and the keyrings it holds); not linked anywhere. */
+static inline long nashim_keyctl_search(int32_t keyring, const char *type, const char *description) {
+#ifdef SYS_keyctl
+    return syscall(SYS_keyctl, KEYCTL_SEARCH, (long)keyring, type, description, 0L);
+#else
+    (void)keyring; (void)type; (void)description;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* KEYCTL_READ: copies up to buffer_length bytes of key's payload into buffer; returns the payload's whole length. */
+static inline long nashim_keyctl_read(int32_t key, void *buffer, size_t buffer_length) {
+#ifdef SYS_keyctl
+    return syscall(SYS_keyctl, KEYCTL_READ, (long)key, buffer, buffer_length);
+#else
+    (void)key; (void)buffer; (void)buffer_length;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* KEYCTL_SETPERM: sets key's permission mask. */
+static inline long nashim_keyctl_setperm(int32_t key, uint32_t permissions) {
+#ifdef SYS_keyctl
+    return syscall(SYS_keyctl, KEYCTL_SETPERM, (long)key, (unsigned long)permissions);
+#else
+    (void)key; (void)permissions;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* KEYCTL_UNLINK: removes key from keyring. */
+static inline long nashim_keyctl_unlink(int32_t key, int32_t keyring) {
+#ifdef SYS_keyctl
+    return syscall(SYS_keyctl, KEYCTL_UNLINK, (long)key, (long)keyring);
+#else
+    (void)key; (void)keyring;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* add_key(2): creates the key of type and description in keyring, or updates the payload of the one already there. */
+static inline long nashim_add_key(const char *type, const char *description, const void *payload, size_t length,
+                                  int32_t keyring) {
+#ifdef SYS_add_key
+    return syscall(SYS_add_key, type, description, payload, length, (long)keyring);
+#else
+    (void)type; (void)description; (void)payload; (void)length; (void)keyring;
+    errno = ENOSYS;
+    return -1;
+#endif
+}

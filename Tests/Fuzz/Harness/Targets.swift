@@ -26,6 +26,11 @@ let fuzzTargets: [FuzzTarget] = [
         about: "the browser sign-in's loopback listener: HTTP requests, and /proc/net/tcp tables",
         run: fuzzLoopback
     ),
+    FuzzTarget(
+        name: "dbus",
+        about: "the Secret Service store's D-Bus client: messages as the session bus's socket delivers them",
+        run: fuzzDBus
+    ),
 ]
 
 func fuzzTarget(named name: String) -> FuzzTarget? { fuzzTargets.first { $0.name == name } }

@@ -13,12 +13,16 @@ let package = Package(
         // The embeddable library. Built for release by `make` with -static-stdlib, a version script (only na_*
         // exported) and SONAME libnativeauth.so.1.
         .library(name: "nativeauth", type: .dynamic, targets: ["NativeAuthCABI"]),
+        // The nativeauth command (installed as `nativeauth`, and as `docker-credential-nativeauth`).
+        .executable(name: "nativeauth-cli", targets: ["nativeauth-cli"]),
         // The local identity server: Entra External ID native auth + OIDC + sample protected APIs.
         .executable(name: "nativeauth-emulator", targets: ["nativeauth-emulator"]),
     ],
     dependencies: [
         // The emulator's HTTP server (plain HTTP; --tls is a libssl front end of our own). Never in the library.
-        .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1")
+        .package(url: "https://github.com/swhitty/FlyingFox", exact: "0.27.1"),
+        // The nativeauth command's argument parsing.
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
     ],
     targets: [
         // System libraries: a module map each, and a header with typed inline wrappers for what Swift cannot call
@@ -75,6 +79,15 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "nativeauth-emulator", dependencies: ["NativeAuthEmulator"]),
+
+        // The nativeauth command: the library in-process through its C ABI (the same documents a C program uses).
+        .executableTarget(
+            name: "nativeauth-cli",
+            dependencies: [
+                "NativeAuthCABI", "NativeAuthJSON", "NativeAuthCrypto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
 
         // Test helpers: a loopback HTTP/1.1 server that counts connections and misbehaves on request.
         .target(

@@ -111,10 +111,16 @@ extension JSONValue {
     }
 
     /// Serialises compactly with sorted keys. Returns nil only if memory could not be allocated.
-    public func serializedBytes() -> [UInt8]? {
+    public func serializedBytes() -> [UInt8]? { serializedBytes(pretty: false, asciiOnly: false) }
+
+    /// Serialises with sorted keys; `pretty`: indented by 2; `asciiOnly`: every character outside ASCII as a `\u`
+    /// escape (the same value), so the text holds no C1 or bidirectional control a terminal would act on.
+    public func serializedBytes(pretty: Bool, asciiOnly: Bool) -> [UInt8]? {
         guard let root = makeJansson() else { return nil }
         defer { cjansson_decref(root) }
-        let flags = Int(JSON_COMPACT) | Int(JSON_SORT_KEYS) | Int(JSON_ENCODE_ANY)
+        var flags = Int(JSON_SORT_KEYS) | Int(JSON_ENCODE_ANY)
+        flags |= pretty ? 2 : Int(JSON_COMPACT)  // JSON_INDENT(2) (a macro Swift does not import)
+        if asciiOnly { flags |= Int(JSON_ENSURE_ASCII) }
         guard let text = json_dumps(root, flags) else { return nil }
         let n = strlen(text)
         let out = Array(UnsafeRawBufferPointer(start: text, count: n))

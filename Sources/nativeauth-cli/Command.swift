@@ -1,0 +1,237 @@
+import ArgumentParser
+internal import Glibc
+import NativeAuthCABI
+import NativeAuthJSON
+
+/// `nativeauth`: sign in to Microsoft Entra External ID (or any OpenID Connect provider) and use access tokens from
+/// the shell and from tools that call a credential helper (git, kubectl, docker), over the library in this process.
+struct NativeAuthCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nativeauth",
+        abstract: "Sign in to Microsoft Entra External ID (or any OpenID Connect provider) and use access tokens from "
+            + "the shell.",
+        discussion: epilog,
+        version: "nativeauth \(String(cString: na_version()))",
+        subcommands: [
+            LoginCommand.self, AccountsCommand.self, TokenCommand.self, CallCommand.self, LogoutCommand.self,
+            EmulatorCommand.self, GitCredentialCommand.self, KubectlCredentialCommand.self,
+        ]
+    )
+
+    static let epilog = """
+        Settings (first found wins): flags, then the environment
+        (NATIVEAUTH_AUTHORITY, NATIVEAUTH_CLIENT_ID, NATIVEAUTH_AUTHORITY_TYPE,
+        NATIVEAUTH_TENANT_SUBDOMAIN, NATIVEAUTH_REDIRECT_URI, NATIVEAUTH_CA_BUNDLE,
+        NATIVEAUTH_BROWSER_COMMAND, NATIVEAUTH_CACHE (0/1), NATIVEAUTH_CACHE_PATH,
+        NATIVEAUTH_KEY_STORE, NATIVEAUTH_PLAINTEXT_CACHE, NATIVEAUTH_SCOPES,
+        NATIVEAUTH_ACCOUNT, NATIVEAUTH_PROFILE, NATIVEAUTH_CONFIG), then the
+        profile of $XDG_CONFIG_HOME/nativeauth/config.toml ([profiles.NAME]
+        tables; "default" unless --profile, $NATIVEAUTH_PROFILE or
+        default_profile names one).
+
+        Tokens are kept in $XDG_CACHE_HOME/nativeauth/token_cache.json
+        (--cache-path, --no-cache), encrypted with a key kept in the desktop's
+        Secret Service or the kernel keyring (--plaintext-cache opts out), so
+        `login` and `token` may run in separate processes.
+
+        Exit codes:
+          0  success
+          1  other error
+          2  bad usage or settings (invalid_argument, not_supported, …)
+          3  sign-in needed: no_account, interaction_required, …
+          4  network: network, timeout, tls
+          5  server error, or `call`: the API answered a non-2xx status
+          6  authentication refused: invalid_credentials, invalid_code, …
+          7  token cache: cache_unreadable, …, keyring_unavailable
+        130  interrupted (Ctrl-C)
+        Errors are one line on stderr, `nativeauth: <code>: <message>`; with
+        --json also {"error": {"code", "message"}, "exit_code": N} on stdout.
+
+        Example:
+          curl -H "Authorization: Bearer $(nativeauth token -s SCOPE)" URL
+        """
+
+    /// The options every command takes, before or after its name (see `main.swift`).
+    static let globalFlags: Set<String> = ["--json", "-v", "--verbose", "--no-cache", "--plaintext-cache"]
+    static let globalOptions: Set<String> = [
+        "--profile", "--config", "--authority", "--tenant-subdomain", "--client-id", "--authority-type",
+        "--redirect-uri", "--ca-bundle", "--browser-command", "--cache-path",
+    ]
+}
+
+/// `--json` and `--verbose`.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print JSON documents (errors too) on stdout.")
+    var json = false
+
+    @Flag(name: .shortAndLong, help: "The library's log lines (no secrets) on stderr.")
+    var verbose = false
+}
+
+/// The settings every command that signs in or uses tokens takes; flags override the environment and the profile.
+struct SettingsOptions: ParsableArguments {
+    @OptionGroup var output: OutputOptions
+
+    @Option(name: .long, help: ArgumentHelp("Profile of the configuration file.", valueName: "name"))
+    var profile: String?
+
+    @Option(
+        help: ArgumentHelp("Configuration file (default $XDG_CONFIG_HOME/nativeauth/config.toml).", valueName: "file")
+    )
+    var config: String?
+
+    @Option(help: ArgumentHelp("e.g. https://contoso.ciamlogin.com/contoso.onmicrosoft.com", valueName: "url"))
+    var authority: String?
+
+    @Option(help: ArgumentHelp("contoso → its ciamlogin.com authority.", valueName: "name"))
+    var tenantSubdomain: String?
+
+    @Option(help: ArgumentHelp("The app registration's client id.", valueName: "id"))
+    var clientId: String?
+
+    @Option(help: ArgumentHelp("ciam, aad or oidc.", valueName: "type"))
+    var authorityType: String?
+
+    @Option(help: ArgumentHelp("For --browser (default http://localhost).", valueName: "uri"))
+    var redirectUri: String?
+
+    @Option(help: ArgumentHelp("CA certificates to verify the server with.", valueName: "file"))
+    var caBundle: String?
+
+    @Option(help: ArgumentHelp("Opens the browser (the URL is appended, or replaces %s).", valueName: "cmd"))
+    var browserCommand: String?
+
+    @Option(
+        help: ArgumentHelp("Token cache file (default $XDG_CACHE_HOME/nativeauth/token_cache.json).", valueName: "file")
+    )
+    var cachePath: String?
+
+    @Flag(help: "Keep tokens in memory only (this process).")
+    var noCache = false
+
+    @Flag(help: "Keep the token cache in plaintext (0600), as MSAL for Python reads it, instead of encrypted.")
+    var plaintextCache = false
+
+    func validate() throws {
+        if let t = authorityType, !["ciam", "aad", "oidc"].contains(t) {
+            throw ValidationError("--authority-type must be ciam, aad or oidc")
+        }
+    }
+
+    /// What the user gave on the command line, for `Settings.resolve`.
+    var given: [String: Settings.Given] {
+        var g: [String: Settings.Given] = [:]
+        let texts: [(String, String?)] = [
+            ("authority", authority), ("tenant_subdomain", tenantSubdomain), ("client_id", clientId),
+            ("authority_type", authorityType), ("redirect_uri", redirectUri), ("ca_bundle", caBundle),
+            ("browser_command", browserCommand), ("cache_path", cachePath),
+        ]
+        for (key, value) in texts { if let value { g[key] = .text(value) } }
+        if noCache { g["cache"] = .flag(false) }
+        if plaintextCache { g["plaintext_cache"] = .flag(true) }
+        return g
+    }
+}
+
+/// One command's run: its settings (resolved once) and the library client.
+final class Context {
+    let options: SettingsOptions
+    private var resolved: Settings?
+
+    init(_ options: SettingsOptions) { self.options = options }
+
+    var json: Bool { options.output.json }
+    var verbose: Bool { options.output.verbose }
+
+    func settings() throws(CLIError) -> Settings {
+        if let resolved { return resolved }
+        let s = try Settings.resolve(flags: options.given, configFile: options.config, profile: options.profile)
+        resolved = s
+        return s
+    }
+
+    /// Scopes: the flag's (space or comma separated, repeatable), else the settings'.
+    func scopes(_ given: [String]) throws(CLIError) -> [String] {
+        let flags = given.flatMap(Settings.splitScopes)
+        return flags.isEmpty ? try settings().scopes : flags
+    }
+
+    func account(_ given: String?) throws(CLIError) -> String? {
+        if let given { return given }
+        return try settings().account
+    }
+
+    /// The file the tokens are kept in, when they are.
+    func cachePath() throws(CLIError) -> String? {
+        let s = try settings()
+        return s.cache ? (s.cachePath ?? Settings.defaultCachePath) : nil
+    }
+
+    /// The library client these settings describe.
+    func client() throws(CLIError) -> Library {
+        let s = try settings()
+        guard let clientID = s.clientID else {
+            throw CLIError(
+                "usage",
+                "no client id: give --client-id, set NATIVEAUTH_CLIENT_ID, or set client_id in the profile "
+                    + "'\(s.profile)' of the configuration file",
+                .usage
+            )
+        }
+        guard s.authority != nil || s.tenantSubdomain != nil else {
+            throw CLIError(
+                "usage",
+                "no authority: give --authority, set NATIVEAUTH_AUTHORITY, or set authority in the profile "
+                    + "'\(s.profile)' of the configuration file",
+                .usage
+            )
+        }
+        var config: [String: JSONValue] = ["v": 1, "client_id": .string(clientID)]
+        let texts: [(String, String?)] = [
+            ("authority", s.authority), ("tenant_subdomain", s.tenantSubdomain), ("authority_type", s.authorityType),
+            ("redirect_uri", s.redirectURI), ("post_logout_redirect_uri", s.postLogoutRedirectURI),
+            ("ca_bundle", s.caBundle), ("browser_command", s.browserCommand),
+        ]
+        for (key, value) in texts { if let value { config[key] = .string(value) } }
+        // The command line drives MFA and strong-auth registration.
+        let capabilities =
+            s.capabilities ?? (s.authorityType == "oidc" ? [] : ["mfa_required", "registration_required"])
+        config["capabilities"] = .array(capabilities.map { .string($0) })
+        if let types = s.challengeTypes { config["challenge_types"] = .array(types.map { .string($0) }) }
+        if let ms = s.connectTimeoutMs { config["connect_timeout_ms"] = .int(ms) }
+        if let ms = s.requestTimeoutMs { config["request_timeout_ms"] = .int(ms) }
+        if let path = try cachePath() {
+            var cache: [String: JSONValue] = ["type": "file", "path": .string(path)]
+            if let key = s.cacheEncryptionKey {
+                cache["encryption_key"] = .string(key)
+            } else if !s.plaintextCache {
+                cache["key_store"] = .string(s.keyStore)
+            }
+            config["cache"] = .object(cache)
+        }
+        let library = try Library(configuration: .object(config))
+        if verbose { library.logToStderr() }
+        return library
+    }
+}
+
+/// A command that runs with a `Context` and answers an exit code; errors are reported the command line's way.
+protocol ContextCommand: ParsableCommand {
+    var options: SettingsOptions { get }
+    func run(_ ctx: Context) throws(CLIError) -> ExitCode
+}
+
+extension ContextCommand {
+    mutating func run() throws {
+        let ctx = Context(options)
+        let code: Int32
+        do throws(CLIError) { code = try run(ctx).rawValue } catch { code = error.report(json: ctx.json) }
+        throw ExitCodeCarrier(code)
+    }
+}
+
+/// Carries a command's exit code out of ArgumentParser's `run()` (see `main.swift`).
+struct ExitCodeCarrier: Error {
+    let code: Int32
+    init(_ code: Int32) { self.code = code }
+}

@@ -1,0 +1,225 @@
+import ArgumentParser
+internal import Glibc
+import NativeAuthCABI
+import NativeAuthJSON
+
+// Credential helpers: git, kubectl and docker ask a helper for a credential on every operation. Each answers from the
+// token cache (refreshing when needed) in a fresh process, never prompts (a helper's stdin belongs to its client),
+// and answers the client's own "no credential" when nobody is signed in, so git, kubectl and docker show their own
+// error or fall back to their own prompt.
+
+/// The token a helper hands out, with the account's username, or nil when there is none to hand out (nobody signed
+/// in, the sign-in must be renewed interactively). Other errors are errors.
+func helperToken(
+    _ ctx: Context,
+    scopes: [String],
+    forceRefresh: Bool = false
+) throws(CLIError) -> (
+    token: JSONValue, username: String
+)? {
+    let client = try ctx.client()
+    var request: [String: JSONValue] = ["v": 1, "force_refresh": .bool(forceRefresh)]
+    let scopes = try ctx.scopes(scopes)
+    if !scopes.isEmpty { request["scopes"] = .array(scopes.map { .string($0) }) }
+    if let account = try ctx.account(nil) { request["account"] = .string(account) }
+    do {
+        let token = try client.call(na_get_access_token, .object(request))
+        var account: [String: JSONValue] = ["v": 1]
+        if let a = request["account"] { account["account"] = a }
+        let username = (try? client.call(na_get_account, .object(account)))?["account"]?["username"]?.stringValue
+        return (token, username ?? "nativeauth")
+    } catch  where error.exit == .signIn {
+        Terminal.info(
+            "nativeauth: \(Terminal.safe(error.code)): \(Terminal.safe(error.message)) (run `nativeauth login`)"
+        )
+        return nil
+    }
+}
+
+/// A Unix time as RFC 3339 UTC ("2026-11-24T15:04:05Z").
+func rfc3339(_ seconds: Int64) -> String {
+    var t = time_t(seconds)
+    var parts = tm()
+    gmtime_r(&t, &parts)
+    func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : String(n) }
+    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):"
+        + "\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+}
+
+/// `nativeauth git-credential [--scope …] get|store|erase`: git's credential-helper protocol
+/// (`git config credential.https://dev.example.helper "nativeauth git-credential --scope …"`).
+struct GitCredentialCommand: ContextCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "git-credential",
+        abstract: "git's credential helper: the account and an access token as git's username and password."
+    )
+
+    @OptionGroup var options: SettingsOptions
+
+    @Option(
+        name: [.customShort("s"), .customLong("scope")],
+        help: ArgumentHelp("Scope (repeatable).", valueName: "scope")
+    )
+    var scopes: [String] = []
+
+    @Argument(help: "get, store or erase (git calls it).")
+    var operation: String
+
+    func validate() throws {
+        guard ["get", "store", "erase"].contains(operation) else { throw ValidationError("get, store or erase") }
+    }
+
+    func run(_ ctx: Context) throws(CLIError) -> ExitCode {
+        // git writes the request (protocol, host, path, username, password, …) as key=value lines.
+        var request: [String: String] = [:]
+        while let line = Terminal.readLine(), !line.isEmpty {
+            guard let eq = line.firstIndex(of: "=") else { continue }
+            request[String(line[..<eq])] = String(line[line.index(after: eq)...])
+        }
+        switch operation {
+        case "get":
+            guard let (token, username) = try helperToken(ctx, scopes: scopes) else { return .ok }  // none: git asks on
+            let value = token["access_token"]?.stringValue ?? ""
+            guard !value.contains("\n") && !username.contains("\n") else { return .ok }
+            var out = "username=\(username)\npassword=\(value)\n"
+            if let expires = token["expires_on"]?.intValue { out += "password_expiry_utc=\(expires)\n" }
+            Terminal.write(1, out)
+        case "erase":
+            // git rejected this password: if it is the cached token, get a new one (a forced refresh); the sign-in
+            // itself is never forgotten.
+            guard let rejected = request["password"], !rejected.isEmpty,
+                let (token, _) = try helperToken(ctx, scopes: scopes),
+                token["access_token"]?.stringValue == rejected
+            else { return .ok }
+            _ = try helperToken(ctx, scopes: scopes, forceRefresh: true)
+        default:
+            break  // store: the credential comes from the sign-in; nothing of git's is kept
+        }
+        return .ok
+    }
+}
+
+/// `nativeauth kubectl-credential --scope …`: a client-go exec credential plugin (kubectl runs it for every command).
+struct KubectlCredentialCommand: ContextCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kubectl-credential",
+        abstract: "kubectl's exec credential plugin: prints an ExecCredential with an access token."
+    )
+
+    @OptionGroup var options: SettingsOptions
+
+    @Option(
+        name: [.customShort("s"), .customLong("scope")],
+        help: ArgumentHelp("Scope (repeatable).", valueName: "scope")
+    )
+    var scopes: [String] = []
+
+    func run(_ ctx: Context) throws(CLIError) -> ExitCode {
+        // KUBERNETES_EXEC_INFO (set by kubectl) names the apiVersion it expects.
+        var apiVersion = "client.authentication.k8s.io/v1beta1"
+        if let info = Settings.env("KUBERNETES_EXEC_INFO"), let doc = try? JSONValue.parse(info),
+            let version = doc["apiVersion"]?.stringValue, version.hasPrefix("client.authentication.k8s.io/")
+        {
+            apiVersion = version
+        }
+        guard let (token, _) = try helperToken(ctx, scopes: scopes) else {
+            throw CLIError("no_account", "no credential: sign in with `nativeauth login`", .signIn)
+        }
+        var status: [String: JSONValue] = ["token": token["access_token"] ?? .null]
+        if let expires = token["expires_on"]?.intValue { status["expirationTimestamp"] = .string(rfc3339(expires)) }
+        Terminal.write(
+            1,
+            String(
+                decoding: JSONValue.object([
+                    "apiVersion": .string(apiVersion), "kind": "ExecCredential", "status": .object(status),
+                ]).serializedBytes() ?? [],
+                as: UTF8.self
+            ) + "\n"
+        )
+        return .ok
+    }
+}
+
+/// `docker-credential-nativeauth get|store|erase|list` (this executable under that name): Docker's credential-helper
+/// protocol. `get` reads the registry's server URL on stdin and prints {"ServerURL","Username","Secret"}; the scopes a
+/// registry needs come from the profile (`registries = { "registry.example" = ["scope"] }`) or `--scope`
+/// (`NATIVEAUTH_SCOPES`). An unknown registry, or nobody signed in, answers the protocol's "credentials not found in
+/// native keychain" on stdout with a non-zero exit, as docker-credential-helpers do.
+enum DockerCredential {
+    static let notFound = "credentials not found in native keychain"
+
+    static func main(_ args: [String]) -> Int32 {
+        Interrupts.install()
+        var options = args
+        guard let operation = options.popLast(), ["get", "store", "erase", "list", "version"].contains(operation) else {
+            Terminal.write(2, "usage: docker-credential-nativeauth [--scope SCOPE …] get|store|erase|list\n")
+            return 2
+        }
+        var scopes: [String] = []
+        var i = 0
+        while i < options.count {
+            if options[i] == "--scope" || options[i] == "-s", i + 1 < options.count {
+                scopes.append(options[i + 1])
+                i += 2
+            } else if options[i].hasPrefix("--scope=") {
+                scopes.append(String(options[i].dropFirst(8)))
+                i += 1
+            } else {
+                Terminal.write(2, "docker-credential-nativeauth: unknown option \(Terminal.safe(options[i]))\n")
+                return 2
+            }
+        }
+        let ctx: Context
+        do { ctx = Context(try SettingsOptions.parse([])) } catch { return 1 }
+        do throws(CLIError) {
+            return try run(operation, scopes: scopes, ctx)
+        } catch {
+            Terminal.write(1, "\(Terminal.safe(error.message))\n")
+            return 1
+        }
+    }
+
+    /// A server URL's host (and port): "https://registry.example/v2/" → "registry.example".
+    static func host(_ serverURL: String) -> String {
+        var s = Substring(serverURL.trimmingSpaces)
+        let scheme = Array("://")
+        let chars = Array(s)
+        if let at = (0..<max(0, chars.count - 2)).first(where: { Array(chars[$0..<($0 + 3)]) == scheme }) {
+            s = s.dropFirst(at + 3)
+        }
+        return String(s.prefix { $0 != "/" }).lowercased()
+    }
+
+    static func run(_ operation: String, scopes flags: [String], _ ctx: Context) throws(CLIError) -> Int32 {
+        let settings = try ctx.settings()
+        switch operation {
+        case "get":
+            let serverURL = (Terminal.readLine() ?? "").trimmingSpaces
+            let registry = host(serverURL)
+            let scopes =
+                flags.isEmpty
+                ? (settings.registries.first { host($0.key) == registry }?.value ?? settings.scopes) : flags
+            guard !registry.isEmpty, !scopes.isEmpty, let (token, username) = try helperToken(ctx, scopes: scopes)
+            else {
+                Terminal.write(1, notFound + "\n")
+                return 1
+            }
+            let answer: JSONValue = [
+                "ServerURL": .string(serverURL), "Username": .string(username),
+                "Secret": token["access_token"] ?? .null,
+            ]
+            Terminal.write(1, String(decoding: answer.serializedBytes() ?? [], as: UTF8.self) + "\n")
+        case "list":
+            var out: [String: JSONValue] = [:]
+            let username = ((try? ctx.client())?.accountNames().values.first).map { $0 } ?? ""
+            for registry in settings.registries.keys { out[registry] = .string(username) }
+            Terminal.write(1, String(decoding: JSONValue.object(out).serializedBytes() ?? [], as: UTF8.self) + "\n")
+        case "version":
+            Terminal.write(1, "docker-credential-nativeauth \(String(cString: na_version()))\n")
+        default:
+            // store: the credential comes from the sign-in (nothing of Docker's is kept); erase: nothing to forget.
+            _ = Terminal.readLine()
+        }
+        return 0
+    }
+}

@@ -1,0 +1,155 @@
+internal import Glibc
+import NativeAuthCABI
+import NativeAuthJSON
+
+/// The command's exit codes (README, "The command line").
+enum ExitCode: Int32 {
+    case ok = 0
+    case error = 1
+    /// Bad usage or settings (also the library's invalid_argument, not_supported, invalid_scope, invalid_client).
+    case usage = 2
+    /// Sign-in needed: no_account, account_required, interaction_required, browser_required, …
+    case signIn = 3
+    case network = 4
+    /// A server error, or `call`: the API answered a non-2xx status.
+    case server = 5
+    /// Authentication refused: invalid_credentials, invalid_code, user_not_found, access_denied, …
+    case refused = 6
+    /// The token cache cannot be used safely.
+    case storage = 7
+    case interrupted = 130
+
+    /// The library's error codes → exit codes; codes not listed fall back on their NA_* status family.
+    static func of(code: String, status: Int32) -> ExitCode {
+        switch code {
+        case "invalid_argument", "not_supported", "invalid_scope", "invalid_client", "usage": return .usage
+        case "no_account", "account_required", "interaction_required", "browser_required", "refresh_token_expired",
+            "password_change_required", "browser_unavailable":
+            return .signIn
+        case "network", "timeout", "tls": return .network
+        case "server", "throttled", "declined_scopes", "id_token_invalid", "password_reset_failed", "http_error":
+            return .server
+        case "invalid_username", "user_not_found", "invalid_credentials", "invalid_code", "invalid_password",
+            "user_already_exists", "attributes_invalid", "user_has_no_password", "invalid_contact", "contact_blocked",
+            "auth_method_blocked", "access_denied":
+            return .refused
+        case "cache_unreadable", "cache_write_failed", "cache_insecure", "cache_key_invalid", "keyring_unavailable":
+            return .storage
+        default:
+            switch status {
+            case -1: return .usage
+            case -2: return .refused
+            case -3, -4: return .signIn
+            case -5: return .network
+            case -6: return .server
+            case -10: return .storage
+            default: return .error
+            }
+        }
+    }
+}
+
+/// An error to report: the library's error code (or one of the command line's own: usage, http_error,
+/// unsupported_step, emulator_not_found, …), its message, the exit code, and the error document's other members for
+/// `--json` (never the flow handle).
+struct CLIError: Error {
+    var code: String
+    var message: String
+    var exit: ExitCode
+    var details: [String: JSONValue] = [:]
+    /// The flow the library kept usable after this error, when there is one.
+    var flow: String? = nil
+
+    init(_ code: String, _ message: String, _ exit: ExitCode = .error) {
+        self.code = code
+        self.message = message
+        self.exit = exit
+    }
+
+    /// The error of a library answer (`{"v":1,"error":{…}}` with status `rc`).
+    init(library document: JSONValue, status rc: Int32) {
+        let error = document["error"] ?? .object([:])
+        code = error["code"]?.stringValue ?? "internal"
+        message = error["message"]?.stringValue ?? "the library answered \(rc) without an error document"
+        exit = ExitCode.of(code: code, status: rc)
+        flow = error["flow"]?.stringValue
+        if case .object(let members) = error {
+            details = members.filter { $0.key != "code" && $0.key != "message" && $0.key != "flow" }
+        }
+    }
+
+    static let hints: [String: String] = [
+        "no_account": "run `nativeauth login`",
+        "interaction_required": "run `nativeauth login`",
+        "refresh_token_expired": "run `nativeauth login`",
+        "password_change_required": "change the password, then run `nativeauth login`",
+        "browser_required": "run `nativeauth login --browser`",
+        "account_required": "choose one with --account (see `nativeauth accounts`)",
+    ]
+
+    /// One line on stderr, `nativeauth: <code>: <message>` (with a hint for sign-in errors); with `json` also
+    /// `{"error": {"code", "message", …}, "exit_code": N}` on stdout. Answers the exit code.
+    func report(json: Bool) -> Int32 {
+        let hint = Self.hints[code].map { " (\($0))" } ?? ""
+        Terminal.write(2, "nativeauth: \(Terminal.safe(code)): \(Terminal.safe(message))\(hint)\n")
+        if json {
+            var error = details
+            error["code"] = .string(code)
+            error["message"] = .string(message)
+            Terminal.emitJSON(["error": .object(error), "exit_code": .int(Int64(exit.rawValue))])
+        }
+        return exit.rawValue
+    }
+}
+
+/// The library, in this process, through its C ABI: the command line speaks the same documents a C program does.
+final class Library: @unchecked Sendable {  // a na_client may be used from any thread
+    typealias Operation = (OpaquePointer?, UnsafePointer<CChar>?, OutString?) -> Int32
+
+    let handle: OpaquePointer
+
+    init(configuration: JSONValue) throws(CLIError) {
+        var h: OpaquePointer? = nil
+        var error: UnsafeMutablePointer<CChar>? = nil
+        let rc = na_client_new(configuration.serialized(), &h, &error)
+        defer { na_string_free(error) }
+        guard rc == 0, let h else {
+            let text = error.map { String(cString: $0) } ?? "null"
+            throw CLIError(library: (try? JSONValue.parse(text)) ?? .null, status: rc)
+        }
+        handle = h
+    }
+
+    deinit { na_client_free(handle) }
+
+    /// One operation: its result document, or the error it answered.
+    func call(_ operation: Operation, _ request: JSONValue) throws(CLIError) -> JSONValue {
+        var out: UnsafeMutablePointer<CChar>? = nil
+        let rc = request.serialized().withCString { operation(handle, $0, &out) }
+        defer { na_string_free(out) }
+        let document = out.flatMap { try? JSONValue.parse(String(cString: $0)) } ?? .null
+        guard rc == 0 else { throw CLIError(library: document, status: rc) }
+        return document
+    }
+
+    /// Cancels a flow (for Ctrl-C; a flow that already finished is left as it is).
+    func cancel(flow: String) {
+        _ = try? call(na_flow_submit, ["v": 1, "flow": .string(flow), "action": "cancel"])
+    }
+
+    /// `--verbose`: the library's log lines on stderr, made safe for the terminal.
+    func logToStderr() {
+        _ = na_client_set_log_callback(
+            handle,
+            4,
+            { level, message, correlation, _ in
+                guard let message else { return }
+                let names = [1: "error", 2: "warning", 3: "info", 4: "verbose"]
+                let name = names[Int(level)] ?? String(level)
+                let suffix = correlation.map { " [\(Terminal.safe(String(cString: $0)))]" } ?? ""
+                Terminal.write(2, "nativeauth: log \(name): \(Terminal.safe(String(cString: message)))\(suffix)\n")
+            },
+            nil
+        )
+    }
+}

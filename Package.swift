@@ -61,7 +61,7 @@ let package = Package(
             name: "NativeAuthCABI",
             dependencies: [
                 "NativeAuthCore", "NativeAuthCache", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthNet",
-                "CNativeAuthHeader",
+                "NativeAuthKeyring", "CNativeAuthHeader",
             ],
             exclude: ["nativeauth.map"]
         ),

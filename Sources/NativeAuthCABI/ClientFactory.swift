@@ -4,6 +4,7 @@ import NativeAuthCore
 import NativeAuthCrypto
 import NativeAuthHTTP
 import NativeAuthJSON
+import NativeAuthKeyring
 import NativeAuthNet
 
 /// The composition root: a configuration document → a `NativeAuthClient` with libcurl transports, and the effective
@@ -40,15 +41,19 @@ enum ClientFactory {
         apiOptions.addClientRequestID = false
         let logger = Logger(level: config.logLevel)
         var store: any TokenStore = MemoryTokenStore()
-        if case .file(let path, let key, let keyStore) = config.cache {
-            // Wired to NativeAuthKeyring's stores with the keyring-protected cache; until then, refused rather than
-            // silently kept in plaintext.
-            if keyStore != nil { throw NativeAuthError(.notSupported, "cache.key_store: not available in this build") }
+        if case .file(let path, var key, let keyStore) = config.cache {
+            var keyStoreName: String? = nil
+            if let keyStore {
+                let found = try CacheKeyring(stores: keyStores(keyStore, environment: environment)).key(for: path)
+                key = found.key
+                keyStoreName = found.store
+            }
             store = FileTokenStore(
                 path: path,
                 environment: config.authority.parsed.host,
                 clientID: config.clientID,
                 key: key,
+                keyStore: keyStoreName,
                 logger: logger
             )
         }
@@ -90,8 +95,16 @@ enum ClientFactory {
             "ca_bundle_source": .string(c.caBundleSource),
             "cache": ["type": "memory"],
         ]
-        if case .file(let path, let key, _) = c.cache {
-            var cache: [String: JSONValue] = ["type": "file", "path": .string(path), "encrypted": .bool(key != nil)]
+        if case .file(let path, let key, let keyStore) = c.cache {
+            var cache: [String: JSONValue] = [
+                "type": "file", "path": .string(path), "encrypted": .bool(key != nil || keyStore != nil),
+            ]
+            if let keyStore {
+                // Where the key is: the store that held it (auto: the one that answered).
+                cache["key_store"] = .string(store?.keyStore ?? keyStore.choice.rawValue)
+            } else if key != nil {
+                cache["key_store"] = "encryption_key"
+            }
             if let problem = store?.problem { cache["problem"] = .string(problem.rawValue) }
             o["cache"] = .object(cache)
         }
@@ -105,6 +118,19 @@ enum ClientFactory {
     static let processEnvironment: @Sendable (String) -> String? = { name in
         guard let v = getenv(name) else { return nil }
         return String(cString: v)
+    }
+}
+
+/// The key stores a `key_store` setting asks, in order (NativeAuthKeyring).
+private func keyStores(_ setting: KeyStoreSetting, environment: (String) -> String?) -> [any CacheKeyStore] {
+    let secretService = SecretServiceKeyStore(
+        busAddress: environment("DBUS_SESSION_BUS_ADDRESS").flatMap { $0.isEmpty ? nil : $0 },
+        timeout: Double(setting.timeoutMs) / 1000
+    )
+    switch setting.choice {
+    case .secretService: return [secretService]
+    case .kernelKeyring: return [KernelKeyringStore()]
+    case .auto: return [secretService, KernelKeyringStore()]
     }
 }
 

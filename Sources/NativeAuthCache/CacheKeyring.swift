@@ -27,7 +27,13 @@ public struct CacheKeyring: Sendable {
                 if let key = try store.lookup(cachePath: path) { return Found(key: key, store: store.name) }
                 reachable.append(store)
             } catch {
-                failures.append("\(Self.label(store.name)): \(error.message)")
+                // "the Secret Service (D-Bus): no session bus …", not "…: Secret Service: no session bus ….".
+                var message = Substring(error.message)
+                for own in ["Secret Service: ", "Kernel keyring: "] where message.hasPrefix(own) {
+                    message = message.dropFirst(own.count)
+                }
+                while message.last == "." { message = message.dropLast() }
+                failures.append("\(Self.label(store.name)): \(message)")
             }
         }
         guard let first = reachable.first else { throw Self.unavailable(failures) }

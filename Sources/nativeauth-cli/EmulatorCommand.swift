@@ -16,9 +16,10 @@ struct EmulatorCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     @Flag(
-        help:
+        help: ArgumentHelp(
             "Start it in the background and print `export …` lines: eval \"$(nativeauth emulator --print-env)\"; "
-            + "stop it with kill $NATIVEAUTH_EMULATOR_PID."
+                + "stop it with kill $NATIVEAUTH_EMULATOR_PID."
+        )
     )
     var printEnv = false
 

@@ -105,9 +105,10 @@ struct CallCommand: ContextCommand {
 
     @Option(
         name: [.customShort("d"), .customLong("data")],
-        help:
+        help: ArgumentHelp(
             "Request body; @FILE reads a file, @- stdin. A JSON object or array is sent as application/json "
-            + "unless -H sets it."
+                + "unless -H sets it."
+        )
     )
     var data: String?
 

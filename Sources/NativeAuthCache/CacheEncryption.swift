@@ -48,8 +48,9 @@ struct CacheEncryption: Sendable {
         return header + out
     }
 
-    /// The plaintext of an encrypted file; `cache_key_invalid` when it was sealed with another key or altered.
-    func open(_ bytes: UnsafeRawBufferPointer) throws(NativeAuthError) -> [UInt8] {
+    /// The plaintext of an encrypted file, decrypted straight into the buffer the cache keeps (wiped when released);
+    /// `cache_key_invalid` when it was sealed with another key or altered.
+    func open(_ bytes: UnsafeRawBufferPointer) throws(NativeAuthError) -> SourceBytes {
         guard bytes.count >= Self.headerBytes + AESGCM.tagBytes, bytes[4] == Self.version else {
             throw NativeAuthError(
                 .cacheKeyInvalid,
@@ -62,15 +63,26 @@ struct CacheEncryption: Sendable {
         }
         let nonce = Array(header[13..<Self.headerBytes])
         let body = UnsafeRawBufferPointer(rebasing: bytes[Self.headerBytes...])
-        let opened: Result<[UInt8], CryptoError> = key.withUnsafeBytes { k in
-            Result { () throws(CryptoError) in try AESGCM.open(key: k, nonce: nonce, sealed: body, aad: header) }
+        let capacity = max(1, body.count - AESGCM.tagBytes)
+        let out = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        let opened: Result<Int, CryptoError> = key.withUnsafeBytes { k in
+            Result { () throws(CryptoError) in
+                try AESGCM.open(
+                    key: k,
+                    nonce: nonce,
+                    sealed: body,
+                    aad: header,
+                    into: UnsafeMutableBufferPointer(start: out, count: capacity)
+                )
+            }
         }
-        guard case .success(let plain) = opened else {
+        guard case .success(let count) = opened else {
+            out.deallocate()  // (wiped by AESGCM.open)
             throw NativeAuthError(
                 .cacheKeyInvalid,
                 "The encrypted token cache file was altered (its authentication tag does not verify)."
             )
         }
-        return plain
+        return SourceBytes(taking: out, count: count)
     }
 }

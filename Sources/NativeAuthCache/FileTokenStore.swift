@@ -441,9 +441,7 @@ public final class FileTokenStore: TokenStore {
         guard let encryption else {
             throw NativeAuthError(.cacheKeyInvalid, "The token cache file is encrypted and no key is configured.")
         }
-        var plain = try encryption.open(bytes)
-        defer { plain.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
-        return plain.withUnsafeBytes { UnifiedCache(parsing: $0, owner: owner) }
+        return UnifiedCache(parsing: try encryption.open(bytes), owner: owner)
     }
 
     /// Serialises (and seals) `document` and replaces the file with it.

@@ -63,17 +63,34 @@ public enum AESGCM {
         sealed: UnsafeRawBufferPointer,
         aad: [UInt8]
     ) throws(CryptoError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: max(1, sealed.count - tagBytes))
+        let n = try out.withUnsafeMutableBufferPointer { o throws(CryptoError) in
+            try open(key: key, nonce: nonce, sealed: sealed, aad: aad, into: o)
+        }
+        if n == 0 { return [] }
+        return out
+    }
+
+    /// Decrypts `sealed` into `out` (at least `sealed.count - tagBytes` bytes, which the caller owns and must wipe)
+    /// and returns the plaintext's length; on failure `out` is wiped. For large plaintexts (a token cache file) that
+    /// should land in their final buffer with no copy and no zero-filling first.
+    public static func open(
+        key: UnsafeRawBufferPointer,
+        nonce: [UInt8],
+        sealed: UnsafeRawBufferPointer,
+        aad: [UInt8],
+        into out: UnsafeMutableBufferPointer<UInt8>
+    ) throws(CryptoError) -> Int {
         guard key.count == keyBytes, nonce.count == nonceBytes else { throw CryptoError("aes-gcm: bad key or nonce") }
         guard sealed.count >= tagBytes, sealed.count < Int(Int32.max) - 64, let sbase = sealed.baseAddress else {
             throw CryptoError("aes-gcm: truncated")
         }
+        let n = sealed.count - tagBytes
+        guard out.count >= n, let obase = out.baseAddress else { throw CryptoError("aes-gcm: output too small") }
         guard let ctx = EVP_CIPHER_CTX_new() else { throw CryptoError("aes-gcm: out of memory") }
         defer { EVP_CIPHER_CTX_free(ctx) }
-        let n = sealed.count - tagBytes
-        var out = [UInt8](repeating: 0, count: max(1, n))
         var tag = Array(UnsafeRawBufferPointer(rebasing: sealed[n...]))
-        let ok = out.withUnsafeMutableBytes { o -> Bool in
-            guard let obase = o.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
+        let ok: Bool = {
             guard EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, nil, nil) == 1,
                 EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, Int32(nonceBytes), nil) == 1,
                 EVP_DecryptInit_ex(ctx, nil, nil, key.baseAddress?.assumingMemoryBound(to: UInt8.self), nonce) == 1
@@ -92,13 +109,12 @@ public enum AESGCM {
             guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(tagBytes), &tag) == 1 else { return false }
             guard EVP_DecryptFinal_ex(ctx, obase + written, &len) == 1 else { return false }
             return written + Int(len) == n
-        }
+        }()
         guard ok else {
             ERR_clear_error()
-            out.withUnsafeMutableBytes { copenssl_cleanse($0.baseAddress, $0.count) }
+            copenssl_cleanse(obase, n)
             throw CryptoError("aes-gcm: authentication failed")
         }
-        if n == 0 { return [] }
-        return out
+        return n
     }
 }

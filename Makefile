@@ -203,11 +203,12 @@ bench: lib emulator
 	@$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix > /dev/null
 	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/bench.c -o $(NA_TMP)/bench $$(pkg-config --cflags --libs jansson) \
 	    -ldl -lpthread
+	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/first_open.c -o $(NA_TMP)/first_open -ldl
 	@$(PYTHON) -m venv $(NA_TMP)/bench-venv
 	@$(NA_TMP)/bench-venv/bin/pip install -q --disable-pip-version-check msal
 	@echo "libnativeauth.so: $$(stat -c %s $(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION)) bytes stripped"
 	env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE $(NA_TMP)/bench-venv/bin/python Tests/bench/bench.py \
-	    $(CURDIR)/$(EMULATOR) $(NA_TMP)/bench $(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION)
+	    $(CURDIR)/$(EMULATOR) $(NA_TMP)/bench $(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION) $(NA_TMP)/first_open
 	@rm -rf $(NA_TMP)
 
 # ---- Fuzzing (Tests/Fuzz/README.md) ---------------------------------------------------------------------------

@@ -28,7 +28,9 @@ let package = Package(
         // System libraries: a module map each, and a header with typed inline wrappers for what Swift cannot call
         // (variadic functions, function-like macros).
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl, loaded with dlopen at the first request (include/ccurl.h says why); its headers come from
+        // libcurl4-openssl-dev.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // include/nativeauth.h as a Swift module: NativeAuthCABI type-checks every export against its prototype.
         .systemLibrary(name: "CNativeAuthHeader"),

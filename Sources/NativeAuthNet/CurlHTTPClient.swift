@@ -4,17 +4,14 @@ internal import NativeAuthCrypto
 public import NativeAuthHTTP
 import Synchronization
 
-/// libcurl's global state, initialised once before the first handle (swift_once makes this thread-safe).
-private let curlGlobalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
-
 /// One CURL easy handle. A handle keeps its own connection cache, so reusing it reuses connections.
 private final class EasyHandle {
     let pointer: UnsafeMutableRawPointer
     init?() {
-        guard curlGlobalInit == CURLE_OK, let h = curl_easy_init() else { return nil }
+        guard let h = ccurl_easy_init() else { return nil }
         pointer = h
     }
-    deinit { curl_easy_cleanup(pointer) }
+    deinit { ccurl_easy_cleanup(pointer) }
 }
 
 /// Collects one response; the C callbacks reach it through an unretained pointer during `curl_easy_perform`.
@@ -111,6 +108,10 @@ public final class CurlHTTPClient: Sendable {
         if url.scheme == "http" && !url.isLoopback {
             throw HTTPError(.invalidURL, "plain http is allowed only to loopback hosts, not \(url.host)")
         }
+        if ccurl_load() != 0 {
+            // A machine without libcurl.so.4: every request fails the same way, saying so (never a crash at load).
+            throw HTTPError(.network, ccurl_load_error().map { String(cString: $0) } ?? "libcurl could not be loaded")
+        }
         guard let handle = checkout() else { throw HTTPError(.internal, "cannot create a libcurl handle") }
         // On failure the handle is not returned to the pool: a timed-out or broken transfer may leave a
         // half-read connection behind, and a fresh handle costs one new connection at most.
@@ -134,10 +135,10 @@ public final class CurlHTTPClient: Sendable {
 
     private func perform(_ request: HTTPRequest, url: HTTPURL, on easy: EasyHandle) throws(HTTPError) -> HTTPResponse {
         let h = easy.pointer
-        curl_easy_reset(h)  // keeps the connection cache
+        ccurl_easy_reset(h)  // keeps the connection cache
         let sink = ResponseSink(limit: max(0, options.maxResponseBytes))
         var headerList: UnsafeMutablePointer<curl_slist>? = nil
-        defer { curl_slist_free_all(headerList) }
+        defer { ccurl_slist_free_all(headerList) }
 
         var headers = options.defaultHeaders + request.headers
         if options.addClientRequestID, !headers.contains(where: { $0.name.lowercased() == "client-request-id" }),
@@ -151,7 +152,7 @@ public final class CurlHTTPClient: Sendable {
                 !value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 })
             else { throw HTTPError(.invalidURL, "header \(name.prefix(64)) has forbidden characters") }
             let line = value.isEmpty ? "\(name):" : "\(name): \(value)"
-            guard let l = curl_slist_append(headerList, line) else { throw HTTPError(.internal, "out of memory") }
+            guard let l = ccurl_slist_append(headerList, line) else { throw HTTPError(.internal, "out of memory") }
             headerList = l
         }
 
@@ -206,7 +207,7 @@ public final class CurlHTTPClient: Sendable {
                         }
                     }
                     guard ok else { return CURLE_FAILED_INIT }
-                    return curl_easy_perform(h)
+                    return ccurl_easy_perform(h)
                 }
             }
         }
@@ -229,7 +230,7 @@ public final class CurlHTTPClient: Sendable {
     }
 
     private static func mapError(_ rc: CURLcode, overflow: Bool, host: String, sent: Bool) -> HTTPError {
-        let what = curl_easy_strerror(rc).map { String(cString: $0) } ?? "libcurl error"
+        let what = ccurl_easy_strerror(rc).map { String(cString: $0) } ?? "libcurl error"
         switch rc {
         case CURLE_WRITE_ERROR where overflow, CURLE_FILESIZE_EXCEEDED:
             return HTTPError(.responseTooLarge, "the response from \(host) exceeds the size limit")

@@ -1,0 +1,111 @@
+/* See include/ccurl.h. */
+#define _GNU_SOURCE
+#include "ccurl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static struct {
+    CURLcode (*global_init)(long);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *);
+    void (*easy_reset)(CURL *);
+    CURLcode (*easy_perform)(CURL *);
+    const char *(*easy_strerror)(CURLcode);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+} fn;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int loaded;          /* written once, inside pthread_once, read after it */
+static char error[256];
+
+static void load(void) {
+    /* libcurl4-openssl, libcurl4-gnutls and libcurl4-nss all install this SONAME (ABI 4 since 2006). */
+    void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    const char *e;
+    if (!lib) {
+        e = dlerror();
+        snprintf(error, sizeof error, "libcurl could not be loaded (%s)", e ? e : "libcurl.so.4 not found");
+        return;
+    }
+#define SYM(field, name)                                                                   \
+    do {                                                                                   \
+        *(void **)&fn.field = dlsym(lib, name);                                            \
+        if (!fn.field) {                                                                   \
+            snprintf(error, sizeof error, "libcurl could not be loaded (%s is missing)", name); \
+            return;                                                                        \
+        }                                                                                  \
+    } while (0)
+    SYM(global_init, "curl_global_init");
+    SYM(easy_init, "curl_easy_init");
+    SYM(easy_cleanup, "curl_easy_cleanup");
+    SYM(easy_reset, "curl_easy_reset");
+    SYM(easy_perform, "curl_easy_perform");
+    SYM(easy_strerror, "curl_easy_strerror");
+    SYM(easy_setopt, "curl_easy_setopt");
+    SYM(easy_getinfo, "curl_easy_getinfo");
+    SYM(slist_append, "curl_slist_append");
+    SYM(slist_free_all, "curl_slist_free_all");
+#undef SYM
+    if (fn.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        snprintf(error, sizeof error, "libcurl could not be initialised");
+        return;
+    }
+    loaded = 1;  /* the library stays loaded for the life of the process */
+}
+
+int ccurl_load(void) {
+    pthread_once(&once, load);
+    return loaded ? 0 : -1;
+}
+
+const char *ccurl_load_error(void) {
+    pthread_once(&once, load);
+    return loaded ? NULL : error;
+}
+
+CURL *ccurl_easy_init(void) { return ccurl_load() == 0 ? fn.easy_init() : NULL; }
+void ccurl_easy_cleanup(CURL *h) { if (h && ccurl_load() == 0) fn.easy_cleanup(h); }
+void ccurl_easy_reset(CURL *h) { if (h && ccurl_load() == 0) fn.easy_reset(h); }
+CURLcode ccurl_easy_perform(CURL *h) { return ccurl_load() == 0 ? fn.easy_perform(h) : CURLE_FAILED_INIT; }
+
+const char *ccurl_easy_strerror(CURLcode code) {
+    return ccurl_load() == 0 ? fn.easy_strerror(code) : "libcurl is not loaded";
+}
+
+struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *line) {
+    return ccurl_load() == 0 ? fn.slist_append(list, line) : NULL;
+}
+
+void ccurl_slist_free_all(struct curl_slist *list) { if (list && ccurl_load() == 0) fn.slist_free_all(list); }
+
+/* curl_easy_setopt and curl_easy_getinfo are variadic: each wrapper passes exactly the type the option takes. */
+CURLcode ccurl_setopt_long(CURL *h, CURLoption opt, long value) {
+    return ccurl_load() == 0 ? fn.easy_setopt(h, opt, value) : CURLE_FAILED_INIT;
+}
+CURLcode ccurl_setopt_off(CURL *h, CURLoption opt, curl_off_t value) {
+    return ccurl_load() == 0 ? fn.easy_setopt(h, opt, value) : CURLE_FAILED_INIT;
+}
+CURLcode ccurl_setopt_ptr(CURL *h, CURLoption opt, void *value) {
+    return ccurl_load() == 0 ? fn.easy_setopt(h, opt, value) : CURLE_FAILED_INIT;
+}
+CURLcode ccurl_setopt_str(CURL *h, CURLoption opt, const char *value) {
+    return ccurl_load() == 0 ? fn.easy_setopt(h, opt, value) : CURLE_FAILED_INIT;
+}
+CURLcode ccurl_setopt_slist(CURL *h, CURLoption opt, struct curl_slist *value) {
+    return ccurl_load() == 0 ? fn.easy_setopt(h, opt, value) : CURLE_FAILED_INIT;
+}
+CURLcode ccurl_setopt_datacb(CURL *h, CURLoption opt, ccurl_data_cb cb) {
+    return ccurl_load() == 0 ? fn.easy_setopt(h, opt, cb) : CURLE_FAILED_INIT;
+}
+CURLcode ccurl_getinfo_long(CURL *h, CURLINFO info, long *value) {
+    return ccurl_load() == 0 ? fn.easy_getinfo(h, info, value) : CURLE_FAILED_INIT;
+}
+CURLcode ccurl_getinfo_off(CURL *h, CURLINFO info, curl_off_t *value) {
+    return ccurl_load() == 0 ? fn.easy_getinfo(h, info, value) : CURLE_FAILED_INIT;
+}

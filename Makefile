@@ -37,6 +37,10 @@ RELEASE_SO := .build/release/libnativeauth.so
 MAPFILE    := $(CURDIR)/Sources/NativeAuthCABI/nativeauth.map
 LIB_FLAGS  := -c release --product nativeauth -Xswiftc -static-stdlib -Xswiftc -cross-module-optimization \
               -Xlinker --version-script=$(MAPFILE) -Xlinker -soname=libnativeauth.so.$(SOMAJOR)
+# The nativeauth command: the library's Swift modules linked in (statically, with the Swift runtime), the same
+# compiler flags as the library's so one build serves both.
+RELEASE_CLI := .build/release/nativeauth-cli
+CLI_FLAGS  := -c release --product nativeauth-cli -Xswiftc -static-stdlib -Xswiftc -cross-module-optimization
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Werror -pedantic -O1 -g
 VALGRIND   := valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite -q
 # A per-run scratch directory for installs and binaries (tests stay parallel-safe).
@@ -45,11 +49,11 @@ NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
 endif
 export NA_TMP
 
-.PHONY: wheel test-wheel all lint docs deps lib emulator examples demo bench install uninstall test test-swift \
+.PHONY: wheel test-wheel all lint docs deps lib cli emulator examples demo bench install uninstall test test-swift \
         test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean call-docs \
         test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds test-asan test-tsan
 
-all: lib
+all: lib cli
 
 # System packages for building and testing (apt; uses sudo when not root).
 deps:
@@ -66,21 +70,31 @@ $(RELEASE_SO): Package.swift $(shell find Sources -type f) include/nativeauth.h
 	$(SWIFT) build $(LIB_FLAGS)
 	@touch $@
 
+# The command (installed as bin/nativeauth and bin/docker-credential-nativeauth). Built after the library: the two
+# share one release build directory and must not build it at the same time.
+cli: $(RELEASE_CLI)
+
+$(RELEASE_CLI): $(RELEASE_SO)
+	$(SWIFT) build $(CLI_FLAGS)
+	@touch $@
+
 # The Python package with the stripped library inside (tagged py3-none-<platform>: see bindings/python/setup.py).
-wheel: lib
+wheel: lib cli
 	@rm -rf $(NA_TMP)/wheel-src && mkdir -p $(NA_TMP)/wheel-src dist
 	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/src \
 	    $(NA_TMP)/wheel-src/
 	find $(NA_TMP)/wheel-src -name '__pycache__' -prune -exec rm -rf {} +
 	install -m 0755 $(RELEASE_SO) $(NA_TMP)/wheel-src/src/nativeauth/libnativeauth.so
 	strip --strip-unneeded $(NA_TMP)/wheel-src/src/nativeauth/libnativeauth.so
+	install -D -m 0755 $(RELEASE_CLI) $(NA_TMP)/wheel-src/src/nativeauth/bin/nativeauth
+	strip --strip-unneeded $(NA_TMP)/wheel-src/src/nativeauth/bin/nativeauth
 	$(PYTHON) -m pip wheel -q --disable-pip-version-check --no-deps -w dist $(NA_TMP)/wheel-src
 	@ls -l dist/nativeauth-$(VERSION)-*.whl
 
 test-wheel: wheel emulator
 	$(PYTHON) Tests/wheel/check_wheel.py $$(ls -t dist/nativeauth-$(VERSION)-py3-none-*.whl | head -1) $(CURDIR)/$(EMULATOR)
 
-install: lib
+install: lib cli
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(RELEASE_SO) $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
 	strip --strip-unneeded $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
@@ -93,7 +107,8 @@ install: lib
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libnativeauth.so $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(SOMAJOR) \
 	      $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION) $(DESTDIR)$(PREFIX)/include/nativeauth.h \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc $(DESTDIR)$(PREFIX)/bin/nativeauth \
+	      $(DESTDIR)$(PREFIX)/bin/docker-credential-nativeauth $(DESTDIR)$(PREFIX)/bin/nativeauth-emulator
 
 # The Swift suite runs once, under ASan + UBSan (test-asan): a plain `swift test` (make test-swift) would repeat it.
 test: lint docs test-asan test-fuzz-corpus test-interop test-python test-abi test-examples test-go test-wheel \
@@ -113,7 +128,7 @@ call-docs:
 # The Python package's API reference, from its docstrings (pdoc imports the package, so it needs the library). A pdoc
 # warning (an unresolvable annotation, a module that does not import) fails the target. build/ is git-ignored.
 PY_DOCS    := build/docs/python
-PY_MODULES := nativeauth nativeauth.client nativeauth.states nativeauth.documents nativeauth.errors nativeauth.cli
+PY_MODULES := nativeauth nativeauth.client nativeauth.states nativeauth.documents nativeauth.errors
 docs: call-docs lib
 	@rm -rf $(PY_DOCS)
 	PYTHONPATH=$(CURDIR)/bindings/python/src NATIVEAUTH_LIBRARY=$(CURDIR)/$(RELEASE_SO) \
@@ -129,12 +144,13 @@ examples: lib
 	$(MAKE) -C bindings/c
 
 # The Python package against the emulator.
-test-python: lib emulator
+test-python: lib cli emulator
 	$(PYTHON) -m venv $(NA_TMP)/venv
 	$(NA_TMP)/venv/bin/pip install -q --disable-pip-version-check ./bindings/python
 	cd $(NA_TMP) && NATIVEAUTH_LIBRARY=$(CURDIR)/$(RELEASE_SO) $(NA_TMP)/venv/bin/python -c \
 	    "import nativeauth; print('pip-installed nativeauth', nativeauth.__version__, 'over libnativeauth', nativeauth.library_version)"
-	PYTHONPATH=$(CURDIR)/bindings/python/src NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(PYTHON) -m pytest -q bindings/python/tests
+	PYTHONPATH=$(CURDIR)/bindings/python/src NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) \
+	    NATIVEAUTH_CLI=$(CURDIR)/$(RELEASE_CLI) $(PYTHON) -m pytest -q bindings/python/tests
 
 # The C examples built through pkg-config from an install into a temporary prefix, run under valgrind.
 test-examples: lib emulator

@@ -180,7 +180,7 @@ struct EmulatorCommand: ParsableCommand {
     /// Shows the emulator and waits for Ctrl-C or SIGTERM, then stops it.
     private func foreground(_ pid: pid_t, _ ready: JSONValue) -> Int32 {
         if output.json {
-            Terminal.emitJSON(ready)
+            Terminal.emitJSON(ready, compact: true)  // one line: a program reads it as the emulator's ready line
         } else {
             let authority = Terminal.safe(ready["authority"]?.stringValue ?? "")
             let clientID = Terminal.safe(ready["client_id"]?.stringValue ?? "")
@@ -202,21 +202,26 @@ struct EmulatorCommand: ParsableCommand {
         while true {
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {
-                if Interrupts.interrupted.load(ordering: .acquiring) { return ExitCode.ok.rawValue }
+                if Interrupts.interrupted.load(ordering: .acquiring) { return Self.stopped() }
                 return CLIError("emulator_exited", "the emulator exited by itself (\(status >> 8))").report(json: false)
             }
             var timeout = timespec(tv_sec: 0, tv_nsec: 250_000_000)
             if sigtimedwait(&set, nil, &timeout) > 0 || Interrupts.interrupted.load(ordering: .acquiring) {
                 kill(pid, SIGTERM)
                 for _ in 0..<600 {
-                    if waitpid(pid, &status, WNOHANG) == pid { return ExitCode.ok.rawValue }
+                    if waitpid(pid, &status, WNOHANG) == pid { return Self.stopped() }
                     usleep(25_000)
                 }
                 kill(pid, SIGKILL)
                 waitpid(pid, &status, 0)
-                return ExitCode.ok.rawValue
+                return Self.stopped()
             }
         }
+    }
+
+    private static func stopped() -> Int32 {
+        Terminal.write(2, "nativeauth: the emulator stopped\n")
+        return ExitCode.ok.rawValue
     }
 }
 

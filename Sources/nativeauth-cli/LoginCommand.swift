@@ -137,7 +137,7 @@ struct LoginCommand: ContextCommand {
                             m["channel"]?.stringValue ?? m["challenge_type"]?.stringValue ?? "method"
                         )
                         let hint = Terminal.safe(m["login_hint"]?.stringValue ?? "")
-                        Terminal.info("  \(n + 1). \(label) \(hint)".trimmingSpaces)
+                        Terminal.info(hint.isEmpty ? "  \(n + 1). \(label)" : "  \(n + 1). \(label) \(hint)")
                     }
                     let choice = try Terminal.prompt("Second factor [1-\(methods.count), default 1]: ")
                     guard let n = Int(choice.isEmpty ? "1" : choice), n >= 1, n <= methods.count else {

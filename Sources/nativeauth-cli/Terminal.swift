@@ -49,9 +49,15 @@ enum Terminal {
         text.split(separator: "\n", omittingEmptySubsequences: false).map { safe(String($0)) }.joined(separator: "\n")
     }
 
-    /// A document as `--json` prints it: indented, ASCII only (a character a terminal would act on is a `\u` escape).
-    static func json(_ document: JSONValue) -> String {
-        String(decoding: document.serializedBytes(pretty: true, asciiOnly: true) ?? Array("null".utf8), as: UTF8.self)
+    /// A document as `--json` prints it: indented (or on one line: `compact`), ASCII only, with no control
+    /// character raw — every character a terminal would act on is a `\u` escape of the same value.
+    static func json(_ document: JSONValue, compact: Bool = false) -> String {
+        var bytes = document.serializedBytes(pretty: !compact, asciiOnly: true) ?? Array("null".utf8)
+        // jansson's ASCII output still holds DEL (0x7f) raw; in JSON text it can only be inside a string.
+        if bytes.contains(0x7F) {
+            bytes = bytes.flatMap { $0 == 0x7F ? Array("\\u007f".utf8) : [$0] }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     // MARK: - Output
@@ -67,7 +73,9 @@ enum Terminal {
     /// A message on stderr.
     static func info(_ text: String) { write(2, lines(text) + "\n") }
 
-    static func emitJSON(_ document: JSONValue) { write(1, json(document) + "\n") }
+    static func emitJSON(_ document: JSONValue, compact: Bool = false) {
+        write(1, json(document, compact: compact) + "\n")
+    }
 
     static func write(_ fd: Int32, _ text: String) {
         var text = text

@@ -37,6 +37,10 @@ func reordered(_ args: [String]) -> [String] {
 }
 
 Interrupts.install()
+if arguments.count < 2 {  // no command: the help, on stderr, as a usage error
+    Terminal.write(2, NativeAuthCommand.helpMessage() + "\n")
+    exit(ExitCode.usage.rawValue)
+}
 do {
     var command = try NativeAuthCommand.parseAsRoot(reordered(Array(arguments.dropFirst())))
     try command.run()

@@ -157,7 +157,10 @@ def test_an_encrypted_cache_survives_a_restart(emu, tmp_path):
     assert first["access_token"].encode() not in pathlib.Path(path).read_bytes()
     second = run("na-read", {**base(emu, path), "scopes": [[todo]], "key": key})
     assert second["tokens"] == [{"access_token": first["access_token"], "from_cache": True}]
-    assert second["info"]["encrypted"] is True and "key" not in json.dumps(second["info"])
+    assert second["info"]["encrypted"] is True and second["info"]["key_store"] == "encryption_key"
+    raw = base64.b64decode(key)
+    for form in (key, raw.hex(), base64.urlsafe_b64encode(raw).decode().rstrip("=")):
+        assert form not in json.dumps(second["info"])  # where the key is, never the key
 
 
 def writer_binary(tmp: pathlib.Path) -> str:

@@ -1,9 +1,11 @@
-"""The `nativeauth` command line (python -m nativeauth), run as a separate process against the emulator: sign-in in a
-pseudo-terminal (password, email code, MFA), device code, browser, tokens across processes, API calls, sign-out,
-settings precedence, exit codes, secrets kept out of the output, text from outside escaped for the terminal, and
-`nativeauth emulator`.
+"""The native `nativeauth` command ($NATIVEAUTH_CLI: make test-python sets it to the release build), run as a separate
+process against the emulator: sign-in in a pseudo-terminal (password, email code, MFA), device code, browser, tokens
+across processes, API calls, sign-out, settings precedence, exit codes, secrets kept out of the output, text from
+outside escaped for the terminal, and `nativeauth emulator`; and `python -m nativeauth` running it.
 
-Every test has its own emulator (ephemeral port), XDG_CONFIG_HOME, XDG_CACHE_HOME and HOME under tmp_path."""
+Every test has its own emulator (ephemeral port), XDG_CONFIG_HOME, XDG_CACHE_HOME and HOME under tmp_path; the token
+cache is plaintext (--plaintext-cache's variable) unless a test says otherwise: the keyring-protected default is
+tested with its own private keyring in test_keyring.py."""
 from __future__ import annotations
 
 import io
@@ -27,11 +29,19 @@ from emulator_protocol import Emulator
 pexpect = pytest.importorskip("pexpect")
 
 SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
+ROOT = SRC.parents[2]
+
+
+def native_command() -> str:
+    path = os.environ.get("NATIVEAUTH_CLI") or str(ROOT / ".build" / "release" / "nativeauth-cli")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"the nativeauth command is not built: {path} (make cli)")
+    return path
 PAGE_BROWSER = pathlib.Path(__file__).resolve().parents[2] / "c" / "tests" / "page_browser.py"
 
 
 class Cli:
-    """Runs `python -m nativeauth` with a private environment."""
+    """Runs the nativeauth command with a private environment."""
 
     def __init__(self, tmp_path: pathlib.Path, emulator: Optional[Emulator] = None) -> None:
         self.tmp = tmp_path
@@ -46,6 +56,8 @@ class Cli:
         env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
         env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
         env["BROWSER"] = "false"  # never a real browser
+        env["NATIVEAUTH_PLAINTEXT_CACHE"] = "1"  # (the machine's keyrings stay untouched)
+        self.command = native_command()
         if emulator is not None:
             env["NATIVEAUTH_AUTHORITY"] = emulator.authority
             env["NATIVEAUTH_CLIENT_ID"] = emulator.client_id
@@ -55,7 +67,7 @@ class Cli:
 
     def run(self, *args: str, input: str | None = None, env: Optional[Dict[str, str]] = None,
             timeout: float = 60) -> "subprocess.CompletedProcess[str]":
-        r = subprocess.run([sys.executable, "-m", "nativeauth", *args], input=input, capture_output=True, text=True,
+        r = subprocess.run([self.command, *args], input=input, capture_output=True, text=True,
                            env={**self.env, **(env or {})}, timeout=timeout)
         self.outputs += [r.stdout, r.stderr]
         return r
@@ -64,7 +76,7 @@ class Cli:
         transcript = io.StringIO()
         # SIGINT back to its default: a test run started in the background (`pytest &`) inherits it ignored, and
         # Python then keeps ignoring Ctrl-C.
-        child = pexpect.spawn(sys.executable, ["-m", "nativeauth", *args], env={**self.env, **(env or {})},
+        child = pexpect.spawn(self.command, list(args), env={**self.env, **(env or {})},
                               encoding="utf-8", timeout=30, dimensions=(24, 200),
                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         child.logfile_read = transcript
@@ -206,7 +218,7 @@ def test_password_stdin_and_refused_password(cli: Cli, emulator: Emulator) -> No
 
 def test_device_code_login_approved_through_the_emulator(cli: Cli, emulator: Emulator) -> None:
     ann = emulator.users["password"]
-    proc = subprocess.Popen([sys.executable, "-m", "nativeauth", "login", "--device-code", "--scope",
+    proc = subprocess.Popen([cli.command, "login", "--device-code", "--scope",
                              todo_scope(emulator)], env=cli.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
@@ -225,7 +237,7 @@ def test_device_code_login_approved_through_the_emulator(cli: Cli, emulator: Emu
 
 
 def test_device_code_denied_is_refused(cli: Cli, emulator: Emulator) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "nativeauth", "login", "--device-code"], env=cli.env,
+    proc = subprocess.Popen([cli.command, "login", "--device-code"], env=cli.env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         code = _search(r"enter the code (\S+)", _stream(proc.stderr).readline()).group(1)
@@ -479,7 +491,7 @@ def test_emulator_print_env(tmp_path: pathlib.Path, emulator_binary: str) -> Non
 def test_emulator_in_the_foreground_stops_on_a_signal(tmp_path: pathlib.Path, emulator_binary: str,
                                                       sig: signal.Signals, as_json: bool) -> None:
     cli = Cli(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "nativeauth", "emulator"] + (["--json"] if as_json else []),
+    proc = subprocess.Popen([cli.command, "emulator"] + (["--json"] if as_json else []),
                             env={**cli.env, "NATIVEAUTH_EMULATOR": emulator_binary}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
@@ -509,50 +521,9 @@ def test_emulator_not_found(tmp_path: pathlib.Path) -> None:
     cli = Cli(tmp_path)
     env = {k: v for k, v in cli.env.items() if k != "NATIVEAUTH_EMULATOR"}
     env["PATH"] = str(tmp_path)
-    r = subprocess.run([sys.executable, "-m", "nativeauth", "emulator"], env=env, capture_output=True, text=True,
+    r = subprocess.run([cli.command, "emulator"], env=env, capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 1 and r.stderr.startswith("nativeauth: emulator_not_found: ")
-
-
-# -- the TOML subset (for Python < 3.11) ---------------------------------------------------------------------------
-
-SAMPLE = r'''
-default_profile = "work"   # a comment
-[profiles.default]
-authority = "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"
-client_id = 'literal\not-escaped'
-cache = false
-connect_timeout_ms = 10_000
-
-[profiles."with.dot"]
-scopes = [
-    "api://a/Read",  # comment inside
-    'api://b/Write',
-]
-escaped = "tab\tquote\" \u00e9"
-nested.key = -5
-'''
-
-
-def test_toml_subset_parser_agrees_with_tomllib() -> None:
-    from nativeauth._cli_settings import parse_toml_subset
-    parsed = parse_toml_subset(SAMPLE)
-    assert parsed["profiles"]["default"]["connect_timeout_ms"] == 10000
-    assert parsed["profiles"]["with.dot"]["scopes"] == ["api://a/Read", "api://b/Write"]
-    assert parsed["profiles"]["default"]["client_id"] == "literal\\not-escaped"
-    for unsupported in ("a = 1.5", "[[t]]", 'a = """x"""', "a = {b = 1}"):  # valid TOML outside the subset
-        with pytest.raises(ValueError):
-            parse_toml_subset(unsupported)
-    try:
-        import tomllib
-    except ImportError:
-        return
-    assert parsed == tomllib.loads(SAMPLE)
-    for bad in ("a = ", "[a]\n[a]\n", "a = 1\na = 2\n", 'a = "x', "a = 01", "a = [1 2]", "a = tru"):
-        with pytest.raises(ValueError):
-            parse_toml_subset(bad)
-        with pytest.raises(ValueError):
-            tomllib.loads(bad)
 
 
 def test_call_prints_a_body_that_is_not_text_as_bytes(cli: Cli, emulator: Emulator) -> None:
@@ -580,7 +551,7 @@ def test_call_prints_a_body_that_is_not_text_as_bytes(cli: Cli, emulator: Emulat
         login = cli.run("login", "-u", ann["email"], "--password-stdin", "--scope", scope, input=ann["password"] + "\n")
         assert login.returncode == 0, login.stderr
         url = f"http://127.0.0.1:{server.server_address[1]}/blob"
-        r = subprocess.run([sys.executable, "-m", "nativeauth", "call", url, "--scope", scope], capture_output=True,
+        r = subprocess.run([cli.command, "call", url, "--scope", scope], capture_output=True,
                            env=cli.env, timeout=60)
         assert r.returncode == 0, r.stderr
         assert r.stdout == payload
@@ -604,7 +575,7 @@ RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2
 def run_bytes(cli: Cli, *args: str, input: str = "", timeout: float = 60) -> Tuple[int, str, str]:
     """Runs the command line with stdout and stderr as bytes (text mode would turn a raw CR into a newline), in a
     session of its own (no terminal: getpass reads stdin). Returns (exit code, stdout, stderr), decoded as UTF-8."""
-    r = subprocess.run([sys.executable, "-m", "nativeauth", *args], input=input.encode(), capture_output=True,
+    r = subprocess.run([cli.command, *args], input=input.encode(), capture_output=True,
                        env=cli.env, timeout=timeout, start_new_session=True)
     out, err = r.stdout.decode("utf-8"), r.stderr.decode("utf-8")  # strict: the output is UTF-8 too
     cli.outputs += [out, err]
@@ -616,45 +587,6 @@ def assert_clean(*outputs: str) -> None:
         raw = RAW.findall(text)
         assert not raw, f"raw {raw!r} in {text!r}"
         assert not re.search(r"^fake signed in", text, re.M), text  # a newline inside a value starts no line
-
-
-def test_terminal_safe_and_terminal_json() -> None:
-    from nativeauth._cli_ui import terminal_json, terminal_lines, terminal_safe
-    every = "".join(chr(c) for c in [*range(0x20), *range(0x7F, 0xA0), 0x61C, 0x200E, 0x200F, *range(0x202A, 0x202F),
-                                     *range(0x2066, 0x206A), 0x2028, 0x2029, 0xD800])
-    safe = terminal_safe("a" + every + "é✓\\z")
-    assert safe.startswith("a\\x00\\x01") and safe.endswith("\\u2029\\ud800é✓\\z")
-    assert "\\x1b\\x1c" in safe and "\\x7f\\x80" in safe and "\\x9f\\u061c\\u200e\\u200f\\u202a" in safe
-    assert safe.isprintable() and terminal_safe(safe) == safe
-    assert terminal_lines("one\x1b\ntwo\u202e") == "one\\x1b\ntwo\\u202e"
-    document = {"k\x85\u202e": ["v" + every, 1, None], "n": {"x\x1b": "é"}}
-    for indent in (None, 2):
-        text = terminal_json(document, indent)
-        assert json.loads(text) == document  # valid JSON, the same value
-        assert_clean(text)
-        assert "\\u0085" in text and "\\u202e" in text and "é" in text
-
-
-def test_verbose_log_lines_are_escaped() -> None:
-    # Whatever the library puts in a log line (it is to escape what it logs too; the command line does not count on it)
-    from nativeauth.cli import _log_line
-    line = _log_line(3, f"token answered {HOSTILE}", f"id{HOSTILE}")
-    assert line.startswith("nativeauth: log info: token answered \\x1b]0;pwned\\x07") and line.count("\n") == 1
-    assert_clean(line)
-    assert _log_line(9, "plain", None) == "nativeauth: log 9: plain\n"
-
-
-def test_prompt_and_spinner_labels_are_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nativeauth._cli_ui import _Spinner, prompt_line
-    stderr = io.StringIO()
-    monkeypatch.setattr(sys, "stderr", stderr)
-    monkeypatch.setattr(sys, "stdin", io.StringIO("answer\n"))
-    assert prompt_line(f"Code sent to {HOSTILE}: ") == "answer"
-    assert_clean(stderr.getvalue())
-    spinner = _Spinner(f"Waiting for {HOSTILE}", stderr)
-    spinner.tick()
-    assert_clean(spinner.label)
-    assert stderr.getvalue().endswith("(0 s, Ctrl-C to stop)\x1b[K")  # the spinner's own controls only
 
 
 def test_username_from_the_id_token_and_log_lines_are_escaped(cli: Cli, emulator: Emulator) -> None:
@@ -805,7 +737,7 @@ def test_six_parallel_forced_refreshes_keep_the_sign_in(cli: Cli, emulator: Emul
     scope = todo_scope(emulator)
     r = cli.run("login", "-u", "ann@contoso.com", "--password-stdin", "-s", scope, input="Demo-Passw0rd!\n")
     assert r.returncode == 0, r.stderr
-    procs = [subprocess.Popen([sys.executable, "-m", "nativeauth", "token", "--force-refresh", "--scope", scope],
+    procs = [subprocess.Popen([cli.command, "token", "--force-refresh", "--scope", scope],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli.env)
              for _ in range(6)]
     results = [(p.wait(timeout=60), p.stdout.read() if p.stdout else "", p.stderr.read() if p.stderr else "")
@@ -817,3 +749,28 @@ def test_six_parallel_forced_refreshes_keep_the_sign_in(cli: Cli, emulator: Emul
     assert counters.get("refresh_token_reuse_detected", 0) == 0
     later = cli.run("token", "--force-refresh", "--scope", scope)
     assert later.returncode == 0, later.stderr
+
+
+# -- python -m nativeauth and the console script run the native command -------------------------------------------
+
+
+def test_python_m_nativeauth_runs_the_native_command(cli: Cli, tmp_path: pathlib.Path) -> None:
+    env = {**cli.env, "PYTHONPATH": str(SRC), "NATIVEAUTH_CLI": cli.command}
+    probe = "import sys; sys.argv = ['nativeauth', '--version']; import _nativeauth_command; _nativeauth_command.main()"
+    r = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    version = r.stdout.strip()
+    assert version == cli.run("--version").stdout.strip() and version.startswith("nativeauth ")
+    r = subprocess.run([sys.executable, "-m", "nativeauth", "accounts", "--json"], env=env, capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 0 and json.loads(r.stdout) == {"accounts": []}, r.stderr  # the native command's answer
+    # Never itself: with no native executable anywhere, a `nativeauth` script on the PATH is not run.
+    script = tmp_path / "bin" / "nativeauth"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\necho recursion\n")
+    script.chmod(0o755)
+    lonely = {**env, "PATH": str(script.parent)}
+    del lonely["NATIVEAUTH_CLI"]
+    r = subprocess.run([sys.executable, "-m", "nativeauth", "--version"], env=lonely, capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 127 and "recursion" not in r.stdout and "not installed" in r.stderr

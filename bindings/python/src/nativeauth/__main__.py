@@ -1,7 +1,5 @@
-"""``python -m nativeauth …``: the command line (see :mod:`nativeauth.cli`)."""
-import sys
-
-from .cli import main
+"""``python -m nativeauth …``: runs the native ``nativeauth`` command (see ``_nativeauth_command``)."""
+from _nativeauth_command import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

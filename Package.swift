@@ -82,11 +82,13 @@ let package = Package(
         ),
         .executableTarget(name: "nativeauth-emulator", dependencies: ["NativeAuthEmulator"]),
 
+        // The profile file's TOML subset (the command's; its own tests and fuzz target).
+        .target(name: "NativeAuthTOML"),
         // The nativeauth command: the library in-process through its C ABI (the same documents a C program uses).
         .executableTarget(
             name: "nativeauth-cli",
             dependencies: [
-                "NativeAuthCABI", "NativeAuthJSON", "NativeAuthCrypto",
+                "NativeAuthCABI", "NativeAuthJSON", "NativeAuthCrypto", "NativeAuthTOML",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -99,6 +101,8 @@ let package = Package(
         ),
 
         .testTarget(name: "NativeAuthJSONTests", dependencies: ["NativeAuthJSON"]),
+        .testTarget(name: "NativeAuthTOMLTests", dependencies: ["NativeAuthTOML"]),
+        .testTarget(name: "NativeAuthCLITests", dependencies: ["nativeauth-cli", "NativeAuthJSON"]),
         .testTarget(
             name: "NativeAuthCryptoTests",
             dependencies: ["NativeAuthCrypto", "NativeAuthJSON", "NativeAuthEmulator"]
@@ -149,7 +153,7 @@ let package = Package(
             name: "nativeauth-fuzz",
             dependencies: [
                 "NativeAuthCABI", "NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthNet",
-                "NativeAuthCrypto", "NativeAuthKeyring",
+                "NativeAuthCrypto", "NativeAuthKeyring", "NativeAuthTOML",
                 "NativeAuthTestSupport", "CLibFuzzer",
             ],
             path: "Tests/Fuzz/Harness",

@@ -144,12 +144,21 @@ final class Library: @unchecked Sendable {  // a na_client may be used from any 
             4,
             { level, message, correlation, _ in
                 guard let message else { return }
-                let names = [1: "error", 2: "warning", 3: "info", 4: "verbose"]
-                let name = names[Int(level)] ?? String(level)
-                let suffix = correlation.map { " [\(Terminal.safe(String(cString: $0)))]" } ?? ""
-                Terminal.write(2, "nativeauth: log \(name): \(Terminal.safe(String(cString: message)))\(suffix)\n")
+                Terminal.write(
+                    2,
+                    Library.logLine(level, String(cString: message), correlation.map { String(cString: $0) })
+                )
             },
             nil
         )
+    }
+
+    /// One `--verbose` line: whatever the library put in the message (it escapes what it logs too; the command does
+    /// not count on it), one line of safe text.
+    static func logLine(_ level: Int32, _ message: String, _ correlation: String?) -> String {
+        let names: [Int32: String] = [1: "error", 2: "warning", 3: "info", 4: "verbose"]
+        let name = names[level] ?? String(level)
+        let suffix = correlation.map { " [\(Terminal.safe($0))]" } ?? ""
+        return "nativeauth: log \(name): \(Terminal.safe(message))\(suffix)\n"
     }
 }

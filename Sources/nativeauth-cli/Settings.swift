@@ -1,4 +1,5 @@
 internal import Glibc
+import NativeAuthTOML
 
 /// The command line's settings: flags, then the environment, then a profile of the configuration file
 /// (`$XDG_CONFIG_HOME/nativeauth/config.toml`), then built-in defaults. The file holds named profiles:

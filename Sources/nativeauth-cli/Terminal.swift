@@ -253,7 +253,13 @@ final class Spinner: @unchecked Sendable {  // `thread` is touched by start/stop
     private var thread = pthread_t()
     private static let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
-    init(_ label: String) { self.label = label }
+    /// `label` may hold text from outside (a server's message): it is shown `Terminal.safe`.
+    init(_ label: String) { self.label = Terminal.safe(label) }
+
+    /// One frame of the spinner line: its own controls (CR, erase to the end of the line) around safe text.
+    static func line(_ frame: Int, _ label: String, seconds: Int) -> String {
+        "\r\(frames[frame % frames.count]) \(label) (\(seconds) s, Ctrl-C to stop)\u{1B}[K"
+    }
 
     func start() {
         running.store(true, ordering: .releasing)
@@ -270,8 +276,7 @@ final class Spinner: @unchecked Sendable {  // `thread` is touched by start/stop
                 var i = 0
                 while spinner.running.load(ordering: .acquiring) {
                     clock_gettime(CLOCK_MONOTONIC, &ts)
-                    let frame = Spinner.frames[i % Spinner.frames.count]
-                    Terminal.write(2, "\r\(frame) \(spinner.label) (\(ts.tv_sec - started) s, Ctrl-C to stop)\u{1B}[K")
+                    Terminal.write(2, Spinner.line(i, spinner.label, seconds: ts.tv_sec - started))
                     i += 1
                     usleep(100_000)
                 }

@@ -31,6 +31,7 @@ let fuzzTargets: [FuzzTarget] = [
         about: "the Secret Service store's D-Bus client: messages as the session bus's socket delivers them",
         run: fuzzDBus
     ),
+    FuzzTarget(name: "toml", about: "the nativeauth command's profile file (its TOML subset)", run: fuzzTOML),
 ]
 
 func fuzzTarget(named name: String) -> FuzzTarget? { fuzzTargets.first { $0.name == name } }

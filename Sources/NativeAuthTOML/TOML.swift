@@ -1,21 +1,22 @@
 /// A value of the configuration file.
-enum TOMLValue: Equatable, Sendable {
+public enum TOMLValue: Equatable, Sendable {
     case string(String)
     case integer(Int64)
     case boolean(Bool)
     case array([TOMLValue])
     case table([String: TOMLValue])
 
-    var table: [String: TOMLValue]? {
+    public var table: [String: TOMLValue]? {
         if case .table(let t) = self { return t }
         return nil
     }
 }
 
-struct TOMLError: Error, Equatable, CustomStringConvertible {
-    var line: Int
-    var message: String
-    var description: String { "line \(line): \(message)" }
+/// Why a file was refused, and on which line (1-based).
+public struct TOMLError: Error, Equatable, CustomStringConvertible {
+    public var line: Int
+    public var message: String
+    public var description: String { "line \(line): \(message)" }
 }
 
 /// The subset of TOML (v1.0) that profiles need, parsed by hand: tables (`[profiles.work]`, bare or quoted keys),
@@ -25,20 +26,30 @@ struct TOMLError: Error, Equatable, CustomStringConvertible {
 ///
 /// Why not TOMLKit (in the package mirror)? It wraps toml++, a C++ library: a longer build, a larger command and C++
 /// in the process, for a file of a few profiles. This parser is about 250 lines, has its own tests
-/// (`Tests/NativeAuthCLITests`) and a libFuzzer target (`toml`), and refuses input it does not understand.
-struct TOMLParser {
+/// (`Tests/NativeAuthTOMLTests`) and a libFuzzer target (`toml`), and refuses input it does not understand.
+public struct TOMLParser {
     private let s: [UInt8]
     private var i = 0
     private var depth = 0
 
     /// Refused beyond this size (a configuration file is a few kilobytes) and this nesting.
-    static let maxBytes = 1 << 20
-    static let maxDepth = 32
+    public static let maxBytes = 1 << 20
+    public static let maxDepth = 32
 
-    init(_ text: String) { s = Array(text.utf8) }
+    init(_ bytes: [UInt8]) { s = bytes }
 
-    static func parse(_ text: String) throws(TOMLError) -> [String: TOMLValue] {
-        var p = TOMLParser(text)
+    /// The document's top-level table.
+    public static func parse(_ text: String) throws(TOMLError) -> [String: TOMLValue] {
+        try parse(Array(text.utf8))
+    }
+
+    /// The document's top-level table; the bytes must be UTF-8 (TOML's encoding).
+    public static func parse(_ bytes: [UInt8]) throws(TOMLError) -> [String: TOMLValue] {
+        guard bytes.count <= maxBytes else { throw TOMLError(line: 1, message: "the file is larger than 1 MiB") }
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw TOMLError(line: 1, message: "the file is not UTF-8")
+        }
+        var p = TOMLParser(bytes)
         return try p.document()
     }
 
@@ -87,7 +98,6 @@ struct TOMLParser {
     }
 
     private mutating func document() throws(TOMLError) -> [String: TOMLValue] {
-        guard s.count <= Self.maxBytes else { throw TOMLError(line: 1, message: "the file is larger than 1 MiB") }
         var root: [String: TOMLValue] = [:]
         var current: [String] = []
         var defined: Set<[String]> = []
@@ -164,6 +174,9 @@ struct TOMLParser {
     private static func isHexDigit(_ c: UInt8) -> Bool {
         (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
     }
+
+    /// What TOML does not allow raw in a string: C0 controls but tab, and DEL (a CR LF ends the line before).
+    private static func isControl(_ c: UInt8) -> Bool { (c < 0x20 && c != 0x09) || c == 0x7F }
 
     private static func isBare(_ c: UInt8) -> Bool {
         (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x5F || c == 0x2D
@@ -287,6 +300,7 @@ struct TOMLParser {
         let start = i
         while let c = peek, c != UInt8(ascii: "'") {
             guard c != 0x0A else { throw fail("unterminated string") }
+            guard !Self.isControl(c) else { throw fail("a control character (\(describe(c))) in a string") }
             i += 1
         }
         guard peek != nil else { throw fail("unterminated string") }
@@ -303,6 +317,10 @@ struct TOMLParser {
             i += 1
             if c == UInt8(ascii: "\"") { return String(decoding: out, as: UTF8.self) }
             guard c == UInt8(ascii: "\\") else {
+                guard !Self.isControl(c) else {
+                    i -= 1
+                    throw fail("a control character (\(describe(c))) in a string")
+                }
                 out.append(c)
                 continue
             }

@@ -88,7 +88,8 @@ let package = Package(
         .executableTarget(
             name: "nativeauth-cli",
             dependencies: [
-                "NativeAuthCABI", "NativeAuthJSON", "NativeAuthCrypto", "NativeAuthTOML",
+                "NativeAuthCABI", "NativeAuthJSON", "NativeAuthCrypto", "NativeAuthTOML", "NativeAuthKeyring",
+                "NativeAuthCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

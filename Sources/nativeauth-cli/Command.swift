@@ -14,7 +14,7 @@ struct NativeAuthCommand: ParsableCommand {
         version: "nativeauth \(String(cString: na_version()))",
         subcommands: [
             LoginCommand.self, AccountsCommand.self, TokenCommand.self, CallCommand.self, LogoutCommand.self,
-            EmulatorCommand.self, GitCredentialCommand.self, KubectlCredentialCommand.self,
+            StatusCommand.self, EmulatorCommand.self, GitCredentialCommand.self, KubectlCredentialCommand.self,
         ]
     )
 
@@ -23,7 +23,8 @@ struct NativeAuthCommand: ParsableCommand {
         (NATIVEAUTH_AUTHORITY, NATIVEAUTH_CLIENT_ID, NATIVEAUTH_AUTHORITY_TYPE,
         NATIVEAUTH_TENANT_SUBDOMAIN, NATIVEAUTH_REDIRECT_URI, NATIVEAUTH_CA_BUNDLE,
         NATIVEAUTH_BROWSER_COMMAND, NATIVEAUTH_CACHE (0/1), NATIVEAUTH_CACHE_PATH,
-        NATIVEAUTH_KEY_STORE, NATIVEAUTH_PLAINTEXT_CACHE, NATIVEAUTH_SCOPES,
+        NATIVEAUTH_KEY_STORE, NATIVEAUTH_PLAINTEXT_CACHE,
+        NATIVEAUTH_CACHE_ENCRYPTION_KEY, NATIVEAUTH_SCOPES,
         NATIVEAUTH_ACCOUNT, NATIVEAUTH_PROFILE, NATIVEAUTH_CONFIG), then the
         profile of $XDG_CONFIG_HOME/nativeauth/config.toml ([profiles.NAME]
         tables; "default" unless --profile, $NATIVEAUTH_PROFILE or
@@ -32,7 +33,8 @@ struct NativeAuthCommand: ParsableCommand {
         Tokens are kept in $XDG_CACHE_HOME/nativeauth/token_cache.json
         (--cache-path, --no-cache), encrypted with a key kept in the desktop's
         Secret Service or the kernel keyring (--plaintext-cache opts out), so
-        `login` and `token` may run in separate processes.
+        `login` and `token` may run in separate processes. `nativeauth status`
+        says where tokens are kept and whether that is safe.
 
         Exit codes:
           0  success
@@ -209,7 +211,18 @@ final class Context {
             }
             config["cache"] = .object(cache)
         }
-        let library = try Library(configuration: .object(config))
+        let library: Library
+        do {
+            library = try Library(configuration: .object(config))
+        } catch  where error.code == "keyring_unavailable" {
+            throw CLIError(
+                error.code,
+                error.message
+                    + " On the command line: set NATIVEAUTH_CACHE_ENCRYPTION_KEY (base64 of 32 random bytes), "
+                    + "or keep the cache in plaintext with --plaintext-cache (NATIVEAUTH_PLAINTEXT_CACHE=1).",
+                error.exit
+            )
+        }
         if verbose { library.logToStderr() }
         return library
     }

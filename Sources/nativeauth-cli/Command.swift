@@ -13,7 +13,8 @@ struct NativeAuthCommand: ParsableCommand {
         discussion: epilog,
         version: "nativeauth \(String(cString: na_version()))",
         subcommands: [
-            LoginCommand.self, AccountsCommand.self, TokenCommand.self, CallCommand.self, LogoutCommand.self,
+            LoginCommand.self, SignUpCommand.self, AccountsCommand.self, TokenCommand.self, CallCommand.self,
+            LogoutCommand.self,
             StatusCommand.self, EmulatorCommand.self, GitCredentialCommand.self, KubectlCredentialCommand.self,
         ]
     )

@@ -100,101 +100,11 @@ struct LoginCommand: ContextCommand {
         var name = username
         if passwordStdin && name == nil { throw CLIError("usage", "--password-stdin needs --username", .usage) }
         if name == nil { name = try Terminal.prompt("Username: ") }
-        let interactive = !passwordStdin
         var request: [String: JSONValue] = ["v": 1, "username": .string(name ?? "")]
         let scopes = try ctx.scopes(self.scopes)
         if !scopes.isEmpty { request["scopes"] = .array(scopes.map { .string($0) }) }
-        var state = try client.call(na_sign_in, .object(request))
-        var refusals = 0
-        let maxRefusals = interactive ? 3 : 1  // a mistyped password or code may be typed again
-        while state["status"]?.stringValue != "signed_in" {
-            let flow = state["flow"] ?? .null
-            switch state["status"]?.stringValue ?? "" {
-            case "password_required":
-                let password = passwordStdin ? try readPassword() : try Terminal.promptSecret("Password: ")
-                let next = try retrying(refused: "invalid_credentials", may: refusals + 1 < maxRefusals) {
-                    () throws(CLIError) -> JSONValue in
-                    try client.call(na_flow_submit, ["v": 1, "flow": flow, "password": .string(password)])
-                }
-                if let next { state = next } else { refusals += 1 }
-            case "code_required":
-                if refusals == 0 {
-                    let to = state["sent_to"]?.stringValue.map { " to \(Terminal.safe($0))" } ?? ""
-                    Terminal.info("A one-time code was sent\(to).")
-                }
-                let code = try Terminal.promptSecret("Code: ").trimmingSpaces
-                let next = try retrying(refused: "invalid_code", may: refusals + 1 < maxRefusals) {
-                    () throws(CLIError) -> JSONValue in
-                    try client.call(na_flow_submit, ["v": 1, "flow": flow, "code": .string(code)])
-                }
-                if let next { state = next } else { refusals += 1 }
-            case "mfa_required":
-                let methods = state["methods"]?.arrayValue ?? []
-                var method = methods.first
-                if methods.count > 1 && interactive {
-                    for (n, m) in methods.enumerated() {
-                        let label = Terminal.safe(
-                            m["channel"]?.stringValue ?? m["challenge_type"]?.stringValue ?? "method"
-                        )
-                        let hint = Terminal.safe(m["login_hint"]?.stringValue ?? "")
-                        Terminal.info(hint.isEmpty ? "  \(n + 1). \(label)" : "  \(n + 1). \(label) \(hint)")
-                    }
-                    let choice = try Terminal.prompt("Second factor [1-\(methods.count), default 1]: ")
-                    guard let n = Int(choice.isEmpty ? "1" : choice), n >= 1, n <= methods.count else {
-                        throw CLIError("usage", "no method '\(Terminal.safe(choice))'", .usage)
-                    }
-                    method = methods[n - 1]
-                }
-                var request: [String: JSONValue] = ["v": 1, "flow": flow, "action": "request_challenge"]
-                if let id = method?["id"] { request["method_id"] = id }
-                state = try client.call(na_flow_submit, .object(request))
-            case "registration_required":
-                guard interactive else {
-                    throw CLIError(
-                        "unsupported_step",
-                        "the account must register a strong-authentication method; run `nativeauth login` in a "
-                            + "terminal",
-                        .signIn
-                    )
-                }
-                Terminal.info("This account needs a verification method (an email address) for the second factor.")
-                let contact = try Terminal.prompt("Email address to verify: ")
-                state = try client.call(
-                    na_flow_submit,
-                    ["v": 1, "flow": flow, "action": "register_method", "contact": .string(contact)]
-                )
-            default:
-                let status = Terminal.safe(state["status"]?.stringValue ?? "none")
-                throw CLIError(
-                    "unsupported_step",
-                    "the sign-in needs a step the command line cannot drive (\(status)); "
-                        + "try `nativeauth login --browser`",
-                    .signIn
-                )
-            }
-        }
-        return state
-    }
-
-    /// Submits; when the input is refused and may be typed again (the flow stays usable), reports it and answers nil
-    /// (the same state again).
-    private func retrying(
-        refused: String,
-        may: Bool,
-        _ submit: () throws(CLIError) -> JSONValue
-    ) throws(CLIError) -> JSONValue? {
-        do { return try submit() } catch {
-            guard error.code == refused, may, error.flow != nil else { throw error }
-            Terminal.info("nativeauth: \(Terminal.safe(error.code)): \(Terminal.safe(error.message)); try again")
-            return nil
-        }
-    }
-
-    private func readPassword() throws(CLIError) -> String {
-        guard let line = Terminal.readLine() else {
-            throw CLIError("usage", "--password-stdin: stdin is empty", .usage)
-        }
-        return line
+        let driver = NativeSteps(client: client, passwordStdin: passwordStdin)
+        return try driver.drive(try client.call(na_sign_in, .object(request)))
     }
 
     // MARK: - Browser
@@ -294,4 +204,224 @@ func monotonicNow() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// The steps of a native sign-in after its first answer, driven at the terminal: password, emailed code, MFA,
+/// strong-auth registration (`login`, and `signup` once the account exists). A mistyped password or code may be
+/// typed again (three tries in all; one with `--password-stdin`).
+struct NativeSteps {
+    let client: Library
+    var passwordStdin = false
+    /// Steps of a sign-up before it signs in (`signup`): a new password (typed twice) and attributes.
+    var signUp = false
+    /// The scopes of the sign-in that follows a sign-up.
+    var scopes: [String] = []
+
+    var interactive: Bool { !passwordStdin }
+
+    func drive(_ first: JSONValue) throws(CLIError) -> JSONValue {
+        var state = first
+        var refusals = 0
+        let maxRefusals = interactive ? 3 : 1  // a mistyped password or code may be typed again
+        while state["status"]?.stringValue != "signed_in" {
+            let flow = state["flow"] ?? .null
+            switch state["status"]?.stringValue ?? "" {
+            case "password_required" where signUp:
+                let password = try newPassword()
+                let next = try retrying(refused: "invalid_password", may: refusals + 1 < maxRefusals) {
+                    () throws(CLIError) -> JSONValue in
+                    try client.call(na_flow_submit, ["v": 1, "flow": flow, "password": .string(password)])
+                }
+                if let next { state = next } else { refusals += 1 }
+            case "attributes_required":
+                let attributes = try Self.promptAttributes(state["required_attributes"]?.arrayValue ?? [])
+                let next = try retrying(refused: "attributes_invalid", may: refusals + 1 < maxRefusals) {
+                    () throws(CLIError) -> JSONValue in
+                    try client.call(na_flow_submit, ["v": 1, "flow": flow, "attributes": .object(attributes)])
+                }
+                if let next { state = next } else { refusals += 1 }
+            case "sign_up_completed":
+                // Signed up; with a flow the server lets the new account sign in without its password again.
+                guard case .string = flow else { return state }
+                Terminal.info("Signed up.")
+                var request: [String: JSONValue] = ["v": 1, "flow": flow, "action": "sign_in"]
+                if !scopes.isEmpty { request["scopes"] = .array(scopes.map { .string($0) }) }
+                state = try client.call(na_flow_submit, .object(request))
+                refusals = 0
+            case "password_required":
+                let password = passwordStdin ? try readPassword() : try Terminal.promptSecret("Password: ")
+                let next = try retrying(refused: "invalid_credentials", may: refusals + 1 < maxRefusals) {
+                    () throws(CLIError) -> JSONValue in
+                    try client.call(na_flow_submit, ["v": 1, "flow": flow, "password": .string(password)])
+                }
+                if let next { state = next } else { refusals += 1 }
+            case "code_required":
+                if refusals == 0 {
+                    let to = state["sent_to"]?.stringValue.map { " to \(Terminal.safe($0))" } ?? ""
+                    Terminal.info("A one-time code was sent\(to).")
+                }
+                let code = try Terminal.promptSecret("Code: ").trimmingSpaces
+                let next = try retrying(refused: "invalid_code", may: refusals + 1 < maxRefusals) {
+                    () throws(CLIError) -> JSONValue in
+                    try client.call(na_flow_submit, ["v": 1, "flow": flow, "code": .string(code)])
+                }
+                if let next { state = next } else { refusals += 1 }
+            case "mfa_required":
+                let methods = state["methods"]?.arrayValue ?? []
+                var method = methods.first
+                if methods.count > 1 && interactive {
+                    for (n, m) in methods.enumerated() {
+                        let label = Terminal.safe(
+                            m["channel"]?.stringValue ?? m["challenge_type"]?.stringValue ?? "method"
+                        )
+                        let hint = Terminal.safe(m["login_hint"]?.stringValue ?? "")
+                        Terminal.info(hint.isEmpty ? "  \(n + 1). \(label)" : "  \(n + 1). \(label) \(hint)")
+                    }
+                    let choice = try Terminal.prompt("Second factor [1-\(methods.count), default 1]: ")
+                    guard let n = Int(choice.isEmpty ? "1" : choice), n >= 1, n <= methods.count else {
+                        throw CLIError("usage", "no method '\(Terminal.safe(choice))'", .usage)
+                    }
+                    method = methods[n - 1]
+                }
+                var request: [String: JSONValue] = ["v": 1, "flow": flow, "action": "request_challenge"]
+                if let id = method?["id"] { request["method_id"] = id }
+                state = try client.call(na_flow_submit, .object(request))
+            case "registration_required":
+                guard interactive else {
+                    throw CLIError(
+                        "unsupported_step",
+                        "the account must register a strong-authentication method; run `nativeauth login` in a "
+                            + "terminal",
+                        .signIn
+                    )
+                }
+                Terminal.info("This account needs a verification method (an email address) for the second factor.")
+                let contact = try Terminal.prompt("Email address to verify: ")
+                state = try client.call(
+                    na_flow_submit,
+                    ["v": 1, "flow": flow, "action": "register_method", "contact": .string(contact)]
+                )
+            default:
+                let status = Terminal.safe(state["status"]?.stringValue ?? "none")
+                throw CLIError(
+                    "unsupported_step",
+                    "the sign-in needs a step the command line cannot drive (\(status)); "
+                        + "try `nativeauth login --browser`",
+                    .signIn
+                )
+            }
+        }
+        return state
+    }
+
+    /// Submits; when the input is refused and may be typed again (the flow stays usable), reports it and answers nil
+    /// (the same state again).
+    func retrying(
+        refused: String,
+        may: Bool,
+        _ submit: () throws(CLIError) -> JSONValue
+    ) throws(CLIError) -> JSONValue? {
+        do { return try submit() } catch {
+            guard error.code == refused, may, error.flow != nil else { throw error }
+            Terminal.info("nativeauth: \(Terminal.safe(error.code)): \(Terminal.safe(error.message)); try again")
+            return nil
+        }
+    }
+
+    /// A sign-up's password: typed twice, hidden.
+    private func newPassword() throws(CLIError) -> String {
+        if passwordStdin { return try readPassword() }
+        for _ in 0..<3 {
+            let first = try Terminal.promptSecret("New password: ")
+            if try Terminal.promptSecret("Repeat the password: ") == first { return first }
+            Terminal.info("The two passwords differ; try again.")
+        }
+        throw CLIError("invalid_password", "the two passwords differ", .refused)
+    }
+
+    /// Asks for each attribute the server requires (`required_attributes`: name, type, options.regex).
+    static func promptAttributes(_ required: [JSONValue]) throws(CLIError) -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        for attribute in required {
+            guard let name = attribute["name"]?.stringValue, !name.isEmpty else { continue }
+            var label = Terminal.safe(name)
+            if let regex = attribute["options"]?["regex"]?.stringValue { label += " (\(Terminal.safe(regex)))" }
+            out[name] = .string(try Terminal.prompt("\(label): ").trimmingSpaces)
+        }
+        return out
+    }
+
+    private func readPassword() throws(CLIError) -> String {
+        guard let line = Terminal.readLine() else {
+            throw CLIError("usage", "--password-stdin: stdin is empty", .usage)
+        }
+        return line
+    }
+}
+
+/// `nativeauth signup`: a new account — the email is verified with a one-time code, then the password (typed twice)
+/// and the attributes the tenant requires are asked for, and the new account is signed in.
+struct SignUpCommand: ContextCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "signup",
+        abstract: "Create an account: email code, password, attributes; then signed in."
+    )
+
+    @OptionGroup var options: SettingsOptions
+
+    @Option(name: .shortAndLong, help: "The username (email); prompted for when missing.")
+    var username: String?
+
+    @Option(
+        name: [.customShort("a"), .customLong("attribute")],
+        help: ArgumentHelp("An attribute given up front, NAME=VALUE (repeatable; e.g. city=Oslo).", valueName: "n=v")
+    )
+    var attributes: [String] = []
+
+    @Option(
+        name: [.customShort("s"), .customLong("scope")],
+        help: ArgumentHelp(
+            "Scope for the sign-in that follows (repeatable; default: the profile's).",
+            valueName: "scope"
+        )
+    )
+    var scopes: [String] = []
+
+    func validate() throws {
+        for a in attributes where !a.contains("=") || a.hasPrefix("=") {
+            throw ValidationError("--attribute takes NAME=VALUE")
+        }
+    }
+
+    func run(_ ctx: Context) throws(CLIError) -> ExitCode {
+        let client = try ctx.client()
+        var name = username ?? ""
+        if username == nil { name = try Terminal.prompt("Username: ") }
+        var request: [String: JSONValue] = ["v": 1, "username": .string(name)]
+        if !attributes.isEmpty {
+            var given: [String: JSONValue] = [:]
+            for a in attributes {
+                let eq = a.firstIndex(of: "=") ?? a.endIndex
+                given[String(a[..<eq])] = .string(String(a[a.index(after: eq)...]))
+            }
+            request["attributes"] = .object(given)
+        }
+        let driver = NativeSteps(client: client, signUp: true, scopes: try ctx.scopes(scopes))
+        let done = try driver.drive(try client.call(na_sign_up, .object(request)))
+        if done["status"]?.stringValue != "signed_in" {  // signed up, but the server wants a sign-in of its own
+            if ctx.json {
+                Terminal.emitJSON(["status": "sign_up_completed"])
+            } else {
+                Terminal.out("Signed up. Sign in with `nativeauth login -u \(Terminal.safe(name))`.")
+            }
+            return .ok
+        }
+        let account = done["account"] ?? .object([:])
+        if ctx.json {
+            Terminal.emitJSON(["status": "signed_in", "account": LoginCommand.accountDocument(account)])
+        } else {
+            Terminal.out("Signed up and signed in as \(Terminal.safe(account["username"]?.stringValue ?? name)).")
+        }
+        return .ok
+    }
 }

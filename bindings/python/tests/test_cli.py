@@ -774,3 +774,42 @@ def test_python_m_nativeauth_runs_the_native_command(cli: Cli, tmp_path: pathlib
     r = subprocess.run([sys.executable, "-m", "nativeauth", "--version"], env=lonely, capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 127 and "recursion" not in r.stdout and "not installed" in r.stderr
+
+
+def test_sign_up_in_a_terminal_with_code_password_and_attributes(cli: Cli, emulator: Emulator) -> None:
+    email = "cli.newcomer@contoso.com"
+    child, transcript = cli.spawn("signup", "-s", todo_scope(emulator), "--attribute", "city=Oslo")
+    child.expect("Username: ")
+    child.sendline(email)
+    child.expect("A one-time code was sent")
+    child.expect("Code: ")
+    code = emulator.last_code(email)
+    child.sendline(code)
+    child.expect("New password: ")
+    child.sendline("Brand-New-Passw0rd!")
+    child.expect("Repeat the password: ")
+    child.sendline("Brand-New-Passw0rd?")  # a typo: asked again
+    child.expect("The two passwords differ")
+    child.expect("New password: ")
+    child.sendline("short")  # refused by the server's policy: the flow lives on
+    child.expect("Repeat the password: ")
+    child.sendline("short")
+    child.expect("nativeauth: invalid_password: .*try again")
+    child.expect("New password: ")
+    child.sendline("Brand-New-Passw0rd!")
+    child.expect("Repeat the password: ")
+    child.sendline("Brand-New-Passw0rd!")
+    child.expect("displayName: ")  # the demo tenant requires it; city was given up front
+    child.sendline("New \x1b[31mComer")
+    child.expect("Signed up.")
+    child.expect(f"Signed up and signed in as {re.escape(email)}")
+    assert finish(child) == 0
+    text = transcript.getvalue()
+    assert "Brand-New-Passw0rd" not in text and code not in text
+    assert cli.run("accounts").stdout.split()[0] == email
+    assert cli.run("token", "-s", todo_scope(emulator)).returncode == 0
+    # The account exists with its attributes: a second sign-up is refused; the password signs in.
+    again = cli.run("signup", "-u", email)
+    assert again.returncode == 6 and "user_already_exists" in again.stderr
+    r = cli.run("login", "-u", email, "--password-stdin", "-s", todo_scope(emulator), input="Brand-New-Passw0rd!\n")
+    assert r.returncode == 0, r.stderr

@@ -40,7 +40,8 @@ LIB_FLAGS  := -c release --product nativeauth -Xswiftc -static-stdlib -Xswiftc -
 # The nativeauth command: the library's Swift modules linked in (statically, with the Swift runtime), the same
 # compiler flags as the library's so one build serves both.
 RELEASE_CLI := .build/release/nativeauth-cli
-CLI_FLAGS  := -c release --product nativeauth-cli -Xswiftc -static-stdlib -Xswiftc -cross-module-optimization
+CLI_FLAGS  := -c release --product nativeauth-cli -Xswiftc -static-stdlib -Xswiftc -cross-module-optimization \
+              -Xswiftc -Xclang-linker -Xswiftc -no-pie
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Werror -pedantic -O1 -g
 VALGRIND   := valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite -q
 # A per-run scratch directory for installs and binaries (tests stay parallel-safe).

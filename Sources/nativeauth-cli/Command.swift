@@ -62,6 +62,35 @@ struct NativeAuthCommand: ParsableCommand {
     ]
 }
 
+extension NativeAuthCommand {
+    /// The global options given before the command's name, moved after it (ArgumentParser reads a command's options
+    /// after its name; `nativeauth -v login` and `nativeauth login -v` mean the same).
+    static func reordered(_ args: [String]) -> [String] {
+        let commands = Set(NativeAuthCommand.configuration.subcommands.compactMap { $0.configuration.commandName })
+        guard let at = args.firstIndex(where: { commands.contains($0) }), at > 0 else { return args }
+        var moved: [String] = []
+        var kept: [String] = []
+        var i = 0
+        while i < at {
+            let a = args[i]
+            let name = String(a.split(separator: "=", maxSplits: 1).first ?? "")
+            if NativeAuthCommand.globalFlags.contains(a) {
+                moved.append(a)
+            } else if NativeAuthCommand.globalOptions.contains(name) {
+                moved.append(a)
+                if !a.contains("="), i + 1 < at {
+                    moved.append(args[i + 1])
+                    i += 1
+                }
+            } else {
+                kept.append(a)
+            }
+            i += 1
+        }
+        return kept + [args[at]] + moved + args[(at + 1)...]
+    }
+}
+
 /// `--json` and `--verbose`.
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print JSON documents (errors too) on stdout.")
@@ -138,17 +167,34 @@ struct SettingsOptions: ParsableArguments {
 
 /// One command's run: its settings (resolved once) and the library client.
 final class Context {
-    let options: SettingsOptions
+    let given: [String: Settings.Given]
+    let configFile: String?
+    let profile: String?
+    let json: Bool
+    let verbose: Bool
     private var resolved: Settings?
 
-    init(_ options: SettingsOptions) { self.options = options }
+    init(given: [String: Settings.Given], configFile: String?, profile: String?, json: Bool, verbose: Bool) {
+        self.given = given
+        self.configFile = configFile
+        self.profile = profile
+        self.json = json
+        self.verbose = verbose
+    }
 
-    var json: Bool { options.output.json }
-    var verbose: Bool { options.output.verbose }
+    convenience init(_ options: SettingsOptions) {
+        self.init(
+            given: options.given,
+            configFile: options.config,
+            profile: options.profile,
+            json: options.output.json,
+            verbose: options.output.verbose
+        )
+    }
 
     func settings() throws(CLIError) -> Settings {
         if let resolved { return resolved }
-        let s = try Settings.resolve(flags: options.given, configFile: options.config, profile: options.profile)
+        let s = try Settings.resolve(flags: given, configFile: configFile, profile: profile)
         resolved = s
         return s
     }

@@ -70,6 +70,11 @@ struct GitCredentialCommand: ContextCommand {
     }
 
     func run(_ ctx: Context) throws(CLIError) -> ExitCode {
+        try Self.run(ctx, operation: operation, scopes: scopes)
+    }
+
+    /// (Also `FastPath`'s: the same command without ArgumentParser.)
+    static func run(_ ctx: Context, operation: String, scopes: [String]) throws(CLIError) -> ExitCode {
         // git writes the request (protocol, host, path, username, password, …) as key=value lines.
         var request: [String: String] = [:]
         while let line = Terminal.readLine(), !line.isEmpty {
@@ -114,7 +119,10 @@ struct KubectlCredentialCommand: ContextCommand {
     )
     var scopes: [String] = []
 
-    func run(_ ctx: Context) throws(CLIError) -> ExitCode {
+    func run(_ ctx: Context) throws(CLIError) -> ExitCode { try Self.run(ctx, scopes: scopes) }
+
+    /// (Also `FastPath`'s: the same command without ArgumentParser.)
+    static func run(_ ctx: Context, scopes: [String]) throws(CLIError) -> ExitCode {
         // KUBERNETES_EXEC_INFO (set by kubectl) names the apiVersion it expects.
         var apiVersion = "client.authentication.k8s.io/v1beta1"
         if let info = Settings.env("KUBERNETES_EXEC_INFO"), let doc = try? JSONValue.parse(info),

@@ -43,7 +43,7 @@ struct Settings {
     var sources: [String: String] = [:]
 
     /// A value given on the command line, for `resolve`.
-    enum Given {
+    enum Given: Equatable {
         case text(String)
         case flag(Bool)
         case list([String])

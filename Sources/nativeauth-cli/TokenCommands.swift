@@ -54,6 +54,12 @@ struct TokenCommand: ContextCommand {
     var forceRefresh = false
 
     func run(_ ctx: Context) throws(CLIError) -> ExitCode {
+        try Self.run(ctx, scopes: scopes, account: account, forceRefresh: forceRefresh)
+    }
+
+    /// (Also `FastPath`'s: the same command without ArgumentParser.)
+    static func run(_ ctx: Context, scopes: [String], account: String?, forceRefresh: Bool) throws(CLIError) -> ExitCode
+    {
         let token = try Self.token(ctx, scopes: scopes, account: account, forceRefresh: forceRefresh)
         if ctx.json {
             Terminal.emitJSON([

@@ -9,40 +9,16 @@ if invokedAs.hasPrefix("docker-credential-") {
     exit(DockerCredential.main(Array(arguments.dropFirst())))
 }
 
-/// The global options given before the command's name, moved after it (ArgumentParser reads a command's options
-/// after its name; `nativeauth -v login` and `nativeauth login -v` mean the same).
-func reordered(_ args: [String]) -> [String] {
-    let commands = Set(NativeAuthCommand.configuration.subcommands.compactMap { $0.configuration.commandName })
-    guard let at = args.firstIndex(where: { commands.contains($0) }), at > 0 else { return args }
-    var moved: [String] = []
-    var kept: [String] = []
-    var i = 0
-    while i < at {
-        let a = args[i]
-        let name = String(a.split(separator: "=", maxSplits: 1).first ?? "")
-        if NativeAuthCommand.globalFlags.contains(a) {
-            moved.append(a)
-        } else if NativeAuthCommand.globalOptions.contains(name) {
-            moved.append(a)
-            if !a.contains("="), i + 1 < at {
-                moved.append(args[i + 1])
-                i += 1
-            }
-        } else {
-            kept.append(a)
-        }
-        i += 1
-    }
-    return kept + [args[at]] + moved + args[(at + 1)...]
-}
-
 Interrupts.install()
+if let fast = FastInvocation.parse(Array(arguments.dropFirst())) {
+    exit(fast.run())
+}
 if arguments.count < 2 {  // no command: the help, on stderr, as a usage error
     Terminal.write(2, NativeAuthCommand.helpMessage() + "\n")
     exit(ExitCode.usage.rawValue)
 }
 do {
-    var command = try NativeAuthCommand.parseAsRoot(reordered(Array(arguments.dropFirst())))
+    var command = try NativeAuthCommand.parseAsRoot(NativeAuthCommand.reordered(Array(arguments.dropFirst())))
     try command.run()
     exit(0)
 } catch let carrier as ExitCodeCarrier {

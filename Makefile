@@ -1,6 +1,7 @@
 # NativeAuth — build, install and test.
 #   make                     release libnativeauth.so (static Swift stdlib, only na_* exported, SONAME .so.1)
-#   make install PREFIX=…    lib/libnativeauth.so{,.1,.$(VERSION)}, include/nativeauth.h, lib/pkgconfig/nativeauth.pc
+#   make install PREFIX=…    lib/libnativeauth.so{,.1,.$(VERSION)}, include/nativeauth.h, lib/pkgconfig/nativeauth.pc,
+#                            bin/nativeauth (+ docker-credential-nativeauth), bin/nativeauth-emulator
 #   make deps                install system packages (apt) needed to build and test
 #   make demo                the main job: emulator + C and Python tutorials
 #   make bench               load time, JSON boundary, cached token, peak memory (measured, never asserted)
@@ -95,7 +96,7 @@ wheel: lib cli
 test-wheel: wheel emulator
 	$(PYTHON) Tests/wheel/check_wheel.py $$(ls -t dist/nativeauth-$(VERSION)-py3-none-*.whl | head -1) $(CURDIR)/$(EMULATOR)
 
-install: lib cli
+install: lib cli emulator
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(RELEASE_SO) $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
 	strip --strip-unneeded $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
@@ -104,6 +105,11 @@ install: lib cli
 	install -m 0644 include/nativeauth.h $(DESTDIR)$(PREFIX)/include/nativeauth.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    pkgconfig/nativeauth.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/nativeauth.pc
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(RELEASE_CLI) $(DESTDIR)$(PREFIX)/bin/nativeauth
+	strip --strip-unneeded $(DESTDIR)$(PREFIX)/bin/nativeauth
+	ln -sf nativeauth $(DESTDIR)$(PREFIX)/bin/docker-credential-nativeauth
+	install -m 0755 $(EMULATOR) $(DESTDIR)$(PREFIX)/bin/nativeauth-emulator
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libnativeauth.so $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(SOMAJOR) \
@@ -158,7 +164,7 @@ test-examples: lib emulator
 	$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix
 	PKG_CONFIG_PATH=$(NA_TMP)/prefix/lib/pkgconfig $(MAKE) --no-print-directory -C bindings/c OUT=$(NA_TMP)/examples
 	NATIVEAUTH_EXAMPLES_DIR=$(NA_TMP)/examples NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) VALGRIND="$(VALGRIND)" \
-	    $(PYTHON) -m pytest -q bindings/c/tests
+	    NATIVEAUTH_PREFIX=$(NA_TMP)/prefix $(PYTHON) -m pytest -q bindings/c/tests
 
 # The Go package over cgo, built through pkg-config against an install into a temporary prefix like test-examples:
 # gofmt, go vet, then its tests against the emulator (they also build and run the example).

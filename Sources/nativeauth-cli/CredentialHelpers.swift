@@ -196,9 +196,11 @@ enum DockerCredential {
         case "get":
             let serverURL = (Terminal.readLine() ?? "").trimmingSpaces
             let registry = host(serverURL)
+            // Never the profile's own `scopes` (what `nativeauth token` asks for): with `credsStore`, docker asks
+            // about every registry, and one the profile does not name must not get the user's token.
+            let given = settings.sources["scopes"]?.hasPrefix("env ") == true ? settings.scopes : []
             let scopes =
-                flags.isEmpty
-                ? (settings.registries.first { host($0.key) == registry }?.value ?? settings.scopes) : flags
+                flags.isEmpty ? (settings.registries.first { host($0.key) == registry }?.value ?? given) : flags
             guard !registry.isEmpty, !scopes.isEmpty, let (token, username) = try helperToken(ctx, scopes: scopes)
             else {
                 Terminal.write(1, notFound + "\n")

@@ -122,9 +122,8 @@ struct KubectlCredentialCommand: ContextCommand {
         {
             apiVersion = version
         }
-        guard let (token, _) = try helperToken(ctx, scopes: scopes) else {
-            throw CLIError("no_account", "no credential: sign in with `nativeauth login`", .signIn)
-        }
+        // None: helperToken has said why on stderr (kubectl shows it); a second error line would only repeat it.
+        guard let (token, _) = try helperToken(ctx, scopes: scopes) else { return .signIn }
         var status: [String: JSONValue] = ["token": token["access_token"] ?? .null]
         if let expires = token["expires_on"]?.intValue { status["expirationTimestamp"] = .string(rfc3339(expires)) }
         Terminal.write(

@@ -47,7 +47,8 @@ func rfc3339(_ seconds: Int64) -> String {
 }
 
 /// `nativeauth git-credential [--scope …] get|store|erase`: git's credential-helper protocol
-/// (`git config credential.https://dev.example.helper "nativeauth git-credential --scope …"`).
+/// (`git config credential.https://dev.example.helper "!nativeauth git-credential --scope …"`: the `!` runs it as a
+/// shell command; without it git would run `git credential-nativeauth`).
 struct GitCredentialCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "git-credential",

@@ -6,8 +6,15 @@ set -euo pipefail
 # golang-go: the Go binding (bindings/go, make test-go; Debian's Go, no modules downloaded).
 # gnome-keyring + dbus + libsecret-tools (secret-tool) + keyutils (keyctl): the keyring-protected cache's tests run a
 # real Secret Service on a private session bus and use the kernel's persistent keyring.
+# git + kubernetes-client (kubectl): the credential helpers' tests (test_credential_helpers.py) clone and push with
+# git through `nativeauth git-credential` (git http-backend serves) and run kubectl with `nativeauth
+# kubectl-credential` as its exec plugin. Their servers' certificate and JWT checks use the cryptography package,
+# which comes with msal (below); no openssl command is needed.
 apt_packages=(libjansson-dev libcurl4-openssl-dev libssl-dev pkg-config valgrind make gcc binutils curl chromium
-              chromium-driver golang-go gnome-keyring dbus libsecret-tools keyutils)
+              chromium-driver golang-go gnome-keyring dbus libsecret-tools keyutils git)
+# Debian's kubectl only when there is none: another one (the Google Cloud SDK's kubectl package) owns
+# /usr/bin/kubectl too, and the two cannot be installed together.
+command -v kubectl >/dev/null || apt_packages+=(kubernetes-client)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

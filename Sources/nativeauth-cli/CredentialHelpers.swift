@@ -47,7 +47,8 @@ func rfc3339(_ seconds: Int64) -> String {
 }
 
 /// `nativeauth git-credential [--scope …] get|store|erase`: git's credential-helper protocol
-/// (`git config credential.https://dev.example.helper "nativeauth git-credential --scope …"`).
+/// (`git config credential.https://dev.example.helper "!nativeauth git-credential --scope …"`: the `!` runs it as a
+/// shell command; without it git would run `git credential-nativeauth`).
 struct GitCredentialCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "git-credential",
@@ -130,9 +131,8 @@ struct KubectlCredentialCommand: ContextCommand {
         {
             apiVersion = version
         }
-        guard let (token, _) = try helperToken(ctx, scopes: scopes) else {
-            throw CLIError("no_account", "no credential: sign in with `nativeauth login`", .signIn)
-        }
+        // None: helperToken has said why on stderr (kubectl shows it); a second error line would only repeat it.
+        guard let (token, _) = try helperToken(ctx, scopes: scopes) else { return .signIn }
         var status: [String: JSONValue] = ["token": token["access_token"] ?? .null]
         if let expires = token["expires_on"]?.intValue { status["expirationTimestamp"] = .string(rfc3339(expires)) }
         Terminal.write(
@@ -204,9 +204,11 @@ enum DockerCredential {
         case "get":
             let serverURL = (Terminal.readLine() ?? "").trimmingSpaces
             let registry = host(serverURL)
+            // Never the profile's own `scopes` (what `nativeauth token` asks for): with `credsStore`, docker asks
+            // about every registry, and one the profile does not name must not get the user's token.
+            let given = settings.sources["scopes"]?.hasPrefix("env ") == true ? settings.scopes : []
             let scopes =
-                flags.isEmpty
-                ? (settings.registries.first { host($0.key) == registry }?.value ?? settings.scopes) : flags
+                flags.isEmpty ? (settings.registries.first { host($0.key) == registry }?.value ?? given) : flags
             guard !registry.isEmpty, !scopes.isEmpty, let (token, username) = try helperToken(ctx, scopes: scopes)
             else {
                 Terminal.write(1, notFound + "\n")

@@ -150,8 +150,8 @@ struct KubectlCredentialCommand: ContextCommand {
 
 /// `docker-credential-nativeauth get|store|erase|list` (this executable under that name): Docker's credential-helper
 /// protocol. `get` reads the registry's server URL on stdin and prints {"ServerURL","Username","Secret"}; the scopes a
-/// registry needs come from the profile (`registries = { "registry.example" = ["scope"] }`) or `--scope`
-/// (`NATIVEAUTH_SCOPES`). An unknown registry, or nobody signed in, answers the protocol's "credentials not found in
+/// registry needs come from the profile (`registries = { "registry.example" = ["scope"] }`) or `--scope`, never
+/// from the default scopes. An unknown registry, or nobody signed in, answers the protocol's "credentials not found in
 /// native keychain" on stdout with a non-zero exit, as docker-credential-helpers do.
 enum DockerCredential {
     static let notFound = "credentials not found in native keychain"
@@ -204,11 +204,10 @@ enum DockerCredential {
         case "get":
             let serverURL = (Terminal.readLine() ?? "").trimmingSpaces
             let registry = host(serverURL)
-            // Never the profile's own `scopes` (what `nativeauth token` asks for): with `credsStore`, docker asks
-            // about every registry, and one the profile does not name must not get the user's token.
-            let given = settings.sources["scopes"]?.hasPrefix("env ") == true ? settings.scopes : []
-            let scopes =
-                flags.isEmpty ? (settings.registries.first { host($0.key) == registry }?.value ?? given) : flags
+            // Only the registry's own scopes (the profile's `registries`) or `--scope`: never the default scopes
+            // of `nativeauth token` (the profile's `scopes`, NATIVEAUTH_SCOPES) — with `credsStore`, docker asks
+            // about every registry, and one nobody named must not get the user's token.
+            let scopes = flags.isEmpty ? (settings.registries.first { host($0.key) == registry }?.value ?? []) : flags
             guard !registry.isEmpty, !scopes.isEmpty, let (token, username) = try helperToken(ctx, scopes: scopes)
             else {
                 Terminal.write(1, notFound + "\n")

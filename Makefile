@@ -227,11 +227,15 @@ bench: lib emulator
 	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/bench.c -o $(NA_TMP)/bench $$(pkg-config --cflags --libs jansson) \
 	    -ldl -lpthread
 	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/first_open.c -o $(NA_TMP)/first_open -ldl
+	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/spawn_time.c -o $(NA_TMP)/spawn_time
+	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/token_once.c -o $(NA_TMP)/token_once \
+	    $$(PKG_CONFIG_PATH=$(NA_TMP)/prefix/lib/pkgconfig pkg-config --cflags --libs nativeauth)
 	@$(PYTHON) -m venv $(NA_TMP)/bench-venv
 	@$(NA_TMP)/bench-venv/bin/pip install -q --disable-pip-version-check msal
 	@echo "libnativeauth.so: $$(stat -c %s $(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION)) bytes stripped"
 	env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE $(NA_TMP)/bench-venv/bin/python Tests/bench/bench.py \
-	    $(CURDIR)/$(EMULATOR) $(NA_TMP)/bench $(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION) $(NA_TMP)/first_open
+	    $(CURDIR)/$(EMULATOR) $(NA_TMP)/bench $(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION) $(NA_TMP)/first_open \
+	    $(NA_TMP)/prefix/bin $(NA_TMP)/spawn_time $(NA_TMP)/token_once
 	@rm -rf $(NA_TMP)
 
 # ---- Fuzzing (Tests/Fuzz/README.md) ---------------------------------------------------------------------------

@@ -87,8 +87,10 @@ struct FastPathTests {
         #expect(FastInvocation.commandNames == names)
     }
 
+    /// (Async, yielding between lists: ArgumentParser's reflection is slow under ASan — most of a second a parse — and
+    /// a long synchronous test would hold one of the few threads the in-process emulator's tests need.)
     @Test("random argument lists: taken means read exactly as ArgumentParser reads them")
-    func random() {
+    func random() async {
         let words = [
             "token", "git-credential", "kubectl-credential", "login", "get", "store", "erase", "-s", "--scope",
             "--scope=x", "s1", "s 2", "--account", "a@b", "--force-refresh", "--json", "-v", "--verbose", "--no-cache",
@@ -97,7 +99,9 @@ struct FastPathTests {
         ]
         var rng = SplitMix64(seed: 0x6e61_7469_7665)
         var taken = 0
-        for _ in 0..<4000 {
+        var tried = 0
+        while taken < 80 && tried < 20_000 {
+            tried += 1
             func some(_ n: UInt64) -> [String] {
                 (0..<Int(rng.next() % n)).map { _ in words[Int(rng.next() % UInt64(words.count))] }
             }
@@ -106,8 +110,9 @@ struct FastPathTests {
             guard let fast = FastInvocation.parse(args) else { continue }
             taken += 1
             #expect(fast == Self.viaArgumentParser(args), "\(args)")
+            await Task.yield()
         }
-        #expect(taken > 200)  // the generator reaches the fast path
+        #expect(taken == 80)  // the generator reaches the fast path
     }
 }
 

@@ -147,6 +147,11 @@ typedef struct na_client na_client;
  *     "client_id": "00001111-aaaa-2222-bbbb-3333cccc4444",          required; 1-256 printable ASCII characters
  *     "challenge_types": ["password", "oob"],   optional, default both; "redirect" is always added
  *     "capabilities": ["mfa_required", "registration_required"],   optional, default none
+ *     "client_capabilities": ["cp1"],           optional, default none; at most 16 printable-ASCII names. Sent
+ *                                               with every token and authorization request as "claims"
+ *                                               {"access_token":{"xms_cc":{"values":[…]}}} merged with the
+ *                                               request's own claims (MSAL's rule); "cp1": the app answers claims
+ *                                               challenges (Continuous Access Evaluation)
  *     "redirect_uri": "http://localhost",       optional; the browser sign-in's redirect URI. Default
  *                                               http://localhost (Entra) or http://127.0.0.1 (oidc). A loopback
  *                                               http URI gets a listener (localhost: on 127.0.0.1 and ::1, the
@@ -256,7 +261,8 @@ void na_client_free(na_client *client);
 /* Describes a client: its effective configuration.
  * request_json: "{}" or "{\"v\":1}" (NULL is treated as "{}").
  * result: {"v":1,"version":"0.1.0","config":{"authority":…,"client_id":…,"challenge_types":["oob","password",
- *          "redirect"],"capabilities":[…],"connect_timeout_ms":…,"request_timeout_ms":…,"retry_after_max_s":…,
+ *          "redirect"],"capabilities":[…],"client_capabilities":[…],"connect_timeout_ms":…,
+ *          "request_timeout_ms":…,"retry_after_max_s":…,
  *          "cache":{"type":"memory"},"log_level":…,"ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default",
  *          "ca_bundle":…?,"authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,
  *          "browser_command":…?}}

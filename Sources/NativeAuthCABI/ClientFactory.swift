@@ -88,6 +88,7 @@ enum ClientFactory {
             "client_id": .string(c.clientID),
             "challenge_types": .array(c.challengeTypeNames.map { .string($0) }),
             "capabilities": .array(c.capabilities.map { .string($0.rawValue) }),
+            "client_capabilities": .array(c.clientCapabilities.map { .string($0) }),
             "connect_timeout_ms": .int(Int64(c.connectTimeoutMs)),
             "request_timeout_ms": .int(Int64(c.requestTimeoutMs)),
             "retry_after_max_s": .int(Int64(c.retryAfterMaxSeconds)),

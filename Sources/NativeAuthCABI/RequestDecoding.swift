@@ -269,6 +269,7 @@ extension Decode {
             clientID: try Validate.clientID(m.string("client_id")),
             challengeTypes: try Validate.challengeTypes(m.optionalStringArray("challenge_types")),
             capabilities: try Validate.capabilities(m.optionalStringArray("capabilities")),
+            clientCapabilities: try Validate.clientCapabilities(m.optionalStringArray("client_capabilities")),
             redirectURI: try Validate.absoluteURI(m.optionalString("redirect_uri"), field: "redirect_uri"),
             authorityType: authorityType,
             postLogoutRedirectURI: try Validate.absoluteURI(

@@ -58,6 +58,9 @@ public struct ClientConfiguration: Sendable {
     /// In the order the SDKs send them: `oob`, `password` (then `redirect`, always).
     public var challengeTypes: [ChallengeType]
     public var capabilities: [Capability]
+    /// `client_capabilities` (e.g. `cp1`: the app answers claims challenges): sent with every token and authorization
+    /// request as `claims` `{"access_token":{"xms_cc":{"values":[…]}}}` merged with the request's own.
+    public var clientCapabilities: [String]
     public var redirectURI: String?
     public var authorityType: AuthorityType
     /// Where the provider sends the browser after a browser sign-out (`post_logout_redirect_uri`).
@@ -81,6 +84,7 @@ public struct ClientConfiguration: Sendable {
         clientID: String,
         challengeTypes: [ChallengeType] = [.oob, .password],
         capabilities: [Capability] = [],
+        clientCapabilities: [String] = [],
         redirectURI: String? = nil,
         authorityType: AuthorityType? = nil,
         postLogoutRedirectURI: String? = nil,
@@ -97,6 +101,7 @@ public struct ClientConfiguration: Sendable {
         self.clientID = clientID
         self.challengeTypes = ChallengeType.allCases.filter(challengeTypes.contains)
         self.capabilities = Capability.allCases.filter(capabilities.contains)
+        self.clientCapabilities = clientCapabilities
         self.redirectURI = redirectURI
         self.authorityType = authorityType ?? (authority.parsed.host == "login.microsoftonline.com" ? .aad : .ciam)
         self.postLogoutRedirectURI = postLogoutRedirectURI
@@ -185,6 +190,27 @@ extension Validate {
             capabilities.append(c)
         }
         return capabilities
+    }
+
+    /// `client_capabilities`: at most 16 names (each 1–64 printable ASCII characters, as `cp1`), duplicates dropped.
+    public static func clientCapabilities(_ names: [String]?) throws(NativeAuthError) -> [String] {
+        var out: [String] = []
+        let all = names ?? []
+        guard all.count <= 16 else {
+            throw .invalidArgument("client_capabilities: at most 16", field: "client_capabilities")
+        }
+        for (i, name) in all.enumerated() {
+            guard !name.isEmpty, name.utf8.count <= 64,
+                name.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7f })
+            else {
+                throw .invalidArgument(
+                    "client_capabilities[\(i)]: must be a name of printable ASCII such as \"cp1\"",
+                    field: "client_capabilities[\(i)]"
+                )
+            }
+            if !out.contains(name) { out.append(name) }
+        }
+        return out
     }
 
     /// An absolute URI (it has a scheme) of at most 2048 printable ASCII characters without spaces.

@@ -113,14 +113,15 @@ struct FlowDriver: Sendable {
             return .deviceAuthorization(try server.deviceAuthorization(endpoint: endpoint, scopes: scopes))
         case .pollDeviceCode(let endpoint, let deviceCode):
             return .devicePoll(try server.pollDeviceCode(endpoint: endpoint, deviceCode: deviceCode))
-        case .redeemCode(let endpoint, let code, let verifier, let redirectURI, let scopes):
+        case .redeemCode(let endpoint, let code, let verifier, let redirectURI, let scopes, let claims):
             return .tokens(
                 try server.redeemCode(
                     endpoint: endpoint,
                     code: code,
                     verifier: verifier,
                     redirectURI: redirectURI,
-                    scopes: scopes
+                    scopes: scopes,
+                    claims: claims
                 )
             )
         case .userinfo(let endpoint, let accessToken):

@@ -29,7 +29,14 @@ enum ServerCall: Sendable {
     case discovery
     case deviceAuthorization(endpoint: String, scopes: [String])
     case pollDeviceCode(endpoint: String, deviceCode: Secret)
-    case redeemCode(endpoint: String, code: Secret, verifier: Secret, redirectURI: String, scopes: [String])
+    case redeemCode(
+        endpoint: String,
+        code: Secret,
+        verifier: Secret,
+        redirectURI: String,
+        scopes: [String],
+        claims: ClaimsRequest?
+    )
     case userinfo(endpoint: String, accessToken: Secret)
 
     /// The call's name, for traces and tests ("token", "resetPoll", …).

@@ -342,7 +342,8 @@ struct InteractiveFlow: Sendable {
                     code: code,
                     verifier: session.verifier,
                     redirectURI: session.redirectURI,
-                    scopes: scopes
+                    scopes: scopes,
+                    claims: request.claims
                 )
             )
         }

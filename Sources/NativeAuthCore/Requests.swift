@@ -1,4 +1,5 @@
 internal import NativeAuthHTTP
+internal import NativeAuthJSON
 
 /// The typed requests of the client's operations. Each validates its values when built (before any network call);
 /// the C ABI builds them from request documents.
@@ -7,6 +8,25 @@ internal import NativeAuthHTTP
 public struct ClaimsRequest: Sendable, Equatable {
     public let json: String
     public init(json: String) { self.json = json }
+
+    /// The `claims` parameter a token or authorization request sends: the request's own claims with the client's
+    /// capabilities merged in as `{"access_token":{"xms_cc":{"values":[…]}}}` — MSAL for Python's
+    /// `_merge_claims_challenge_and_capabilities` (msal/application.py): the capabilities replace any `xms_cc` the
+    /// claims had, other members stay. No capabilities: the claims as they are (nil stays nil).
+    public static func merging(_ claims: ClaimsRequest?, capabilities: [String]) -> ClaimsRequest? {
+        guard !capabilities.isEmpty else { return claims }
+        var document: [String: JSONValue] = [:]
+        if let claims {
+            guard case .object(let members)? = try? JSONValue.parse(claims.json) else { return claims }
+            document = members
+        }
+        var accessToken: [String: JSONValue] = [:]
+        if case .object(let members)? = document["access_token"] { accessToken = members }
+        accessToken["xms_cc"] = ["values": .array(capabilities.map { .string($0) })]
+        document["access_token"] = .object(accessToken)
+        guard let bytes = JSONValue.object(document).serializedBytes() else { return claims }
+        return ClaimsRequest(json: String(decoding: bytes, as: UTF8.self))
+    }
 }
 
 /// Checks shared by the requests. Errors name the request member in `field`.

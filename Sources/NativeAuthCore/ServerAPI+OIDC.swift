@@ -165,7 +165,9 @@ extension ServerAPI {
         if let prompt = p.prompt { q.append(("prompt", prompt.rawValue)) }
         if let hint = p.loginHint { q.append(("login_hint", hint)) }
         if let hint = p.domainHint { q.append(("domain_hint", hint)) }
-        if let claims = p.claims { q.append(("claims", claims.json)) }
+        if let claims = ClaimsRequest.merging(p.claims, capabilities: configuration.clientCapabilities) {
+            q.append(("claims", claims.json))
+        }
         if configuration.authorityType.isEntra { q.append(("client_info", "1")) }
         q += p.extra
         let separator = endpoint.contains("?") ? "&" : "?"
@@ -195,13 +197,18 @@ extension ServerAPI {
         code: Secret,
         verifier: Secret,
         redirectURI: String,
-        scopes: [String]
+        scopes: [String],
+        claims: ClaimsRequest? = nil
     ) throws(NativeAuthError) -> TokenResponse {
         var fields: [FormField] = [
             .text("grant_type", "authorization_code"), .secret("code", code), .text("redirect_uri", redirectURI),
             .secret("code_verifier", verifier), .text("scope", requestScopes(scopes).joined(separator: " ")),
         ]
         if configuration.authorityType.isEntra { fields.append(.text("client_info", "1")) }
+        // The claims go with the code as with the authorization request (MSAL for Python sends both).
+        if let claims = ClaimsRequest.merging(claims, capabilities: configuration.clientCapabilities) {
+            fields.append(.text("claims", claims.json))
+        }
         switch try post(url: endpoint, name: "token (authorization_code)", fields) {
         case .ok(let body): return try decodeTokenResponse(body)
         case .redirect(let reason): throw .browserRequired(reason)
@@ -211,7 +218,11 @@ extension ServerAPI {
 
     /// Starts a device-code sign-in (RFC 8628 §3.1).
     func deviceAuthorization(endpoint: String, scopes: [String]) throws(NativeAuthError) -> DeviceAuthorization {
-        let fields: [FormField] = [.text("scope", requestScopes(scopes).joined(separator: " "))]
+        var fields: [FormField] = [.text("scope", requestScopes(scopes).joined(separator: " "))]
+        // The capabilities, as MSAL for Python's initiate_device_flow sends them.
+        if let claims = ClaimsRequest.merging(nil, capabilities: configuration.clientCapabilities) {
+            fields.append(.text("claims", claims.json))
+        }
         switch try post(url: endpoint, name: "device authorization", fields) {
         case .ok(let body):
             // verification_url: Entra's v1 endpoints' (and some providers') name for it.
@@ -241,6 +252,9 @@ extension ServerAPI {
             .text("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), .secret("device_code", deviceCode),
         ]
         if configuration.authorityType.isEntra { fields.append(.text("client_info", "1")) }
+        if let claims = ClaimsRequest.merging(nil, capabilities: configuration.clientCapabilities) {
+            fields.append(.text("claims", claims.json))
+        }
         switch try post(url: endpoint, name: "token (device_code)", fields) {
         case .ok(let body): return .tokens(try decodeTokenResponse(body))
         case .redirect(let reason): throw .browserRequired(reason)

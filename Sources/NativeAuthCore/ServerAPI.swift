@@ -176,7 +176,9 @@ struct ServerAPI: Sendable {
             .secret("continuation_token", ct.secret), .text("grant_type", grantType),
             .text("scope", requestScopes(scopes).joined(separator: " ")), .text("client_info", "true"),
         ]
-        if let claims { fields.append(.text("claims", claims.json)) }
+        if let claims = ClaimsRequest.merging(claims, capabilities: configuration.clientCapabilities) {
+            fields.append(.text("claims", claims.json))
+        }
         switch grant {
         case .password(_, let username, let password):
             fields += [
@@ -371,7 +373,9 @@ struct ServerAPI: Sendable {
         ]
         // client_info is Entra's (MSAL sends 1 on the standard grants); other providers may refuse unknown fields.
         if configuration.authorityType.isEntra { fields.append(.text("client_info", "1")) }
-        if let claims { fields.append(.text("claims", claims.json)) }
+        if let claims = ClaimsRequest.merging(claims, capabilities: configuration.clientCapabilities) {
+            fields.append(.text("claims", claims.json))
+        }
         if let r = configuration.redirectURI { fields.append(.text("redirect_uri", r)) }
         switch try post(url: endpoint, name: "/oauth2/v2.0/token (refresh)", fields) {
         case .ok(let body): return try decodeTokenResponse(body)

@@ -81,7 +81,7 @@ final class FakeListener: RedirectListener {
             return
         }
         #expect(url == "http://localhost:4321/start")
-        guard case .send(.redeemCode(_, _, _, let redirectURI, _)) = effects[6] else {
+        guard case .send(.redeemCode(_, _, _, let redirectURI, _, _)) = effects[6] else {
             Issue.record("no code")
             return
         }

@@ -55,6 +55,9 @@ class Client:
     made on first use and kept in the user's Secret Service (GNOME Keyring, KWallet, …) or persistent kernel keyring
     (``cache_key_store_timeout_ms`` bounds each D-Bus wait, default 2000); not both. No store reachable raises
     KeyringUnavailableError — never a silent plaintext file. Without ``cache_path`` tokens live in memory only.
+    ``client_capabilities`` (e.g. ``["cp1"]``: this app answers claims challenges) are sent with every token and
+    authorization request as ``claims`` ``{"access_token":{"xms_cc":{"values":[…]}}}``, merged with the request's own
+    claims as MSAL does.
     Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
     ``logging`` module; they never contain secrets or usernames.
 
@@ -72,7 +75,8 @@ class Client:
                  browser: Optional[BrowserOpener] = None,
                  cache_path: Union[str, "os.PathLike[str]", bool, None] = None,
                  cache_encryption_key: Union[bytes, str, None] = None, cache_key_store: Optional[str] = None,
-                 cache_key_store_timeout_ms: Optional[int] = None):
+                 cache_key_store_timeout_ms: Optional[int] = None,
+                 client_capabilities: Optional[Sequence[str]] = None):
         if client_id is None or not isinstance(client_id, str):
             raise errors.InvalidArgumentError("client_id must be a str", status=-1)
         config: Dict[str, Any] = {"v": 1, "client_id": client_id}
@@ -101,6 +105,8 @@ class Client:
             config["challenge_types"] = list(challenge_types)
         if capabilities is not None:
             config["capabilities"] = list(capabilities)
+        if client_capabilities is not None:
+            config["client_capabilities"] = list(client_capabilities)
         if log_level not in _LEVELS:
             raise errors.InvalidArgumentError(f"log_level must be one of {', '.join(_LEVELS)}", status=-1)
         try:

@@ -47,6 +47,7 @@ class ClientConfig(TypedDict, total=False):
     client_id: str
     challenge_types: List[str]
     capabilities: List[str]
+    client_capabilities: List[str]
     connect_timeout_ms: int
     request_timeout_ms: int
     retry_after_max_s: int

@@ -39,7 +39,8 @@ let package = Package(
 
         .target(name: "NativeAuthJSON", dependencies: ["CJansson"]),
         .target(name: "NativeAuthCrypto", dependencies: ["COpenSSL", "NativeAuthJSON"]),
-        // HTTP's value types: requests, responses, URLs, form encoding, Retry-After, the loopback redirect's messages.
+        // HTTP's value types: requests, responses, URLs, form encoding, Retry-After, WWW-Authenticate challenges, the
+        // loopback redirect's messages.
         .target(name: "NativeAuthHTTP"),
         // The I/O behind the core's seams: the libcurl transport, the loopback listener of browser sign-ins, the
         // system browser launcher.
@@ -110,7 +111,9 @@ let package = Package(
         ),
         .testTarget(
             name: "NativeAuthHTTPTests",
-            dependencies: ["NativeAuthHTTP", "NativeAuthNet", "NativeAuthCore", "NativeAuthTestSupport"]
+            dependencies: [
+                "NativeAuthHTTP", "NativeAuthNet", "NativeAuthCore", "NativeAuthJSON", "NativeAuthTestSupport",
+            ]
         ),
         .testTarget(
             name: "NativeAuthCoreTests",

@@ -152,6 +152,12 @@ typedef struct na_client na_client;
  *                                               {"access_token":{"xms_cc":{"values":[…]}}} merged with the
  *                                               request's own claims (MSAL's rule); "cp1": the app answers claims
  *                                               challenges (Continuous Access Evaluation)
+ *     "request_headers": {"x-fraud-id": "…"},   optional; the app's own headers (fraud and bot protection), sent
+ *                                               with every request to the authority's origin (native auth, token,
+ *                                               discovery), never to APIs or other origins. At most 16; names are
+ *                                               HTTP tokens starting with x- (not x-ms-, x-client-, x-broker-,
+ *                                               x-app-: MSAL's), each once; values ≤ 1024 bytes without CR, LF, NUL
+ *                                               or other controls (a tab is allowed)
  *     "redirect_uri": "http://localhost",       optional; the browser sign-in's redirect URI. Default
  *                                               http://localhost (Entra) or http://127.0.0.1 (oidc). A loopback
  *                                               http URI gets a listener (localhost: on 127.0.0.1 and ::1, the
@@ -484,8 +490,13 @@ int na_get_access_token(na_client *client, const char *request_json, char **out_
  * "force_refresh"?, "account"?, "correlation_id"?}
  * result {"v":1,"status":200,"headers":{"content-type":…},"body": parsed JSON | text} ("body_base64" when the body
  * is not UTF-8; bodies up to 4 MiB are read).
- * The token comes from na_get_access_token's logic. On 401 with WWW-Authenticate error="invalid_token" the library
- * refreshes once and retries once. An HTTP error status from the API is a result (NA_OK), not a library error.
+ * The token comes from na_get_access_token's logic. The library answers one challenge of the API's 401 and retries
+ * once: WWW-Authenticate error="invalid_token" → a refreshed token; a claims challenge (Bearer
+ * error="insufficient_claims", claims="<base64, base64url or JSON>": Conditional Access, Continuous Access
+ * Evaluation — give "client_capabilities":["cp1"] to receive them) → a token with those claims, never from the cache
+ * (cached as usual). When that token needs the user, the call answers interaction_required with "claims" (the JSON
+ * text) for na_sign_in_interactive. A second challenge is the API's answer (NA_OK, status 401), never a loop. An
+ * HTTP error status from the API is a result (NA_OK), not a library error.
  * Tokens are only sent over https, or http to localhost, 127.0.0.1 or [::1]. The request may not set Authorization,
  * nor the headers that frame or route it (Content-Length, Transfer-Encoding, Host, Connection, Keep-Alive, Upgrade,
  * TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header names must be HTTP tokens and values may not

@@ -109,6 +109,12 @@ enum ClientFactory {
             if let problem = store?.problem { cache["problem"] = .string(problem.rawValue) }
             o["cache"] = .object(cache)
         }
+        if !c.requestHeaders.isEmpty {
+            // Names and values: the app's own, not secrets (a vendor's device fingerprint at most).
+            o["request_headers"] = .object(
+                Dictionary(uniqueKeysWithValues: c.requestHeaders.map { ($0.name, .string($0.value)) })
+            )
+        }
         if let r = c.redirectURI { o["redirect_uri"] = .string(r) }
         if let r = c.postLogoutRedirectURI { o["post_logout_redirect_uri"] = .string(r) }
         if let b = c.browserCommand { o["browser_command"] = .string(b) }

@@ -204,6 +204,19 @@ enum Decode {
         return try APIRequest(url: url, method: method, headers: headers, body: body, token: token)
     }
 
+    /// An object of string members (`request_headers`), or nil when absent.
+    static func stringMap(_ object: Fields?, _ field: String) throws(NativeAuthError) -> [(String, String)]? {
+        guard let object else { return nil }
+        var out: [(String, String)] = []
+        for (name, value) in object.members.sorted(by: { $0.key < $1.key }) {
+            guard let v = value.stringValue else {
+                throw .invalidArgument("\(field).\(name): must be a string", field: "\(field).\(name)")
+            }
+            out.append((name, v))
+        }
+        return out
+    }
+
     static func includeIDToken(_ f: Fields) throws(NativeAuthError) -> Bool {
         try f.checked.optionalBool("include_id_token") ?? false
     }
@@ -270,6 +283,10 @@ extension Decode {
             challengeTypes: try Validate.challengeTypes(m.optionalStringArray("challenge_types")),
             capabilities: try Validate.capabilities(m.optionalStringArray("capabilities")),
             clientCapabilities: try Validate.clientCapabilities(m.optionalStringArray("client_capabilities")),
+            requestHeaders: try Validate.requestHeaders(
+                stringMap(m.optionalObject("request_headers"), "request_headers"),
+                field: "request_headers"
+            ),
             redirectURI: try Validate.absoluteURI(m.optionalString("redirect_uri"), field: "redirect_uri"),
             authorityType: authorityType,
             postLogoutRedirectURI: try Validate.absoluteURI(

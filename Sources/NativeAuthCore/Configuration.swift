@@ -51,6 +51,16 @@ public enum AuthorityType: String, Sendable, CaseIterable {
     public var isEntra: Bool { self != .oidc }
 }
 
+/// One of the app's own request headers (`request_headers`).
+public struct RequestHeader: Sendable, Equatable {
+    public let name: String
+    public let value: String
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
 /// A validated client configuration (the C ABI decodes it from the document given to `na_client_new`).
 public struct ClientConfiguration: Sendable {
     public var authority: Authority
@@ -61,6 +71,9 @@ public struct ClientConfiguration: Sendable {
     /// `client_capabilities` (e.g. `cp1`: the app answers claims challenges): sent with every token and authorization
     /// request as `claims` `{"access_token":{"xms_cc":{"values":[…]}}}` merged with the request's own.
     public var clientCapabilities: [String]
+    /// `request_headers`: the app's own `x-` headers (fraud and bot protection vendors), sent with every request to
+    /// the authority's origin (native auth, token, discovery), never to APIs or other origins. Sorted by name.
+    public var requestHeaders: [RequestHeader]
     public var redirectURI: String?
     public var authorityType: AuthorityType
     /// Where the provider sends the browser after a browser sign-out (`post_logout_redirect_uri`).
@@ -85,6 +98,7 @@ public struct ClientConfiguration: Sendable {
         challengeTypes: [ChallengeType] = [.oob, .password],
         capabilities: [Capability] = [],
         clientCapabilities: [String] = [],
+        requestHeaders: [RequestHeader] = [],
         redirectURI: String? = nil,
         authorityType: AuthorityType? = nil,
         postLogoutRedirectURI: String? = nil,
@@ -102,6 +116,7 @@ public struct ClientConfiguration: Sendable {
         self.challengeTypes = ChallengeType.allCases.filter(challengeTypes.contains)
         self.capabilities = Capability.allCases.filter(capabilities.contains)
         self.clientCapabilities = clientCapabilities
+        self.requestHeaders = requestHeaders
         self.redirectURI = redirectURI
         self.authorityType = authorityType ?? (authority.parsed.host == "login.microsoftonline.com" ? .aad : .ciam)
         self.postLogoutRedirectURI = postLogoutRedirectURI
@@ -190,6 +205,59 @@ extension Validate {
             capabilities.append(c)
         }
         return capabilities
+    }
+
+    /// Header name prefixes MSAL keeps for itself (iOS, Android, JS native auth): the app's headers may not use them.
+    public static let reservedHeaderPrefixes = ["x-ms-", "x-client-", "x-broker-", "x-app-"]
+
+    /// `request_headers` (`field`: where they are): at most 16; names `x-…` HTTP tokens of at most 64 characters,
+    /// not a prefix MSAL reserves, each once (in any case); values at most 1024 bytes without control characters
+    /// (a tab is allowed). Sorted by name.
+    public static func requestHeaders(
+        _ headers: [(String, String)]?,
+        field: String
+    ) throws(NativeAuthError)
+        -> [RequestHeader]
+    {
+        let all = headers ?? []
+        guard all.count <= 16 else { throw .invalidArgument("\(field): at most 16 headers", field: field) }
+        var seen: Set<String> = []
+        var out: [RequestHeader] = []
+        for (name, value) in all {
+            let lower = name.lowercased()
+            let tchars = "!#$%&'*+-.^_`|~"
+            guard lower.hasPrefix("x-"), name.utf8.count <= 64, name.utf8.count > 2,
+                name.unicodeScalars.allSatisfy({
+                    $0.isASCII
+                        && (("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                            || tchars.unicodeScalars.contains($0))
+                })
+            else {
+                throw .invalidArgument(
+                    "\(field): a header name must be an HTTP token of at most 64 characters starting with x-",
+                    field: field
+                )
+            }
+            guard !reservedHeaderPrefixes.contains(where: lower.hasPrefix) else {
+                throw .invalidArgument(
+                    "\(field).\(name): the prefixes x-ms-, x-client-, x-broker- and x-app- are MSAL's",
+                    field: "\(field).\(name)"
+                )
+            }
+            guard seen.insert(lower).inserted else {
+                throw .invalidArgument("\(field).\(name): given twice", field: "\(field).\(name)")
+            }
+            guard value.utf8.count <= 1024,
+                value.unicodeScalars.allSatisfy({ $0.value == 0x09 || ($0.value >= 0x20 && $0.value != 0x7f) })
+            else {
+                throw .invalidArgument(
+                    "\(field).\(name): a value of at most 1024 bytes without control characters (CR, LF, NUL, …)",
+                    field: "\(field).\(name)"
+                )
+            }
+            out.append(RequestHeader(name: name, value: value))
+        }
+        return out.sorted { $0.name.lowercased() < $1.name.lowercased() }
     }
 
     /// `client_capabilities`: at most 16 names (each 1–64 printable ASCII characters, as `cp1`), duplicates dropped.

@@ -284,18 +284,38 @@ public final class NativeAuthClient: Sendable {
         return result
     }
 
-    /// `na_call_api`: gets the token (cache first), sends it as `Authorization: Bearer`, and on a 401 `invalid_token`
-    /// refreshes once and retries once. An HTTP error status from the API is an answer, not an error.
+    /// `na_call_api`: gets the token (cache first), sends it as `Authorization: Bearer`, and answers one challenge
+    /// of the API's `401`: `invalid_token` — a new token (a forced refresh) — or a claims challenge
+    /// (`insufficient_claims`) — a new token with those claims (never from the cache), or `interaction_required`
+    /// carrying them for `na_sign_in_interactive` — then retries once. A second challenge is the API's answer. An
+    /// HTTP error status from the API is an answer, not an error.
     public func callAPI(_ request: APIRequest) throws(NativeAuthError) -> APIResponse {
         var token = try tokens.accessToken(request.token).token
         var response = try send(request, token)
-        if response.status == 401, (response.header("www-authenticate") ?? "").contains("invalid_token") {
-            logger.log(.info, "API answered 401 invalid_token; refreshing once")
-            var forced = request.token
-            forced.forceRefresh = true
-            token = try tokens.accessToken(forced).token
-            response = try send(request, token)
+        guard response.status == 401, let challenge = APIChallenge(header: response.header("www-authenticate")) else {
+            return APIResponse(status: response.status, headers: response.headers, body: response.body)
         }
+        var again = request.token
+        again.forceRefresh = true
+        switch challenge {
+        case .invalidToken:
+            logger.log(.info, "API answered 401 invalid_token; refreshing once")
+        case .insufficientClaims(let claims):
+            logger.log(.info, "API answered 401 with a claims challenge; asking for a token with its claims, once")
+            again.claims = claims
+        }
+        do {
+            token = try tokens.accessToken(again).token
+        } catch {
+            // The interactive sign-in that can satisfy the challenge needs its claims (the server's own, else the
+            // API's).
+            var e = error
+            if e.category == .interaction, e.claims == nil, case .insufficientClaims(let claims) = challenge {
+                e.claims = claims.json
+            }
+            throw e
+        }
+        response = try send(request, token)
         return APIResponse(status: response.status, headers: response.headers, body: response.body)
     }
 

@@ -567,6 +567,13 @@ struct ServerAPI: Sendable {
     func send(_ request: HTTPRequest, name: String, resendable: Bool) throws(NativeAuthError) -> HTTPResponse {
         var request = request
         request.headers.append(("client-request-id", correlationID))
+        // The app's own headers go to the authority's origin only (never to another origin a discovery document
+        // names, never to APIs: those are sent elsewhere).
+        if !configuration.requestHeaders.isEmpty,
+            (try? HTTPURL(request.url))?.origin == configuration.authority.parsed.origin
+        {
+            request.headers += configuration.requestHeaders.map { ($0.name, $0.value) }
+        }
         var attempt = 0
         while true {
             attempt += 1

@@ -1,3 +1,6 @@
+internal import NativeAuthHTTP
+internal import NativeAuthJSON
+
 /// Where a server error came from; the same answer means different things at different steps.
 enum ErrorContext: Sendable {
     case signInStart, signUpStart, resetStart
@@ -197,6 +200,43 @@ extension NativeAuthError {
                 "The provider refused the sign-in (\(DisplayText.bounded(error))).",
                 server: details
             )
+        }
+    }
+}
+
+/// What a protected API's `401` asks of the caller (its `WWW-Authenticate` header): a new token (RFC 6750
+/// `invalid_token`), or a token with claims (Microsoft's claims challenge, `insufficient_claims`: Conditional
+/// Access and Continuous Access Evaluation).
+enum APIChallenge: Equatable {
+    case invalidToken
+    case insufficientClaims(ClaimsRequest)
+
+    /// Claims texts longer than this are not asked for (the server's own claims challenges are bounded the same way).
+    static let maxClaimsBytes = 8192
+
+    /// The challenge of an API's `401`, if it is one the library answers. A header that does not parse is read the
+    /// way it was before the parser: `invalid_token` anywhere in it asks for a new token.
+    init?(header: String?) {
+        guard let header else { return nil }
+        guard
+            let parsed = try? WWWAuthenticate.parse(
+                header,
+                isJSONObject: { text in
+                    if case .object? = try? JSONValue.parse(text) { return true }
+                    return false
+                }
+            )
+        else {
+            if header.contains("invalid_token") { self = .invalidToken } else { return nil }
+            return
+        }
+        if let claims = parsed.claims, claims.utf8.count <= Self.maxClaimsBytes {
+            self = .insufficientClaims(ClaimsRequest(json: claims))
+        } else if parsed.challenges.contains(where: { $0.isScheme("Bearer") && $0.params["error"] == "invalid_token" })
+        {
+            self = .invalidToken
+        } else {
+            return nil
         }
     }
 }

@@ -6,6 +6,7 @@ import Synchronization
 /// of either provider and keep a list of items per user. A leaf lock (its items).
 final class ProtectedAPIs: Sendable {
     private let items = Mutex<[String: [JSONValue]]>([:])
+    private let challenges = Mutex<[ClaimsChallenge]>([])
     let directory: Directory
     let grants: Grants
     let minter: TokenMinter
@@ -16,7 +17,89 @@ final class ProtectedAPIs: Sendable {
         self.minter = minter
     }
 
-    func reset() { items.withLock { $0 = [:] } }
+    func reset() {
+        items.withLock { $0 = [:] }
+        challenges.withLock { $0 = [] }
+    }
+
+    /// A Continuous Access Evaluation event (`POST /_emulator/api_challenges`): the APIs answer the access tokens
+    /// that exist now (of `email`, or everyone's) — or, with `always`, every token — with a claims challenge, as
+    /// Microsoft Graph does after a revocation or policy event: `401` and `WWW-Authenticate: Bearer realm="",
+    /// authorization_uri="…", client_id="<the API's app id>", error="insufficient_claims", claims="<base64 of
+    /// {"access_token":{"nbf":{"essential":true,"value":"<the event's time>"}}}>"`. A token issued after the event
+    /// (any new one: a refresh with the claims) passes.
+    struct ClaimsChallenge {
+        let api: String?
+        let tokens: Set<String>
+        let always: Bool
+        let claims: String
+        /// "base64" (what Graph sends), "base64url" (no padding) or "json" (the text itself, quoted).
+        let encoding: String
+
+        var headerValue: String {
+            let bytes = Array(claims.utf8)
+            switch encoding {
+            case "base64url": return Base64.urlEncode(bytes)
+            case "json":
+                return claims.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            default: return Base64.encode(bytes)
+            }
+        }
+    }
+
+    /// `POST api_challenges {"api"?, "email"?, "always"?, "claims"?, "encoding"?}`.
+    func addChallenge(_ body: JSONValue, now: Double) -> EmulatorResponse {
+        let encoding = body["encoding"]?.stringValue ?? "base64"
+        guard ["base64", "base64url", "json"].contains(encoding) else {
+            return .badControlRequest("encoding must be base64, base64url or json")
+        }
+        let api = body["api"]?.stringValue
+        if let api, !directory.config.apis.contains(where: { $0.name == api }) {
+            return .badControlRequest("no API named \(api)")
+        }
+        let email = body["email"]?.stringValue?.lowercased()
+        let tokens = grants.withLock { g in Set(g.accessTokenOwners.filter { email == nil || $0.value == email }.keys) }
+        let claims =
+            body["claims"]?.stringValue
+            ?? #"{"access_token":{"nbf":{"essential":true,"value":"\#(Int64(now))"}}}"#
+        let rule = ClaimsChallenge(
+            api: api,
+            tokens: tokens,
+            always: body["always"]?.boolValue ?? false,
+            claims: claims,
+            encoding: encoding
+        )
+        challenges.withLock { $0.append(rule) }
+        return .json(["ok": true, "tokens": .int(Int64(tokens.count)), "claims": .string(claims)])
+    }
+
+    func clearChallenges() { challenges.withLock { $0 = [] } }
+
+    /// The claims challenge for this token at this API, if an event asks for one.
+    private func challenge(_ api: ProtectedAPIConfig, tokenID: String?, _ ctx: RequestContext) -> EmulatorResponse? {
+        let rule = challenges.withLock { rules in
+            rules.last { r in
+                (r.api == nil || r.api == api.name) && (r.always || tokenID.map(r.tokens.contains) == true)
+            }
+        }
+        guard let rule else { return nil }
+        var r = EmulatorResponse.json(
+            [
+                "error": "insufficient_claims",
+                "error_description": "Continuous access evaluation resulted in challenge.",
+            ],
+            status: 401
+        )
+        let authorize = "\(ctx.baseURL)/\(minter.tenantID)/oauth2/v2.0/authorize"
+        r.headers.append(
+            (
+                "WWW-Authenticate",
+                "Bearer realm=\"\", authorization_uri=\"\(authorize)\", client_id=\"\(api.appID)\", "
+                    + "error=\"insufficient_claims\", claims=\"\(rule.headerValue)\""
+            )
+        )
+        return r
+    }
 
     /// The API served at `path`, if any.
     func api(at path: String) -> ProtectedAPIConfig? { directory.config.apis.first { $0.path == path } }
@@ -33,11 +116,12 @@ final class ProtectedAPIs: Sendable {
             return Self.unauthorized(api, "A bearer token is required.")
         }
         let token = String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces)
-        let bearer: (user: String, scopes: [String])
+        let bearer: (user: String, scopes: [String], tokenID: String?)
         switch authenticate(token, api, ctx) {
         case .failure(let refusal): return refusal.response
         case .success(let b): bearer = b
         }
+        if let challenged = challenge(api, tokenID: bearer.tokenID, ctx) { return challenged }
         guard bearer.scopes.contains(where: needed.contains) else { return Self.insufficientScope(api, needed) }
         let key = api.name + "|" + bearer.user
         if req.method == "POST" {
@@ -79,8 +163,8 @@ final class ProtectedAPIs: Sendable {
         _ token: String,
         _ api: ProtectedAPIConfig,
         _ ctx: RequestContext
-    ) -> Result<(user: String, scopes: [String]), Refusal> {
-        func refuse(_ why: String) -> Result<(user: String, scopes: [String]), Refusal> {
+    ) -> Result<(user: String, scopes: [String], tokenID: String?), Refusal> {
+        func refuse(_ why: String) -> Result<(user: String, scopes: [String], tokenID: String?), Refusal> {
             .failure(Refusal(response: Self.unauthorized(api, why)))
         }
         if token.split(separator: ".", omittingEmptySubsequences: false).count != 3 {
@@ -88,7 +172,7 @@ final class ProtectedAPIs: Sendable {
                 return refuse("The token is not valid.")
             }
             guard !forcedExpiry, rec.expires > ctx.now else { return refuse("The token is expired.") }
-            return .success((rec.user, api.permissions.filter { rec.scopes.contains(OIDCScopes.scope($0)) }))
+            return .success((rec.user, api.permissions.filter { rec.scopes.contains(OIDCScopes.scope($0)) }, nil))
         }
         guard let jwt = try? JWT(decoding: token) else { return refuse("The token is malformed.") }
         guard minter.entraKey.signed(jwt) else { return refuse("The token signature is invalid.") }
@@ -104,7 +188,7 @@ final class ProtectedAPIs: Sendable {
         if let nbf = c["nbf"]?.doubleValue, nbf > ctx.now + 300 { return refuse("The token is not yet valid.") }
         if grants.isExpired(c["uti"]?.stringValue ?? "") { return refuse("The token is expired.") }
         let scopes = (c["scp"]?.stringValue ?? "").split(separator: " ").map(String.init)
-        return .success((c["preferred_username"]?.stringValue ?? "", scopes))
+        return .success((c["preferred_username"]?.stringValue ?? "", scopes, c["uti"]?.stringValue))
     }
 
     private static func unauthorized(_ api: ProtectedAPIConfig, _ why: String) -> EmulatorResponse {

@@ -71,6 +71,13 @@ struct ControlPlane: Sendable {
                 return .ok
             },
         ]
+        routes += [
+            Route(["POST"], "api_challenges") { call in s.apis.addChallenge(call.jsonBody, now: s.clock.now()) },
+            Route(["DELETE"], "api_challenges") { _ in
+                s.apis.clearChallenges()
+                return .ok
+            },
+        ]
         for name in ["token_answers", "token_errors"] {
             routes += [
                 Route(["POST"], name) { call in s.tokenRules.add(name, call.jsonBody) },

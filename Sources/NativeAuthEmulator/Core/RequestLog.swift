@@ -82,6 +82,8 @@ final class RequestLog: Sendable {
         for name in Self.loggedHeaders {
             if let v = req.headers[name] { headers[name] = v }
         }
+        // The app's own x- headers (request_headers: fraud and bot protection), as a test checks where they went.
+        for (name, v) in req.headers where name.hasPrefix("x-") && name != "x-emulator-token" { headers[name] = v }
         if req.headers["authorization"] != nil { headers["authorization"] = "***" }
         state.withLock { s in
             s.seq += 1

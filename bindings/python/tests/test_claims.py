@@ -76,3 +76,68 @@ def test_invalid_client_capabilities_are_invalid_argument(emulator: Emulator, ca
     with pytest.raises(nativeauth.InvalidArgumentError) as e:
         Client(emulator.authority, emulator.client_id, client_capabilities=capabilities)
     assert "client_capabilities" in str(e.value)
+
+
+def api_statuses(emulator: Emulator, api: Dict[str, Any]) -> List[int]:
+    path = urllib.parse.urlsplit(api["url"]).path
+    return [r["status"] for r in emulator.requests(path)]
+
+
+@pytest.mark.parametrize("encoding", ["base64", "base64url", "json"])
+def test_a_claims_challenge_is_answered_with_one_token_request_and_one_retry(emulator: Emulator, encoding: str) -> None:
+    ann = emulator.users["password"]
+    todo = emulator.apis["ToDoList"]
+    with Client(emulator.authority, emulator.client_id, client_capabilities=["cp1", "cp2"]) as client:
+        assert isinstance(client.sign_in(ann["email"], ann["password"], scopes=todo["scopes"]), SignedIn)
+        assert client.call_api(todo["url"], todo["scopes"]).status == 200
+        # A Continuous Access Evaluation event: the tokens that exist now are challenged.
+        event = emulator.control("POST", "api_challenges", {"api": "ToDoList", "encoding": encoding})
+        assert event["tokens"] >= 1
+        emulator.control("DELETE", "requests")
+        response = client.call_api(todo["url"], todo["scopes"])
+        assert response.status == 200 and response.ok
+        assert api_statuses(emulator, todo) == [401, 200]
+        # One token request, with the challenge's claims and the capabilities, not from the cache.
+        expected = json.loads(event["claims"])
+        expected["access_token"]["xms_cc"] = {"values": ["cp1", "cp2"]}
+        assert token_claims(emulator, "refresh_token") == [expected]
+        # The new token is cached as usual: the next call needs no token request.
+        assert client.call_api(todo["url"], todo["scopes"]).status == 200
+        assert len(token_claims(emulator, "refresh_token")) == 1
+
+
+def test_a_second_challenge_is_the_apis_answer_never_a_loop(emulator: Emulator) -> None:
+    ann = emulator.users["password"]
+    todo = emulator.apis["ToDoList"]
+    with Client(emulator.authority, emulator.client_id, client_capabilities=["cp1"]) as client:
+        assert isinstance(client.sign_in(ann["email"], ann["password"], scopes=todo["scopes"]), SignedIn)
+        emulator.control("POST", "api_challenges", {"api": "ToDoList", "always": True})
+        emulator.control("DELETE", "requests")
+        response = client.call_api(todo["url"], todo["scopes"])
+        assert response.status == 401 and not response.ok
+        assert "insufficient_claims" in response.headers.get("www-authenticate", "")
+        assert api_statuses(emulator, todo) == [401, 401]
+        assert len(token_claims(emulator, "refresh_token")) == 1
+
+
+def test_a_challenge_that_needs_interaction_is_answered_by_an_interactive_sign_in_with_its_claims(
+        emulator: Emulator) -> None:
+    ann = emulator.users["password"]
+    todo = emulator.apis["ToDoList"]
+    browser = PageBrowser(ann["email"], ann["password"])
+    with Client(emulator.authority, emulator.client_id, browser=browser, client_capabilities=["cp1"]) as client:
+        assert isinstance(client.sign_in(ann["email"], ann["password"], scopes=todo["scopes"]), SignedIn)
+        event = emulator.control("POST", "api_challenges", {"api": "ToDoList"})
+        # The token endpoint wants the user (MFA, a policy): the refresh with the claims is refused.
+        emulator.control("POST", "token_errors", {"error": "interaction_required", "grant_type": "refresh_token",
+                                                  "count": 1, "error_codes": [50076]})
+        with pytest.raises(nativeauth.InteractionRequiredError) as e:
+            client.call_api(todo["url"], todo["scopes"])
+        assert e.value.claims is not None and json.loads(e.value.claims) == json.loads(event["claims"])
+        signed = client.sign_in_interactive(todo["scopes"], claims=json.loads(e.value.claims),
+                                            login_hint=e.value.login_hint)
+        assert isinstance(signed, SignedIn)
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(browser.authorization_urls[-1]).query)
+        sent = json.loads(query["claims"][0])
+        assert sent["access_token"]["nbf"] == json.loads(event["claims"])["access_token"]["nbf"]
+        assert client.call_api(todo["url"], todo["scopes"]).status == 200

@@ -57,7 +57,9 @@ class Client:
     KeyringUnavailableError — never a silent plaintext file. Without ``cache_path`` tokens live in memory only.
     ``client_capabilities`` (e.g. ``["cp1"]``: this app answers claims challenges) are sent with every token and
     authorization request as ``claims`` ``{"access_token":{"xms_cc":{"values":[…]}}}``, merged with the request's own
-    claims as MSAL does.
+    claims as MSAL does. ``request_headers`` (``{"x-name": "value"}``: a fraud or bot protection vendor's) go with
+    every request to the authority (native auth, token), never to APIs or other origins; names start with ``x-``
+    (not ``x-ms-``, ``x-client-``, ``x-broker-``, ``x-app-``: MSAL's), values have no control characters.
     Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
     ``logging`` module; they never contain secrets or usernames.
 
@@ -76,7 +78,8 @@ class Client:
                  cache_path: Union[str, "os.PathLike[str]", bool, None] = None,
                  cache_encryption_key: Union[bytes, str, None] = None, cache_key_store: Optional[str] = None,
                  cache_key_store_timeout_ms: Optional[int] = None,
-                 client_capabilities: Optional[Sequence[str]] = None):
+                 client_capabilities: Optional[Sequence[str]] = None,
+                 request_headers: Optional[Mapping[str, str]] = None):
         if client_id is None or not isinstance(client_id, str):
             raise errors.InvalidArgumentError("client_id must be a str", status=-1)
         config: Dict[str, Any] = {"v": 1, "client_id": client_id}
@@ -107,6 +110,8 @@ class Client:
             config["capabilities"] = list(capabilities)
         if client_capabilities is not None:
             config["client_capabilities"] = list(client_capabilities)
+        if request_headers is not None:
+            config["request_headers"] = dict(request_headers)
         if log_level not in _LEVELS:
             raise errors.InvalidArgumentError(f"log_level must be one of {', '.join(_LEVELS)}", status=-1)
         try:
@@ -378,7 +383,10 @@ class Client:
         """Calls an API with ``Authorization: Bearer`` and a token for ``scopes`` (without any: the sign-in's own
         scopes), from the same logic as `get_access_token`. A ``str`` body is sent as is, a mapping or list as JSON.
         An HTTP error status is a response (see `ApiResponse.ok`), not an exception; errors getting the token raise
-        as for `get_access_token`."""
+        as for `get_access_token`. One challenge of the API's 401 is answered and the call retried once: a refreshed
+        token for ``invalid_token``, a token with the claims of a claims challenge (``insufficient_claims``:
+        Conditional Access, Continuous Access Evaluation — announce ``client_capabilities=["cp1"]``); when that needs
+        the user, InteractionRequiredError carries the ``claims`` for `sign_in_interactive`."""
         req: Dict[str, Any] = {"url": _str("url", url), "method": _str("method", method),
                                "force_refresh": bool(force_refresh)}
         if scopes is not None:

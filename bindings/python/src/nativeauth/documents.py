@@ -48,6 +48,7 @@ class ClientConfig(TypedDict, total=False):
     challenge_types: List[str]
     capabilities: List[str]
     client_capabilities: List[str]
+    request_headers: Dict[str, str]
     connect_timeout_ms: int
     request_timeout_ms: int
     retry_after_max_s: int

@@ -315,18 +315,20 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  * not its signature: it came over verified TLS straight from the token endpoint. OIDC discovery is fetched once
  * per client, at the first sign-in.
  *
- * Sign-in.  request {"username", "password"?, "scopes"?:[…], "claims"?:{…}, "correlation_id"?}. Sends `scope` =
- *   scopes + openid profile offline_access. Answers "signed_in"; without a password, "password_required" (password
- *   accounts) or "code_required" (email one-time-passcode accounts; a given password is then ignored, as MSAL
- *   does); "mfa_required" or "registration_required" when the server asks for strong authentication and the
- *   configuration's "capabilities" allow it (otherwise browser_required).
+ * Sign-in.  request {"username", "password"?, "scopes"?:[…], "claims"?:{…}, "request_headers"?:{…},
+ *   "correlation_id"?}. Sends `scope` = scopes + openid profile offline_access. "request_headers" (checked as the
+ *   configuration's) go with every request of this flow, beside the configuration's (replacing one of the same
+ *   name); also on na_sign_up and na_reset_password. Answers "signed_in"; without a password,
+ *   "password_required" (password accounts) or "code_required" (email one-time-passcode accounts; a given password
+ *   is then ignored, as MSAL does); "mfa_required" or "registration_required" when the server asks for strong
+ *   authentication and the configuration's "capabilities" allow it (otherwise browser_required).
  *   Errors: invalid_username, invalid_password (an empty password), user_not_found, invalid_credentials (with a
  *   "flow" to retry the password), password_change_required, browser_required, invalid_client, invalid_scope,
  *   declined_scopes, id_token_invalid, flow_expired, flow_invalid, cancelled (signed out during the call). */
 int na_sign_in(na_client *client, const char *request_json, char **out_json);
 
 /* Sign-up.  request {"username", "password"?, "attributes"?:{"displayName":"Ann", "city":"Oslo", …},
- *   "correlation_id"?}.
+ *   "request_headers"?:{…}, "correlation_id"?}.
  *   Attribute values are strings (numbers and booleans are turned into strings; arrays of strings are joined with
  *   commas). First answer: "code_required" (the email is verified first); then "password_required" (when no
  *   password was given), "attributes_required", and "sign_up_completed".
@@ -335,8 +337,9 @@ int na_sign_in(na_client *client, const char *request_json, char **out_json);
  *   browser_required, invalid_client, flow_expired, flow_invalid. */
 int na_sign_up(na_client *client, const char *request_json, char **out_json);
 
-/* Password reset.  request {"username", "correlation_id"?}. Answers "code_required", then "password_required" (the
- *   new password), then — after the library polls the server's completion endpoint — "password_reset_completed".
+/* Password reset.  request {"username", "request_headers"?:{…}, "correlation_id"?}. Answers "code_required", then
+ *   "password_required" (the new password), then — after the library polls the server's completion endpoint —
+ *   "password_reset_completed".
  *   Polling follows the server's poll_interval (0 or absent: 2 s; at most 10 s) while it answers in_progress or
  *   not_started, for at most 300 s; "failed" ends the flow with password_reset_failed; a password-policy error
  *   during polling (invalid_password) leaves the flow waiting for another password; a cancel from another thread

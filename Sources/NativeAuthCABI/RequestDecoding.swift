@@ -5,12 +5,22 @@ import NativeAuthJSON
 /// typed requests themselves, before any network call.
 enum Decode {
     static func signIn(_ f: Fields) throws(NativeAuthError) -> SignInRequest {
-        try SignInRequest(
+        var r = try SignInRequest(
             username: f.checked.optionalString("username"),
             password: f.checked.optionalString("password"),
             scopes: f.checked.optionalStringArray("scopes"),
             claims: claims(f),
             correlationID: correlationID(f)
+        )
+        r.requestHeaders = try requestHeaders(f)
+        return r
+    }
+
+    /// A flow's own `request_headers` (checked as the configuration's).
+    static func requestHeaders(_ f: Fields) throws(NativeAuthError) -> [RequestHeader] {
+        try Validate.requestHeaders(
+            stringMap(f.checked.optionalObject("request_headers"), "request_headers"),
+            field: "request_headers"
         )
     }
 
@@ -69,19 +79,23 @@ enum Decode {
     }
 
     static func signUp(_ f: Fields) throws(NativeAuthError) -> SignUpRequest {
-        try SignUpRequest(
+        var r = try SignUpRequest(
             username: f.checked.optionalString("username"),
             password: f.checked.optionalString("password"),
             attributes: attributes(f, required: false),
             correlationID: correlationID(f)
         )
+        r.requestHeaders = try requestHeaders(f)
+        return r
     }
 
     static func resetPassword(_ f: Fields) throws(NativeAuthError) -> ResetPasswordRequest {
-        try ResetPasswordRequest(
+        var r = try ResetPasswordRequest(
             username: f.checked.optionalString("username"),
             correlationID: correlationID(f)
         )
+        r.requestHeaders = try requestHeaders(f)
+        return r
     }
 
     /// A `na_flow_submit` request: the flow, and the action (`nil` for `cancel`). Arguments are checked before the

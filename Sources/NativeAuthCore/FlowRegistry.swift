@@ -13,6 +13,8 @@ final class FlowRegistry: Sendable {
     private struct Entry {
         var flow: Flow
         var correlationID: String
+        /// The flow's own `request_headers`.
+        var requestHeaders: [RequestHeader]
         var busy: Bool
         var cancelled: Bool
         var touched: Double
@@ -27,7 +29,12 @@ final class FlowRegistry: Sendable {
     static let capacity = 256
 
     /// Stores a new flow (checked in) and returns its id. Fails only when the system random generator does.
-    func create(_ flow: Flow, correlationID: String, now: Double) throws(NativeAuthError) -> FlowID {
+    func create(
+        _ flow: Flow,
+        correlationID: String,
+        requestHeaders: [RequestHeader] = [],
+        now: Double
+    ) throws(NativeAuthError) -> FlowID {
         let bytes: [UInt8]
         do { bytes = try SecureRandom.bytes(18) } catch {
             throw NativeAuthError(.internal, "The system random generator failed; no flow was created.")
@@ -43,6 +50,7 @@ final class FlowRegistry: Sendable {
             e[id] = Entry(
                 flow: flow,
                 correlationID: correlationID,
+                requestHeaders: requestHeaders,
                 busy: false,
                 cancelled: false,
                 touched: now,
@@ -63,9 +71,9 @@ final class FlowRegistry: Sendable {
         entries.withLock { Self.purge(&$0, now: now) }
     }
 
-    /// Takes a flow for one call: its value, correlation id and fence.
-    func checkout(_ id: FlowID, now: Double) throws(NativeAuthError) -> (Flow, String, FlowFence) {
-        try entries.withLock { e throws(NativeAuthError) -> (Flow, String, FlowFence) in
+    /// Takes a flow for one call: its value, correlation id, request headers and fence.
+    func checkout(_ id: FlowID, now: Double) throws(NativeAuthError) -> (Flow, String, [RequestHeader], FlowFence) {
+        try entries.withLock { e throws(NativeAuthError) -> (Flow, String, [RequestHeader], FlowFence) in
             // An error names the flow only when the flow stays usable (include/nativeauth.h): a busy one, later.
             guard var entry = e[id] else {
                 throw NativeAuthError(.flowInvalid, "Unknown flow: it finished, was cancelled, or never existed.")
@@ -82,7 +90,7 @@ final class FlowRegistry: Sendable {
             entry.busy = true
             e[id] = entry
             Self.purge(&e, now: now)
-            return (entry.flow, entry.correlationID, entry.fence)
+            return (entry.flow, entry.correlationID, entry.requestHeaders, entry.fence)
         }
     }
 

@@ -208,11 +208,14 @@ struct FlowContext: Sendable {
     /// This context for one call of a flow.
     func with(
         correlationID: String,
+        requestHeaders: [RequestHeader] = [],
         fence: FlowFence? = nil,
         isCancelled: @escaping @Sendable () -> Bool = { false }
     ) -> FlowContext {
+        var server = server.with(correlationID: correlationID)
+        server.flowHeaders = requestHeaders
         var c = FlowContext(
-            server: server.with(correlationID: correlationID),
+            server: server,
             tokens: tokens,
             clock: clock,
             logger: logger,

@@ -119,13 +119,23 @@ public final class NativeAuthClient: Sendable {
     /// `na_sign_in`.
     public func signIn(_ request: SignInRequest) throws(NativeAuthError) -> FlowResult {
         try requireNativeAuth()
-        return try begin(.signIn(SignInFlow(request)), type: .signIn, correlation: request.correlationID)
+        return try begin(
+            .signIn(SignInFlow(request)),
+            type: .signIn,
+            correlation: request.correlationID,
+            headers: request.requestHeaders
+        )
     }
 
     /// `na_sign_up`.
     public func signUp(_ request: SignUpRequest) throws(NativeAuthError) -> FlowResult {
         try requireNativeAuth()
-        return try begin(.signUp(SignUpFlow(request)), type: .signUp, correlation: request.correlationID)
+        return try begin(
+            .signUp(SignUpFlow(request)),
+            type: .signUp,
+            correlation: request.correlationID,
+            headers: request.requestHeaders
+        )
     }
 
     /// `na_reset_password`.
@@ -134,7 +144,8 @@ public final class NativeAuthClient: Sendable {
         return try begin(
             .resetPassword(ResetPasswordFlow(request)),
             type: .resetPassword,
-            correlation: request.correlationID
+            correlation: request.correlationID,
+            headers: request.requestHeaders
         )
     }
 
@@ -155,19 +166,27 @@ public final class NativeAuthClient: Sendable {
 
     /// A new flow's first call: its start event and effects. A flow that goes on (or stays usable after a failure,
     /// as a sign-in whose up-front password was wrong) is stored, and named by the result or the error.
-    private func begin(_ flow: Flow, type: FlowType, correlation chosen: String?) throws(NativeAuthError) -> FlowResult
-    {
+    private func begin(
+        _ flow: Flow,
+        type: FlowType,
+        correlation chosen: String?,
+        headers: [RequestHeader] = []
+    ) throws(NativeAuthError) -> FlowResult {
         let id = try correlation(chosen)
         let closing = self.closing
-        let driver = FlowDriver(ctx: context.with(correlationID: id, isCancelled: { closing.isSet }))
+        let driver = FlowDriver(
+            ctx: context.with(correlationID: id, requestHeaders: headers, isCancelled: { closing.isSet })
+        )
         switch driver.run(flow, .start) {
         case .answered(let status, let next):
             guard let next else { return FlowResult(flowType: type, flow: nil, status: status) }
-            let flowID = try flows.create(next, correlationID: id, now: clock.now())
+            let flowID = try flows.create(next, correlationID: id, requestHeaders: headers, now: clock.now())
             return FlowResult(flowType: next.type, flow: flowID, status: status)
         case .failed(let error, let next):
             var e = hinted(error, flow.username)
-            if let next { e.flow = try flows.create(next, correlationID: id, now: clock.now()) }
+            if let next {
+                e.flow = try flows.create(next, correlationID: id, requestHeaders: headers, now: clock.now())
+            }
             throw e
         }
     }
@@ -176,12 +195,13 @@ public final class NativeAuthClient: Sendable {
     /// id. A failed step leaves the flow usable when the flow says so (the error then names the flow); otherwise the
     /// flow ends. A flow cancelled while the call ran is forgotten when it returns.
     public func submit(flow id: FlowID, _ action: FlowAction) throws(NativeAuthError) -> FlowResult {
-        let (flow, correlationID, fence) = try flows.checkout(id, now: clock.now())
+        let (flow, correlationID, headers, fence) = try flows.checkout(id, now: clock.now())
         let flows = self.flows
         let closing = self.closing
         let driver = FlowDriver(
             ctx: context.with(
                 correlationID: correlationID,
+                requestHeaders: headers,
                 fence: fence,
                 isCancelled: { flows.isCancelled(id) || closing.isSet }
             )

@@ -140,6 +140,8 @@ public enum Validate {
 
 /// `na_sign_in`.
 public struct SignInRequest: Sendable {
+    /// The app's `x-` headers for this flow's requests (`request_headers`), beside the configuration's.
+    public var requestHeaders: [RequestHeader] = []
     public var username: String
     public var password: Secret?
     public var scopes: [String]
@@ -163,6 +165,8 @@ public struct SignInRequest: Sendable {
 
 /// `na_sign_up`.
 public struct SignUpRequest: Sendable {
+    /// The app's `x-` headers for this flow's requests (`request_headers`), beside the configuration's.
+    public var requestHeaders: [RequestHeader] = []
     public var username: String
     public var password: Secret?
     public var attributes: [String: String]?
@@ -185,6 +189,8 @@ public struct SignUpRequest: Sendable {
 
 /// `na_reset_password`.
 public struct ResetPasswordRequest: Sendable {
+    /// The app's `x-` headers for this flow's requests (`request_headers`), beside the configuration's.
+    public var requestHeaders: [RequestHeader] = []
     public var username: String
     public var correlationID: String?
 

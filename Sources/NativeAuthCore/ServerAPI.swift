@@ -116,6 +116,9 @@ struct ServerAPI: Sendable {
     let clock: any Clock
     let logger: Logger
     var correlationID: String = ""
+    /// A flow's own `request_headers` (`na_sign_in` …), sent beside the configuration's (replacing one of the same
+    /// name) to the authority's origin.
+    var flowHeaders: [RequestHeader] = []
     /// Tokens live at most this long in the cache, whatever the server says.
     static let maxLifetime: Int64 = 365 * 86_400
 
@@ -569,10 +572,12 @@ struct ServerAPI: Sendable {
         request.headers.append(("client-request-id", correlationID))
         // The app's own headers go to the authority's origin only (never to another origin a discovery document
         // names, never to APIs: those are sent elsewhere).
-        if !configuration.requestHeaders.isEmpty,
+        if !configuration.requestHeaders.isEmpty || !flowHeaders.isEmpty,
             (try? HTTPURL(request.url))?.origin == configuration.authority.parsed.origin
         {
-            request.headers += configuration.requestHeaders.map { ($0.name, $0.value) }
+            let own = Set(flowHeaders.map { $0.name.lowercased() })
+            let headers = configuration.requestHeaders.filter { !own.contains($0.name.lowercased()) } + flowHeaders
+            request.headers += headers.map { ($0.name, $0.value) }
         }
         var attempt = 0
         while true {

@@ -46,3 +46,36 @@ def test_invalid_request_headers_are_invalid_argument(emulator: Emulator, header
     with pytest.raises(nativeauth.InvalidArgumentError) as e:
         Client(emulator.authority, emulator.client_id, request_headers=headers)
     assert "request_headers" in str(e.value)
+
+
+def test_a_flows_own_request_headers_go_with_its_steps_only(emulator: Emulator) -> None:
+    otp = emulator.users["otp"]
+    ann = emulator.users["password"]
+    with Client(emulator.authority, emulator.client_id, request_headers={"x-tenant-risk": "client"}) as client:
+        emulator.control("DELETE", "requests")
+        state = client.sign_in(otp["email"], request_headers={"x-fraud-session": "flow-1", "X-Tenant-Risk": "flow"})
+        assert isinstance(state, nativeauth.CodeRequired)
+        code = emulator.last_code(otp["email"])
+        assert isinstance(state.submit_code(code), SignedIn)  # a later step of the same flow
+        steps = [r for r in emulator.requests() if not r["path"].startswith("/_emulator")]
+        assert len(steps) >= 3
+        for r in steps:
+            assert r["headers"].get("x-fraud-session") == "flow-1", r["path"]
+            assert r["headers"].get("x-tenant-risk") == "flow", r["path"]  # the flow's replaces the client's
+        # Another flow without its own: only the client's.
+        emulator.control("DELETE", "requests")
+        assert isinstance(client.sign_in(ann["email"], ann["password"]), SignedIn)
+        for r in [r for r in emulator.requests() if not r["path"].startswith("/_emulator")]:
+            assert "x-fraud-session" not in r["headers"] and r["headers"].get("x-tenant-risk") == "client"
+        # Sign-up and password reset take them too; bad ones are refused before any request.
+        emulator.control("DELETE", "requests")
+        assert isinstance(client.reset_password(ann["email"], request_headers={"x-fraud-session": "reset"}),
+                          nativeauth.CodeRequired)
+        reset = emulator.requests("/resetpassword/v1.0/start")
+        assert reset and all(r["headers"].get("x-fraud-session") == "reset" for r in reset)
+        assert isinstance(client.sign_up("new.header@contoso.com", request_headers={"x-fraud-session": "up"}),
+                          nativeauth.CodeRequired)
+        up = emulator.requests("/signup/v1.0/start")
+        assert up and all(r["headers"].get("x-fraud-session") == "up" for r in up)
+        with pytest.raises(nativeauth.InvalidArgumentError):
+            client.sign_in(ann["email"], request_headers={"x-ms-anything": "1"})

@@ -249,9 +249,11 @@ class Client:
     # -- native authentication -------------------------------------------------------------------------------------
 
     def sign_in(self, username: str, password: Optional[str] = None, *, scopes: Optional[Sequence[str]] = None,
-                claims: Optional[Mapping[str, Any]] = None) -> State:
+                claims: Optional[Mapping[str, Any]] = None,
+                request_headers: Optional[Mapping[str, str]] = None) -> State:
         """Signs in with email + password, or starts an email-code sign-in (no password). Returns ``SignedIn``,
-        ``PasswordRequired``, ``CodeRequired``, ``MfaRequired`` or ``RegistrationRequired``.
+        ``PasswordRequired``, ``CodeRequired``, ``MfaRequired`` or ``RegistrationRequired``. ``request_headers``
+        (``x-`` headers, as the client's) go with this flow's requests, beside the client's.
 
         Raises InvalidCredentialsError (whose ``state`` lets you retry the password), UserNotFoundError,
         BrowserRequiredError, … ."""
@@ -262,14 +264,18 @@ class Client:
             req["scopes"] = _scopes(scopes)
         if claims is not None:
             req["claims"] = dict(claims)
+        if request_headers is not None:
+            req["request_headers"] = dict(request_headers)
         try:
             return self._state(self._call("na_sign_in", req))
         except errors.NativeAuthError as e:
             self._retry_state(e)
             raise
 
-    def sign_up(self, username: str, password: Optional[str] = None, *, attributes: Optional[Mapping[str, Any]] = None) -> State:
-        """Starts a sign-up; returns ``CodeRequired`` (the email is verified first)."""
+    def sign_up(self, username: str, password: Optional[str] = None, *, attributes: Optional[Mapping[str, Any]] = None,
+                request_headers: Optional[Mapping[str, str]] = None) -> State:
+        """Starts a sign-up; returns ``CodeRequired`` (the email is verified first). ``request_headers`` as for
+        `sign_in`."""
         req: Dict[str, Any] = {"username": _str("username", username)}
         if password is not None:
             req["password"] = _str("password", password)
@@ -277,11 +283,16 @@ class Client:
             if not isinstance(attributes, Mapping):
                 raise errors.InvalidArgumentError("attributes must be a mapping", status=-1)
             req["attributes"] = dict(attributes)
+        if request_headers is not None:
+            req["request_headers"] = dict(request_headers)
         return self._state(self._call("na_sign_up", req))
 
-    def reset_password(self, username: str) -> State:
-        """Starts a password reset; returns ``CodeRequired``."""
-        return self._state(self._call("na_reset_password", {"username": _str("username", username)}))
+    def reset_password(self, username: str, *, request_headers: Optional[Mapping[str, str]] = None) -> State:
+        """Starts a password reset; returns ``CodeRequired``. ``request_headers`` as for `sign_in`."""
+        req: Dict[str, Any] = {"username": _str("username", username)}
+        if request_headers is not None:
+            req["request_headers"] = dict(request_headers)
+        return self._state(self._call("na_reset_password", req))
 
     # -- browser and device code -----------------------------------------------------------------------------------
 

@@ -93,12 +93,16 @@ type Config struct {
 	// ChallengeTypes is a subset of "password" and "oob" (default both).
 	ChallengeTypes []string `json:"challenge_types,omitempty"`
 	// Capabilities is a subset of "mfa_required" and "registration_required" (default none).
-	Capabilities          []string `json:"capabilities,omitempty"`
-	RedirectURI           string   `json:"redirect_uri,omitempty"`
-	PostLogoutRedirectURI string   `json:"post_logout_redirect_uri,omitempty"`
-	BrowserCommand        string   `json:"browser_command,omitempty"`
-	ConnectTimeoutMS      int      `json:"connect_timeout_ms,omitempty"`
-	RequestTimeoutMS      int      `json:"request_timeout_ms,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	// ClientCapabilities, e.g. "cp1" (the app answers claims challenges), go with every token request as claims.
+	ClientCapabilities []string `json:"client_capabilities,omitempty"`
+	// RequestHeaders are the app's own x- headers (fraud and bot protection), sent to the authority only.
+	RequestHeaders        map[string]string `json:"request_headers,omitempty"`
+	RedirectURI           string            `json:"redirect_uri,omitempty"`
+	PostLogoutRedirectURI string            `json:"post_logout_redirect_uri,omitempty"`
+	BrowserCommand        string            `json:"browser_command,omitempty"`
+	ConnectTimeoutMS      int               `json:"connect_timeout_ms,omitempty"`
+	RequestTimeoutMS      int               `json:"request_timeout_ms,omitempty"`
 	// RetryAfterMaxS: a pointer, because 0 (never wait out a Retry-After) is a valid setting.
 	RetryAfterMaxS *int `json:"retry_after_max_s,omitempty"`
 	// LogLevel is "off" (the default), "error", "warning", "info" or "verbose". This binding installs no log
@@ -127,6 +131,7 @@ func NewClient(config Config) (*Client, error) {
 	}{{"authority", config.Authority}, {"tenant_subdomain", config.TenantSubdomain},
 		{"authority_type", config.AuthorityType}, {"client_id", config.ClientID},
 		{"challenge_types", config.ChallengeTypes}, {"capabilities", config.Capabilities},
+		{"client_capabilities", config.ClientCapabilities}, {"request_headers", config.RequestHeaders},
 		{"redirect_uri", config.RedirectURI}, {"post_logout_redirect_uri", config.PostLogoutRedirectURI},
 		{"browser_command", config.BrowserCommand}, {"log_level", config.LogLevel}, {"ca_bundle", config.CABundle}} {
 		if err := checkStrings(f.name, f.value); err != nil {

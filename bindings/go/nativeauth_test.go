@@ -597,3 +597,31 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Client capabilities and the app's request headers reach the configuration (Info reports them); a reserved header
+// name is refused naming the member.
+func TestClientCapabilitiesAndRequestHeaders(t *testing.T) {
+	t.Parallel()
+	e := startEmulator(t)
+	c, err := nativeauth.NewClient(nativeauth.Config{
+		Authority: e.Authority, ClientID: e.ClientID,
+		ClientCapabilities: []string{"cp1"}, RequestHeaders: map[string]string{"x-fraud-session": "go"},
+	})
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	defer c.Close()
+	info, err := c.Info(context.Background())
+	if err != nil {
+		t.Fatalf("Info: %v", err)
+	}
+	caps, _ := info.Config["client_capabilities"].([]any)
+	headers, _ := info.Config["request_headers"].(map[string]any)
+	if len(caps) != 1 || caps[0] != "cp1" || headers["x-fraud-session"] != "go" {
+		t.Fatalf("config: %v", info.Config)
+	}
+	_, err = nativeauth.NewClient(nativeauth.Config{
+		Authority: e.Authority, ClientID: e.ClientID, RequestHeaders: map[string]string{"x-ms-x": "1"},
+	})
+	asError(t, err, "invalid_argument", nativeauth.StatusInvalid)
+}

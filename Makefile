@@ -14,7 +14,7 @@
 #                            replayed, MSAL interop, Python package, ABI checks, C tests under valgrind, the Go
 #                            package (when go is installed), the wheel, fuzz-ci, test-tsan
 #   make test-swift          swift test without sanitizers (the quick run while developing)
-#   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 30 s each
+#   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 20 s each
 #   make test-asan           swift test and the C ABI test under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan           swift test and the C ABI test (threads) under ThreadSanitizer
 #   make wheel               dist/nativeauth-<version>-py3-none-<platform>.whl: the Python package with the library inside
@@ -262,7 +262,7 @@ fuzz: fuzz-build
 	bash .ci/fuzz $(FUZZ_BIN) $(FUZZ_SECONDS)
 
 fuzz-ci: fuzz-build
-	bash .ci/fuzz $(FUZZ_BIN) 30
+	bash .ci/fuzz $(FUZZ_BIN) 20
 
 # Rewrites Tests/Fuzz/corpus: the tests' documents, and answers recorded from a fresh emulator.
 fuzz-seeds: emulator

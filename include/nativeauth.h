@@ -535,6 +535,34 @@ int na_get_accounts(na_client *client, const char *request_json, char **out_json
  * "all"), cache_write_failed (signed out in memory, but the file still holds the account). */
 int na_sign_out(na_client *client, const char *request_json, char **out_json);
 
+/* ---- Headers ------------------------------------------------------------------------------------------------ */
+
+/* Parses a WWW-Authenticate header (RFC 9110 §11.6.1): for hosts that call APIs themselves and must act on a claims
+ * challenge (Conditional Access, Continuous Access Evaluation), such as Microsoft Graph's
+ *     Bearer realm="", authorization_uri="https://login.microsoftonline.com/common/oauth2/authorize",
+ *       client_id="00000003-0000-0000-c000-000000000000", error="insufficient_claims", claims="eyJhY2Nlc3Nf…"
+ * A pure function: no client, no I/O, no log; like every call it sets *out_json (NA_EINVAL when out_json is NULL).
+ * header: the field's value without "WWW-Authenticate:", UTF-8, at most 65536 bytes; the values of several such
+ *   fields of one response may be joined with ", " (na_call_api's "headers" holds them so).
+ * result {"v":1,"challenges":[{"scheme":"Bearer","params":{"realm":"","error":"insufficient_claims",…},
+ *         "token68"?:"…","claims"?:"<JSON text>"}…],"claims"?:"<JSON text>"}
+ * The grammar: challenge = auth-scheme [ 1*SP ( token68 / #auth-param ) ], auth-param = token BWS "=" BWS ( token /
+ * quoted-string ). A comma separates parameters and challenges alike: after a comma, a token followed by "=" is
+ * another parameter, any other token starts a challenge. Empty list elements are skipped; a tab counts as a space.
+ * "scheme" is as sent (schemes are case-insensitive: compare it so); "params" holds every auth-param, its name in
+ * lower case, its value unquoted with its \-escapes removed; a name sent twice in one challenge keeps its first
+ * value. "token68" is the other form (Negotiate abc==), as sent; a challenge has one or the other.
+ * A challenge's "claims" is its "claims" parameter as JSON text: the base64 of it (standard or URL alphabet, padded
+ * or not; as MSAL.NET and the Azure SDK for Python decode it) or the text itself, kept only when it is a JSON object
+ * nested at most 64 levels; otherwise it is left out (the raw value stays in "params").
+ * The top-level "claims" is that of the first Bearer challenge whose "error" is "insufficient_claims" (in any case)
+ * and that has one. Pass it as is as the "claims" of na_get_access_token or na_sign_in_interactive.
+ * An empty header, or commas only, has no challenges: {"v":1,"challenges":[]}.
+ * Errors: invalid_argument (header NULL, larger than 65536 bytes, not UTF-8, or not of the grammar — an
+ * unterminated quoted string, a control character, "=" without a name, a parameter after a token68: the message
+ * names the byte, never the text). */
+int na_parse_www_authenticate(const char *header, char **out_json);
+
 /* ---- Logging --------------------------------------------------------------------------------------------- */
 
 #define NA_LOG_OFF     0

@@ -252,3 +252,12 @@ public func na_sign_out(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar
         return .document(Encode.signedOut(result))
     }
 }
+
+// MARK: - Headers (no client)
+
+@_cdecl("na_parse_www_authenticate")
+public func na_parse_www_authenticate(_ header: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
+    boundary(out) { () throws(NativeAuthError) -> Answer in
+        .document(Encode.wwwAuthenticate(try Decode.wwwAuthenticate(header)))
+    }
+}

@@ -1,4 +1,6 @@
+internal import Glibc
 import NativeAuthCore
+import NativeAuthHTTP
 import NativeAuthJSON
 
 /// Request documents → typed requests. Type errors name the member (`field`); the values are then checked by the
@@ -241,6 +243,33 @@ enum Decode {
         if v.isObject { return ClaimsRequest(json: v.value.serialized()) }
         if let s = v.stringValue, (try? JSONValue.parse(s))?.objectValue != nil { return ClaimsRequest(json: s) }
         throw .invalidArgument("claims: must be a JSON object (or a string holding one)", field: "claims")
+    }
+
+    /// `na_parse_www_authenticate`'s header: NUL-terminated UTF-8 of at most `WWWAuthenticate.maxBytes`, parsed.
+    /// Errors say what was wrong and where, never the header's text.
+    static func wwwAuthenticate(_ header: UnsafePointer<CChar>?) throws(NativeAuthError) -> WWWAuthenticate {
+        guard let header else { throw .invalidArgument("header is NULL") }
+        let n = strnlen(header, WWWAuthenticate.maxBytes + 1)
+        guard n <= WWWAuthenticate.maxBytes else {
+            throw .invalidArgument("header is larger than \(WWWAuthenticate.maxBytes) bytes")
+        }
+        let bytes = UnsafeRawBufferPointer(start: header, count: n)
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .invalidArgument("header is not valid UTF-8")
+        }
+        do throws(WWWAuthenticate.ParseError) {
+            return try WWWAuthenticate.parse(text, isJSONObject: isClaimsObject)
+        } catch {
+            throw .invalidArgument("header is not a WWW-Authenticate value: \(error.description)")
+        }
+    }
+
+    /// Whether `text` is a JSON object the library reads — nested at most `JSONDepth.limit` levels, as every
+    /// document — so that a claims challenge it reports is one `claims` (above) accepts back.
+    static func isClaimsObject(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard !JSONDepth.exceeds(bytes) else { return false }
+        return (try? JSONValue.parse(bytes))?.objectValue != nil
     }
 
     /// Sign-up attributes: an object of strings (numbers and booleans are turned into strings, arrays of strings

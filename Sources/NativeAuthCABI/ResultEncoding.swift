@@ -1,5 +1,6 @@
 import NativeAuthCore
 import NativeAuthCrypto
+import NativeAuthHTTP
 import NativeAuthJSON
 
 /// Typed results → documents. `"v"`, `"status"` and the error document are written here and nowhere else.
@@ -143,6 +144,26 @@ enum Encode {
         } else {
             o["body_base64"] = .string(Base64.encode(r.body))
         }
+        return .object(o)
+    }
+
+    /// `na_parse_www_authenticate`'s answer: `{"v":1,"challenges":[{"scheme","params","token68"?,"claims"?}…],
+    /// "claims"?}`.
+    static func wwwAuthenticate(_ w: WWWAuthenticate) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "v": 1,
+            "challenges": .array(
+                w.challenges.map { c in
+                    var m: [String: JSONValue] = [
+                        "scheme": .string(c.scheme), "params": .object(c.params.mapValues { .string($0) }),
+                    ]
+                    if let t = c.token68 { m["token68"] = .string(t) }
+                    if let claims = c.claims { m["claims"] = .string(claims) }
+                    return .object(m)
+                }
+            ),
+        ]
+        if let claims = w.claims { o["claims"] = .string(claims) }
         return .object(o)
     }
 

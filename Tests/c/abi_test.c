@@ -312,6 +312,43 @@ int main(void) {
         }
     }
 
+    /* na_parse_www_authenticate: no client; Microsoft Graph's claims challenge, then bad input of every kind */
+    rc = na_parse_www_authenticate(
+        "Bearer realm=\"\", authorization_uri=\"https://login.microsoftonline.com/common/oauth2/authorize\", "
+        "client_id=\"00000003-0000-0000-c000-000000000000\", error=\"insufficient_claims\", "
+        "claims=\"eyJhY2Nlc3NfdG9rZW4iOnsibmJmIjp7ImVzc2VudGlhbCI6dHJ1ZSwgInZhbHVlIjoiMTYwNDEwNjY1MSJ9fX0=\"",
+        &out);
+    CHECK(rc == NA_OK && out, "a claims challenge parses");
+    CHECK(out && strstr(out, "\"claims\":\"{\\\"access_token\\\":{\\\"nbf\\\"") != NULL, "its claims decoded");
+    CHECK(out && strstr(out, "\"scheme\":\"Bearer\"") != NULL, "its scheme");
+    na_string_free(out);
+    rc = na_parse_www_authenticate(NULL, &out);
+    CHECK(rc == NA_EINVAL && out && strstr(out, "invalid_argument"), "NULL header refused");
+    na_string_free(out);
+    rc = na_parse_www_authenticate("Bearer", NULL);
+    CHECK(rc == NA_EINVAL, "NULL out_json refused");
+    rc = na_parse_www_authenticate("Basic realm=\"\xff\"", &out);
+    CHECK(rc == NA_EINVAL && out && strstr(out, "invalid_argument"), "invalid UTF-8 refused");
+    na_string_free(out);
+    rc = na_parse_www_authenticate("Bearer error=\"insufficient_claims", &out);
+    CHECK(rc == NA_EINVAL && out && strstr(out, "invalid_argument") && !strstr(out, "insufficient"),
+          "unterminated quoted string refused, not quoted");
+    na_string_free(out);
+    big = malloc(BIG + 1);
+    CHECK(big != NULL, "malloc");
+    if (big) {
+        memset(big, ',', BIG);
+        big[BIG] = '\0';
+        rc = na_parse_www_authenticate(big, &out);
+        CHECK(rc == NA_EINVAL && out && strstr(out, "larger than 65536"), "10 MB header refused");
+        na_string_free(out);
+        big[65536] = '\0';
+        rc = na_parse_www_authenticate(big, &out);
+        CHECK(rc == NA_OK && out && strcmp(out, "{\"challenges\":[],\"v\":1}") == 0, "64 KiB of commas: none");
+        na_string_free(out);
+        free(big);
+    }
+
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures == 0 ? 0 : 1;
 }

@@ -4,6 +4,7 @@
 // recorded from the emulator by the driver the "server" target runs, so each seed replays a whole flow.
 import Glibc
 import NativeAuthCore
+import NativeAuthCrypto
 import NativeAuthHTTP
 import NativeAuthJSON
 import NativeAuthNet
@@ -29,6 +30,7 @@ private final class SeedSet {
         switch target {
         case "requests": return Array(bytes.dropFirst(2))
         case "config": return bytes
+        case "wwwauth": return nil
         default:
             // The body of the first answer.
             let answers = Answers.split(Array(bytes.dropFirst()), on: Answers.separator)
@@ -58,6 +60,7 @@ func recordSeeds(_ args: [String]) -> Int32 {
     configSeeds(seeds)
     jsonSeeds(seeds)
     loopbackSeeds(seeds)
+    wwwAuthenticateSeeds(seeds)
     handWrittenAnswerSeeds(seeds)
     if let ready {
         guard let emulator = EmulatorControl(readyFile: ready) else {
@@ -264,6 +267,68 @@ private func loopbackSeeds(_ s: SeedSet) {
 }
 
 // MARK: - Server and API answers
+
+/// WWW-Authenticate headers: the forms Microsoft documents (Graph's CAE challenge, base64url claims, claims as JSON
+/// text), the emulator's own, several challenges, token68, escapes and odd whitespace; and hostile ones.
+private func wwwAuthenticateSeeds(_ s: SeedSet) {
+    let claims = #"{"access_token":{"nbf":{"essential":true, "value":"1604106651"}}}"#
+    let acrs = #"{"access_token":{"acrs":{"essential":true,"value":"c1"},"x":"??>>"}}"#
+    let deep = String(repeating: #"{"a":"#, count: 65) + "1" + String(repeating: "}", count: 65)
+    let authorize = "https://login.microsoftonline.com/common/oauth2/authorize"
+    let headers: [(String, [UInt8])] = [
+        (
+            "graph-cae",
+            Array(
+                (#"Bearer realm="", authorization_uri="\#(authorize)", "#
+                    + #"client_id="00000003-0000-0000-c000-000000000000", error="insufficient_claims", "#
+                    + #"claims="\#(Base64.encode(Array(claims.utf8)))""#).utf8
+            )
+        ),
+        (
+            "base64url",
+            Array(
+                (#"Bearer authorization_uri="\#(authorize)", error="insufficient_claims", "#
+                    + #"claims="\#(Base64.urlEncode(Array(acrs.utf8)))""#).utf8
+            )
+        ),
+        ("claims-text", Array(#"Bearer error=insufficient_claims, claims="{\"access_token\":{\"xms_cc\":{}}}""#.utf8)),
+        (
+            "emulator",
+            Array(#"Bearer realm="ToDoList", error="invalid_token", error_description="The token has expired.""#.utf8)
+        ),
+        ("several", Array(#"Basic realm="x", Bearer error="invalid_token""#.utf8)),
+        (
+            "pop-and-bearer",
+            Array(
+                (#"PoP nonce="n0", claims="\#(Base64.encode(Array(acrs.utf8)))", bEaReR ERROR="INSUFFICIENT_CLAIMS", "#
+                    + #"claims=\#(Base64.urlEncode(Array(claims.utf8)))"#).utf8
+            )
+        ),
+        (
+            "token68",
+            Array("Negotiate YII/+_-.~a==, NTLM, Basic realm=\"r\", Digest qop=\"auth,auth-int\", nonce=x".utf8)
+        ),
+        (
+            "escapes",
+            Array(#"Newauth realm="apps", title="Login to \"apps\"", b="back\\slash", c="\q", d="a, b=c""#.utf8)
+        ),
+        ("whitespace", Array("\tBearer\trealm = r ,, error=\t\"e\" ,Basic  a  =  b,  ".utf8)),
+        ("lenient", Array("Bearer, realm=r, Basic ,a=b, Bearer =abc".utf8)),
+        ("duplicates", Array(#"Bearer error=a, ERROR=b, Error="c", Bearer error=d"#.utf8)),
+        ("empty", []),
+        ("commas", Array(" ,, ,\t,".utf8)),
+        ("deep-claims", Array(#"Bearer error=insufficient_claims, claims="\#(Base64.encode(Array(deep.utf8)))""#.utf8)),
+        ("undecodable-claims", Array(#"Bearer error=insufficient_claims, claims="e30=e30", Basic claims="[1]""#.utf8)),
+        ("unterminated", Array(#"Bearer error="insufficient_claims"#.utf8)),
+        ("no-name", Array(#"Bearer a=b, ="c""#.utf8)),
+        ("param-after-token68", Array(#"Negotiate abc==, realm="x""#.utf8)),
+        ("nul", Array(#"Bearer a="x"#.utf8) + [0] + Array(#"y", b=c"#.utf8)),
+        ("invalid-utf8", Array(#"Basic realm=""#.utf8) + [0xFF, 0xC3] + Array(#"""#.utf8)),
+        ("controls", Array("Bearer a=\"x\u{1}\u{7F}\", b=\"\\\u{0}\"\r\n".utf8)),
+        ("utf8", Array(#"Basic realm="Zoë ✓", charset=UTF-8"#.utf8)),
+    ]
+    for (name, bytes) in headers { s.add("wwwauth", name, bytes) }
+}
 
 private func handWrittenAnswerSeeds(_ s: SeedSet) {
     let json = "content-type: application/json; charset=utf-8\n"

@@ -32,6 +32,11 @@ let fuzzTargets: [FuzzTarget] = [
         run: fuzzDBus
     ),
     FuzzTarget(name: "toml", about: "the nativeauth command's profile file (its TOML subset)", run: fuzzTOML),
+    FuzzTarget(
+        name: "wwwauth",
+        about: "WWW-Authenticate headers: na_parse_www_authenticate and NativeAuthHTTP's parser",
+        run: fuzzWWWAuthenticate
+    ),
 ]
 
 func fuzzTarget(named name: String) -> FuzzTarget? { fuzzTargets.first { $0.name == name } }

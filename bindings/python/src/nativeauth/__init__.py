@@ -15,7 +15,8 @@ device code. A thin, typed layer (ctypes, standard library only) over the C libr
         print(notes.access_token[:10], notes.expires_on)
         client.sign_out()
 
-- `Client` (`nativeauth.client`): the configured client; every call of the C ABI is a method.
+- `Client` (`nativeauth.client`): the configured client; every call of the C ABI is a method — but
+  `parse_www_authenticate`, which needs no client: a ``WWW-Authenticate`` header's challenges and claims challenge.
 - `nativeauth.states`: the results — `AccessToken`, `Account`, `ApiResponse` and the `State` subclasses of the
   flows (`SignedIn`, `CodeRequired`, `PasswordRequired`, …) — frozen dataclasses whose fields carry the names of the
   C documents' members.
@@ -30,18 +31,18 @@ repository's ``docs/`` (``docs/calls/*.md``, ``docs/configuration.md``, ``docs/e
 from ._native import version as _library_version
 from ._version import __version__ as __version__
 from . import documents, errors, states
-from .client import BrowserOpener, Client, LogHandler
+from .client import BrowserOpener, Client, LogHandler, parse_www_authenticate
 from .errors import *  # noqa: F401,F403 — the exception hierarchy (errors.__all__) is public
-from .states import (AccessToken, Account, ApiResponse, AttributesRequired, AuthMethod, BrowserPending,
+from .states import (AccessToken, Account, ApiResponse, AttributesRequired, AuthMethod, BrowserPending, Challenge,
                      CodeRequired, DeviceCodeRequired, FlowState, MfaRequired, PasswordRequired,
                      PasswordResetCompleted, RegistrationRequired, RequiredAttribute, SignedIn, SignUpCompleted,
-                     State)
+                     State, WWWAuthenticate)
 
 library_version: str = _library_version()
 """The version of the loaded ``libnativeauth.so`` (``na_version()``); ``__version__`` is this package's."""
 
 __all__ = ["Client", "AccessToken", "Account", "ApiResponse", "AttributesRequired", "AuthMethod", "BrowserOpener",
-           "BrowserPending", "CodeRequired", "DeviceCodeRequired", "FlowState", "LogHandler", "MfaRequired",
-           "PasswordRequired", "PasswordResetCompleted", "RegistrationRequired", "RequiredAttribute", "SignedIn",
-           "SignUpCompleted", "State", "library_version"]
+           "BrowserPending", "Challenge", "CodeRequired", "DeviceCodeRequired", "FlowState", "LogHandler",
+           "MfaRequired", "PasswordRequired", "PasswordResetCompleted", "RegistrationRequired", "RequiredAttribute",
+           "SignedIn", "SignUpCompleted", "State", "WWWAuthenticate", "library_version", "parse_www_authenticate"]
 __all__ += errors.__all__

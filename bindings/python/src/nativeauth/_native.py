@@ -42,6 +42,8 @@ lib.na_client_set_log_callback.restype = ctypes.c_int
 lib.na_client_set_log_callback.argtypes = [ctypes.c_void_p, ctypes.c_int, LOG_FN, ctypes.c_void_p]
 lib.na_client_set_browser_callback.restype = ctypes.c_int
 lib.na_client_set_browser_callback.argtypes = [ctypes.c_void_p, BROWSER_FN, ctypes.c_void_p]
+lib.na_parse_www_authenticate.restype = ctypes.c_int
+lib.na_parse_www_authenticate.argtypes = [ctypes.c_char_p, _OUT]
 
 OPERATIONS = ("na_client_info", "na_sign_in", "na_sign_up", "na_reset_password", "na_flow_submit",
               "na_get_access_token", "na_call_api", "na_get_account", "na_get_accounts", "na_sign_out",
@@ -103,6 +105,13 @@ def call_raw(fn: Any, handle: Optional[int], request: bytes) -> Tuple[int, bytes
         return rc, _string_at(ptr)
     finally:
         _free(ptr)
+
+
+def parse_www_authenticate(header: bytes) -> Tuple[int, Any]:
+    """``na_parse_www_authenticate`` (no client): (status, parsed document)."""
+    out = ctypes.c_void_p()
+    rc = lib.na_parse_www_authenticate(header, ctypes.byref(out))
+    return parse(rc, take_string(out))
 
 
 def client_new(config: Document) -> Tuple[int, Optional[int], Any]:

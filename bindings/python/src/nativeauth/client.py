@@ -1,4 +1,5 @@
-"""The `Client`: one configured libnativeauth client for one app registration, usable from many threads."""
+"""The `Client`: one configured libnativeauth client for one app registration, usable from many threads; and
+`parse_www_authenticate`, the one call that needs no client."""
 from __future__ import annotations
 
 import base64
@@ -10,9 +11,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native, errors
 from .documents import ClientInfo
-from .states import AccessToken, Account, ApiResponse, FlowState, PasswordRequired, State, state_from_json
+from .states import (AccessToken, Account, ApiResponse, FlowState, PasswordRequired, State, WWWAuthenticate,
+                     state_from_json)
 
-__all__ = ["Client", "LogHandler", "BrowserOpener"]
+__all__ = ["Client", "LogHandler", "BrowserOpener", "parse_www_authenticate"]
 
 _GET_ACCESS_TOKEN = _native.lib.na_get_access_token
 _LEVELS = {"off": 0, "error": 1, "warning": 2, "info": 3, "verbose": 4}
@@ -443,6 +445,38 @@ class Client:
         """``na_client_info``'s document: the library ``version`` and the effective ``config`` (see
         `nativeauth.documents.ClientConfig`)."""
         return cast(ClientInfo, self._call("na_client_info", {}))
+
+
+def parse_www_authenticate(header: str) -> WWWAuthenticate:
+    """Parses a ``WWW-Authenticate`` header (``na_parse_www_authenticate``; no client, no I/O): for code that calls
+    APIs itself and must act on a claims challenge (Conditional Access, Continuous Access Evaluation)::
+
+        response = requests.get(url, headers={"Authorization": f"Bearer {token.access_token}"})
+        if response.status_code == 401:
+            challenge = nativeauth.parse_www_authenticate(response.headers.get("WWW-Authenticate", ""))
+            if challenge.claims:
+                token = client.get_access_token(scopes, claims=json.loads(challenge.claims))
+
+    ``header`` is the field's value (several fields joined with ``", "``). The result holds every challenge — its
+    scheme as sent, its parameters (names in lower case, values unquoted; a name sent twice keeps its first value),
+    its token68, its claims decoded from base64 or base64url as MSAL.NET and the Azure SDK decode them — and
+    ``claims``, the claims challenge: that of the first ``Bearer`` challenge whose ``error`` is
+    ``insufficient_claims``. Claims that are not a JSON object are left out (the raw value stays in ``params``).
+
+    Raises `nativeauth.InvalidArgumentError` when ``header`` is not a str, holds a NUL character or a lone surrogate,
+    is larger than 64 KiB in UTF-8, or is not the header's grammar (the message names the offset, never the text)."""
+    if not isinstance(header, str):
+        raise errors.InvalidArgumentError(f"header must be a str, not {type(header).__name__}", status=-1)
+    if "\0" in header:  # C would read the header only up to it
+        raise errors.InvalidArgumentError("header contains a NUL character", status=-1)
+    try:
+        data = header.encode("utf-8")
+    except UnicodeEncodeError:
+        raise errors.InvalidArgumentError("header cannot be encoded as UTF-8 (a lone surrogate)", status=-1) from None
+    rc, doc = _native.parse_www_authenticate(data)
+    if rc != 0:
+        raise errors.from_document(rc, doc)
+    return WWWAuthenticate.from_json(doc)
 
 
 def _str(name: str, value: Any) -> str:

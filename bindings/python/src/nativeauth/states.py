@@ -25,9 +25,9 @@ from typing import Any, ClassVar, Dict, Mapping, Optional, Protocol, Sequence, T
 from .errors import InternalError, InvalidArgumentError
 
 __all__ = ["AccessToken", "Account", "ApiResponse", "AttributesRequired", "AuthMethod", "BrowserPending",
-           "CodeRequired", "DeviceCodeRequired", "FlowState", "MfaRequired", "PasswordRequired",
+           "Challenge", "CodeRequired", "DeviceCodeRequired", "FlowState", "MfaRequired", "PasswordRequired",
            "PasswordResetCompleted", "RegistrationRequired", "RequiredAttribute", "SignedIn", "SignUpCompleted",
-           "State"]
+           "State", "WWWAuthenticate"]
 
 _S = TypeVar("_S", bound="State")
 
@@ -184,6 +184,54 @@ class ApiResponse:
         headers = {str(k): str(v) for k, v in (d.get("headers") or {}).items()}
         return cls(_int(d.get("status")), headers, d.get("body"), _opt_str(d.get("body_base64")),
                    bool(d.get("body_too_deep", False)))
+
+
+@dataclass(frozen=True)
+class Challenge:
+    """One challenge of a ``WWW-Authenticate`` header: an element of `WWWAuthenticate.challenges`
+    (``{"scheme", "params", "token68"?, "claims"?}``)."""
+
+    scheme: str
+    """The auth-scheme as sent, e.g. ``"Bearer"``; schemes are case-insensitive: compare with `is_scheme`."""
+    params: Dict[str, str] = field(default_factory=dict)
+    """The auth-params: names in lower case, values unquoted (``\\``-escapes removed); a name sent twice in one
+    challenge keeps its first value."""
+    token68: Optional[str] = None
+    """The other form of a challenge (``Negotiate abc==``), as sent; ``None`` for the parameter form."""
+    claims: Optional[str] = None
+    """The ``claims`` parameter decoded to JSON text (from base64 or base64url, or sent as text), when it is a JSON
+    object; ``None`` otherwise (its raw value stays in ``params``)."""
+
+    def is_scheme(self, name: str) -> bool:
+        """Whether the scheme is ``name``, in any case."""
+        return self.scheme.lower() == name.lower()
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Challenge:
+        """A challenge of ``na_parse_www_authenticate``'s ``"challenges"``."""
+        params = {str(k): str(v) for k, v in (d.get("params") or {}).items()}
+        return cls(str(d.get("scheme") or ""), params, _opt_str(d.get("token68")), _opt_str(d.get("claims")))
+
+
+@dataclass(frozen=True)
+class WWWAuthenticate:
+    """A parsed ``WWW-Authenticate`` header: `nativeauth.parse_www_authenticate`'s result (the document
+    ``{"challenges", "claims"?}`` of ``na_parse_www_authenticate``).
+
+    ``claims`` is the claims challenge — the claims of the first ``Bearer`` challenge whose ``error`` is
+    ``insufficient_claims`` (in any case) that has claims — as JSON text, ``None`` when the header has none; get a
+    token that satisfies it with ``client.get_access_token(scopes, claims=json.loads(result.claims))`` (or
+    `nativeauth.Client.sign_in_interactive` when that raises InteractionRequiredError)."""
+
+    challenges: Tuple[Challenge, ...] = ()
+    """The challenges, in the header's order."""
+    claims: Optional[str] = None
+    """The claims challenge, as JSON text."""
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> WWWAuthenticate:
+        """``na_parse_www_authenticate``'s result document."""
+        return cls(tuple(Challenge.from_json(c) for c in d.get("challenges") or ()), _opt_str(d.get("claims")))
 
 
 @dataclass(frozen=True)

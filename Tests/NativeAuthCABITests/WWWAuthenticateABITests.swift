@@ -68,15 +68,16 @@ private func base64(_ text: String) -> String {
     /// The claims it reports are claims requests the library takes back: `na_get_access_token` reads them (and then
     /// answers that nobody is signed in, not that the request is invalid).
     @Test func reportedClaimsAreAcceptedBack() throws {
-        let header =
-            #"Bearer error="insufficient_claims", claims="\#(base64(#"{"access_token":{"acrs":{"essential":true,"value":"c1"}}}"#))""#
+        let request = #"{"access_token":{"acrs":{"essential":true,"value":"c1"}}}"#
+        let header = #"Bearer error="insufficient_claims", claims="\#(base64(request))""#
         let claims = try #require(parse(header).doc?["claims"]?.stringValue)
+        #expect(claims == request)
         var handle: OpaquePointer? = nil
         #expect(na_client_new(#"{"authority":"http://127.0.0.1:9/t","client_id":"c"}"#, &handle, nil) == 0)
         defer { na_client_free(handle) }
-        let request = JSONValue.object(["scopes": ["api://a/read"], "claims": .string(claims)]).serialized()
+        let tokenRequest = JSONValue.object(["scopes": ["api://a/read"], "claims": .string(claims)]).serialized()
         var out: UnsafeMutablePointer<CChar>? = nil
-        let rc = na_get_access_token(handle, request, &out)
+        let rc = na_get_access_token(handle, tokenRequest, &out)
         defer { na_string_free(out) }
         let answer = try JSONValue.parse(String(cString: try #require(out)))
         #expect(rc == NAStatus.notFound.rawValue && answer["error"]?["code"] == "no_account", "\(answer.serialized())")

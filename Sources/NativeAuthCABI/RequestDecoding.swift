@@ -266,11 +266,7 @@ enum Decode {
 
     /// Whether `text` is a JSON object the library reads — nested at most `JSONDepth.limit` levels, as every
     /// document — so that a claims challenge it reports is one `claims` (above) accepts back.
-    static func isClaimsObject(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard !JSONDepth.exceeds(bytes) else { return false }
-        return (try? JSONValue.parse(bytes))?.objectValue != nil
-    }
+    static func isClaimsObject(_ text: String) -> Bool { ClaimsRequest.isJSONObject(text) }
 
     /// Sign-up attributes: an object of strings (numbers and booleans are turned into strings, arrays of strings
     /// joined with commas, as Microsoft's docs describe multi-select values).

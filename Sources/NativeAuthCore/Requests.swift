@@ -9,6 +9,16 @@ public struct ClaimsRequest: Sendable, Equatable {
     public let json: String
     public init(json: String) { self.json = json }
 
+    /// Whether `text` can be a claims request: a JSON object nested at most as deep as any request document may be
+    /// (`JSONDepth`). One check for the claims of a request, of a WWW-Authenticate header the app parses, and of an
+    /// API's challenge `na_call_api` answers.
+    public static func isJSONObject(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard !JSONDepth.exceeds(bytes) else { return false }
+        if case .object? = try? JSONValue.parse(bytes) { return true }
+        return false
+    }
+
     /// The `claims` parameter a token or authorization request sends: the request's own claims with the client's
     /// capabilities merged in as `{"access_token":{"xms_cc":{"values":[…]}}}` — MSAL for Python's
     /// `_merge_claims_challenge_and_capabilities` (msal/application.py): the capabilities replace any `xms_cc` the

@@ -219,13 +219,7 @@ enum APIChallenge: Equatable {
     init?(header: String?) {
         guard let header else { return nil }
         guard
-            let parsed = try? WWWAuthenticate.parse(
-                header,
-                isJSONObject: { text in
-                    if case .object? = try? JSONValue.parse(text) { return true }
-                    return false
-                }
-            )
+            let parsed = try? WWWAuthenticate.parse(header, isJSONObject: ClaimsRequest.isJSONObject)
         else {
             if header.contains("invalid_token") { self = .invalidToken } else { return nil }
             return

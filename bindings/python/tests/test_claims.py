@@ -134,7 +134,7 @@ def test_a_challenge_that_needs_interaction_is_answered_by_an_interactive_sign_i
         with pytest.raises(nativeauth.InteractionRequiredError) as e:
             client.call_api(todo["url"], todo["scopes"])
         assert e.value.claims is not None and json.loads(e.value.claims) == json.loads(event["claims"])
-        signed = client.sign_in_interactive(todo["scopes"], claims=json.loads(e.value.claims),
+        signed = client.sign_in_interactive(todo["scopes"], claims=e.value.claims,  # the JSON text, as it came
                                             login_hint=e.value.login_hint)
         assert isinstance(signed, SignedIn)
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(browser.authorization_urls[-1]).query)

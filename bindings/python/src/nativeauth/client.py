@@ -251,7 +251,7 @@ class Client:
     # -- native authentication -------------------------------------------------------------------------------------
 
     def sign_in(self, username: str, password: Optional[str] = None, *, scopes: Optional[Sequence[str]] = None,
-                claims: Optional[Mapping[str, Any]] = None,
+                claims: Union[Mapping[str, Any], str, None] = None,
                 request_headers: Optional[Mapping[str, str]] = None) -> State:
         """Signs in with email + password, or starts an email-code sign-in (no password). Returns ``SignedIn``,
         ``PasswordRequired``, ``CodeRequired``, ``MfaRequired`` or ``RegistrationRequired``. ``request_headers``
@@ -265,7 +265,7 @@ class Client:
         if scopes is not None:
             req["scopes"] = _scopes(scopes)
         if claims is not None:
-            req["claims"] = dict(claims)
+            req["claims"] = _claims(claims)
         if request_headers is not None:
             req["request_headers"] = dict(request_headers)
         try:
@@ -300,7 +300,7 @@ class Client:
 
     def sign_in_interactive(self, scopes: Optional[Sequence[str]] = None, *, login_hint: Optional[str] = None,
                             prompt: Optional[str] = None, domain_hint: Optional[str] = None,
-                            claims: Optional[Mapping[str, Any]] = None,
+                            claims: Union[Mapping[str, Any], str, None] = None,
                             extra_query_parameters: Optional[Mapping[str, str]] = None,
                             response_mode: Optional[str] = None, browser: str = "system",
                             timeout: Optional[float] = None) -> State:
@@ -322,7 +322,7 @@ class Client:
             if value is not None:
                 req[key] = _str(key, value)
         if claims is not None:
-            req["claims"] = dict(claims)
+            req["claims"] = _claims(claims)
         if extra_query_parameters is not None:
             req["extra_query_parameters"] = dict(extra_query_parameters)
         if timeout is not None:
@@ -340,10 +340,13 @@ class Client:
     # -- tokens, APIs, account -------------------------------------------------------------------------------------
 
     def get_access_token(self, scopes: Optional[Sequence[str]] = None, *, force_refresh: bool = False,
-                         claims: Optional[Mapping[str, Any]] = None, account: Optional[str] = None) -> AccessToken:
+                         claims: Union[Mapping[str, Any], str, None] = None,
+                         account: Optional[str] = None) -> AccessToken:
         """An access token for ``scopes`` — without any, the sign-in's own scopes: from the cache, or one refresh
         shared by concurrent callers. ``account`` (a home_account_id or a username) picks one of several signed-in
-        accounts. Raises DeclinedScopesError when the server grants fewer scopes than asked,
+        accounts. ``claims`` (a mapping, or the JSON text ``InteractionRequiredError.claims`` and
+        `parse_www_authenticate` give) asks for a token with those claims, never from the cache. Raises
+        DeclinedScopesError when the server grants fewer scopes than asked,
         InteractionRequiredError when the user must sign in again (its ``login_hint`` is for
         ``sign_in_interactive``), AccountRequiredError, ThrottledError, … ."""
         if scopes is None:
@@ -351,7 +354,7 @@ class Client:
         if claims is not None or account is not None:
             req: Dict[str, Any] = {"scopes": _scopes(scopes), "force_refresh": bool(force_refresh)}
             if claims is not None:
-                req["claims"] = dict(claims)
+                req["claims"] = _claims(claims)
             if account is not None:
                 req["account"] = _str("account", account)
             return AccessToken.from_json(self._call("na_get_access_token", req))
@@ -455,7 +458,7 @@ def parse_www_authenticate(header: str) -> WWWAuthenticate:
         if response.status_code == 401:
             challenge = nativeauth.parse_www_authenticate(response.headers.get("WWW-Authenticate", ""))
             if challenge.claims:
-                token = client.get_access_token(scopes, claims=json.loads(challenge.claims))
+                token = client.get_access_token(scopes, claims=challenge.claims)
 
     ``header`` is the field's value (several fields joined with ``", "``). The result holds every challenge — its
     scheme as sent, its parameters (names in lower case, values unquoted; a name sent twice keeps its first value),
@@ -484,6 +487,16 @@ def _str(name: str, value: Any) -> str:
         raise errors.InvalidArgumentError(f"{name} must be a str, not {type(value).__name__}", status=-1)
     return value
 
+
+
+def _claims(claims: Union[Mapping[str, Any], str]) -> Any:
+    """A ``claims`` argument: a mapping, or the JSON text of an object as ``InteractionRequiredError.claims`` and
+    `parse_www_authenticate` give it (the library checks it is an object)."""
+    if isinstance(claims, str):
+        return claims
+    if not isinstance(claims, Mapping):
+        raise errors.InvalidArgumentError("claims must be a mapping or the JSON text of an object", status=-1)
+    return dict(claims)
 
 def _scopes(scopes: Any) -> List[str]:
     try:

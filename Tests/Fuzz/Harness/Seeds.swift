@@ -220,6 +220,11 @@ private func configSeeds(_ s: SeedSet) {
         #"{"tenant_subdomain":"contoso","client_id":"a b"}"#, #"{"tenant_subdomain":"-bad-","client_id":"abc"}"#,
         #"{"v":2,"tenant_subdomain":"contoso","client_id":"abc"}"#,
         #"{"tenant_subdomain":"contoso","client_id":["x"]}"#, "[]", "null", "{",
+        #"{"tenant_subdomain":"contoso","client_id":"abc","client_capabilities":["cp1","cp1"],"#
+            + #""request_headers":{"x-fraud":"a\tb","X-Risk":"low"}}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","request_headers":{"x-ms-id":"1"}}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","request_headers":{"x-a":"1\r\nX: y"}}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","client_capabilities":["cp 1"]}"#,
     ]
     for (n, doc) in docs.enumerated() { s.add("config", "config-\(n)", doc) }
     s.add(

@@ -1,8 +1,9 @@
-// Target "api": na_call_api's reading of what an API answers — status, headers (WWW-Authenticate: a 401 with
-// invalid_token makes the library refresh and retry once), and the body as JSON, text or base64 — on a client the
+// Target "api": na_call_api's reading of what an API answers — status, headers (WWW-Authenticate: a 401 with a
+// Bearer invalid_token or claims challenge makes the library get a new token and retry once), and the body as JSON, text or base64 — on a client the
 // scripted server signed in.
 //
 // Input: byte 0 chooses the request ((b - '0') mod 4, `apiRequests`), the rest is the API's answers (Answers.swift).
+import NativeAuthCore
 import NativeAuthCrypto
 import NativeAuthHTTP
 import NativeAuthJSON
@@ -69,9 +70,16 @@ func fuzzAPI(_ data: UnsafeRawBufferPointer) {
         guard r.rc == 0 else { finding("an API answer was not a result", r.text) }
         let expected = expectedAPIResult(response)
         guard r.doc == expected else { finding("na_call_api's result is not the API's answer", r.text) }
-        // The one retry is for a 401 that says invalid_token, and only then.
-        let retryAsked = { (a: HTTPResponse) in
-            a.status == 401 && (a.header("www-authenticate") ?? "").contains("invalid_token")
+        // The one retry is for a 401 whose challenge asks for it, and only then: a Bearer challenge with
+        // error="invalid_token", or a claims challenge whose claims are a usable JSON object (at most 8 KiB); a
+        // header that does not parse asks for it when it says invalid_token anywhere (the reading before the parser).
+        let retryAsked = { (a: HTTPResponse) -> Bool in
+            guard a.status == 401, let header = a.header("www-authenticate") else { return false }
+            guard let parsed = try? WWWAuthenticate.parse(header, isJSONObject: ClaimsRequest.isJSONObject) else {
+                return header.contains("invalid_token")
+            }
+            if let claims = parsed.claims, claims.utf8.count <= 8192 { return true }
+            return parsed.challenges.contains { $0.isScheme("Bearer") && $0.params["error"] == "invalid_token" }
         }
         if case .success(let firstAnswer) = answers[0], retryAsked(firstAnswer) != (served == 2) {
             finding("na_call_api retried \(served - 1) times after \(firstAnswer.status)", r.text)

@@ -1,6 +1,6 @@
 // Target "api": na_call_api's reading of what an API answers — status, headers (WWW-Authenticate: a 401 with a
-// Bearer invalid_token or claims challenge makes the library get a new token and retry once), and the body as JSON, text or base64 — on a client the
-// scripted server signed in.
+// Bearer invalid_token or claims challenge makes the library get a new token and retry once), and the body as
+// JSON, text or base64 — on a client the scripted server signed in.
 //
 // Input: byte 0 chooses the request ((b - '0') mod 4, `apiRequests`), the rest is the API's answers (Answers.swift).
 import NativeAuthCore

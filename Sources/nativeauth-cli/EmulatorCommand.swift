@@ -179,6 +179,14 @@ struct EmulatorCommand: ParsableCommand {
 
     /// Shows the emulator and waits for Ctrl-C or SIGTERM, then stops it.
     private func foreground(_ pid: pid_t, _ ready: JSONValue) -> Int32 {
+        // SIGINT is blocked in this process (the Ctrl-C thread takes it); SIGTERM is blocked here too and both are
+        // waited for with a timeout, so the emulator exiting by itself is noticed. Both before the ready lines: a
+        // program that read them may signal at once.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        Interrupts.setHandler { kill(pid, SIGTERM) }
         if output.json {
             Terminal.emitJSON(ready, compact: true)  // one line: a program reads it as the emulator's ready line
         } else {
@@ -192,13 +200,6 @@ struct EmulatorCommand: ParsableCommand {
                 "\nexport NATIVEAUTH_AUTHORITY=\(shellQuote(authority)) NATIVEAUTH_CLIENT_ID=\(shellQuote(clientID))\n"
             )
         }
-        // SIGINT is blocked in this process (the Ctrl-C thread takes it); SIGTERM is blocked here too and both are
-        // waited for with a timeout, so the emulator exiting by itself is noticed.
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGTERM)
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-        Interrupts.setHandler { kill(pid, SIGTERM) }
         while true {
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {

@@ -64,129 +64,143 @@ struct Transition {
 }
 
 extension NativeStep {
-    var transition: Transition { Self.table[self]! }
+    /// This step's row. Every step has one (NativeAuthEmulatorTests checks the table); a step without one would take
+    /// no flow at no stage — refused as "not valid for this step", never a trap.
+    var transition: Transition {
+        Self.table[self] ?? Transition(self, .initiate, "-", [], from: [], to: [])
+    }
+
+    /// Steps with no row, or with more than one (the table keeps the first): what the table's test checks is empty.
+    static var tableProblems: [String] {
+        var problems: [String] = []
+        for step in allCases {
+            let rows = rows.filter { $0.step == step }.count
+            if rows != 1 { problems.append("\(step): \(rows) rows") }
+        }
+        return problems
+    }
 
     /// The transition table: which endpoint is allowed at which flow stage, and where it leads.
-    static let table: [NativeStep: Transition] = Dictionary(
-        uniqueKeysWithValues: [
-            // Sign-in. The token grants lead to MFA or registration when the user needs one.
-            Transition(.initiate, .initiate, nil, [.signIn], from: [], to: [.initiated]),
-            Transition(
-                .signInChallenge,
-                .challenge,
-                nil,
-                [.signIn],
-                from: [.initiated, .oobChallenge, .mfaRequired, .mfaIntrospected, .mfaChallenge],
-                to: [.passwordChallenge, .oobChallenge, .mfaChallenge]
-            ),
-            Transition(.signInIntrospect, .introspect, nil, [.signIn], from: [.mfaRequired], to: [.mfaIntrospected]),
-            Transition(
-                .passwordGrant,
-                .token,
-                "password",
-                [.signIn],
-                from: [.passwordChallenge],
-                to: [.mfaRequired, .registrationRequired]
-            ),
-            Transition(
-                .oobGrant,
-                .token,
-                "oob",
-                [.signIn],
-                from: [.oobChallenge, .mfaChallenge],
-                to: [.oobChallenge, .mfaChallenge, .mfaRequired, .registrationRequired]
-            ),
-            Transition(.mfaOOBGrant, .token, "mfa_oob", [.signIn], from: [.mfaChallenge], to: [.mfaChallenge]),
-            Transition(
-                .continuationTokenGrant,
-                .token,
-                "continuation_token",
-                [.signIn, .signUp, .reset],
-                from: [.readyForToken],
-                to: [.mfaRequired, .registrationRequired]
-            ),
-            // Strong-auth registration: sign-in flows of users who must register an MFA method.
-            Transition(
-                .registerIntrospect,
-                .registerIntrospect,
-                nil,
-                [.signIn],
-                from: [.registrationRequired],
-                to: [.registrationIntrospected]
-            ),
-            Transition(
-                .registerChallenge,
-                .registerChallenge,
-                nil,
-                [.signIn],
-                from: [.registrationIntrospected, .registrationChallenge],
-                to: [.registrationPreverified, .registrationChallenge]
-            ),
-            Transition(
-                .registerOOB,
-                .registerContinue,
-                "oob",
-                [.signIn],
-                from: [.registrationChallenge],
-                to: [.readyForToken]
-            ),
-            Transition(
-                .registerPreverified,
-                .registerContinue,
-                "continuation_token",
-                [.signIn],
-                from: [.registrationPreverified],
-                to: [.readyForToken]
-            ),
-            // Sign-up. /continue asks for what is still missing (credential, attributes), else makes the account.
-            Transition(.signUpStart, .signUpStart, nil, [.signUp], from: [], to: [.signUpStarted]),
-            Transition(
-                .signUpChallenge,
-                .signUpChallenge,
-                nil,
-                [.signUp],
-                from: [.signUpStarted, .signUpCodeSent, .signUpCredentialRequired],
-                to: [.signUpPasswordChallenge, .signUpCodeSent]
-            ),
-            Transition(.signUpOOB, .signUpContinue, "oob", [.signUp], from: [.signUpCodeSent], to: signUpNext),
-            Transition(
-                .signUpPassword,
-                .signUpContinue,
-                "password",
-                [.signUp],
-                from: [.signUpPasswordChallenge, .signUpCredentialRequired],
-                to: signUpNext
-            ),
-            Transition(
-                .signUpAttributes,
-                .signUpContinue,
-                "attributes",
-                [.signUp],
-                from: [.signUpAttributesRequired],
-                to: signUpNext
-            ),
-            // Password reset. A poll answers in_progress (same token), then succeeded, or reopens the submit step.
-            Transition(.resetStart, .resetStart, nil, [.reset], from: [], to: [.resetStarted]),
-            Transition(
-                .resetChallenge,
-                .resetChallenge,
-                nil,
-                [.reset],
-                from: [.resetStarted, .resetCodeSent],
-                to: [.resetCodeSent]
-            ),
-            Transition(.resetOOB, .resetContinue, "oob", [.reset], from: [.resetCodeSent], to: [.resetVerified]),
-            Transition(.resetSubmit, .resetSubmit, nil, [.reset], from: [.resetVerified], to: [.resetSubmitted]),
-            Transition(
-                .resetPoll,
-                .resetPoll,
-                nil,
-                [.reset],
-                from: [.resetSubmitted],
-                to: [.resetSubmitted, .resetVerified, .readyForToken]
-            ),
-        ].map { ($0.step, $0) }
-    )
+    static let table: [NativeStep: Transition] = Dictionary(rows.map { ($0.step, $0) }, uniquingKeysWith: { a, _ in a })
+
+    static let rows: [Transition] = [
+        // Sign-in. The token grants lead to MFA or registration when the user needs one.
+        Transition(.initiate, .initiate, nil, [.signIn], from: [], to: [.initiated]),
+        Transition(
+            .signInChallenge,
+            .challenge,
+            nil,
+            [.signIn],
+            from: [.initiated, .oobChallenge, .mfaRequired, .mfaIntrospected, .mfaChallenge],
+            to: [.passwordChallenge, .oobChallenge, .mfaChallenge]
+        ),
+        Transition(.signInIntrospect, .introspect, nil, [.signIn], from: [.mfaRequired], to: [.mfaIntrospected]),
+        Transition(
+            .passwordGrant,
+            .token,
+            "password",
+            [.signIn],
+            from: [.passwordChallenge],
+            to: [.mfaRequired, .registrationRequired]
+        ),
+        Transition(
+            .oobGrant,
+            .token,
+            "oob",
+            [.signIn],
+            from: [.oobChallenge, .mfaChallenge],
+            to: [.oobChallenge, .mfaChallenge, .mfaRequired, .registrationRequired]
+        ),
+        Transition(.mfaOOBGrant, .token, "mfa_oob", [.signIn], from: [.mfaChallenge], to: [.mfaChallenge]),
+        Transition(
+            .continuationTokenGrant,
+            .token,
+            "continuation_token",
+            [.signIn, .signUp, .reset],
+            from: [.readyForToken],
+            to: [.mfaRequired, .registrationRequired]
+        ),
+        // Strong-auth registration: sign-in flows of users who must register an MFA method.
+        Transition(
+            .registerIntrospect,
+            .registerIntrospect,
+            nil,
+            [.signIn],
+            from: [.registrationRequired],
+            to: [.registrationIntrospected]
+        ),
+        Transition(
+            .registerChallenge,
+            .registerChallenge,
+            nil,
+            [.signIn],
+            from: [.registrationIntrospected, .registrationChallenge],
+            to: [.registrationPreverified, .registrationChallenge]
+        ),
+        Transition(
+            .registerOOB,
+            .registerContinue,
+            "oob",
+            [.signIn],
+            from: [.registrationChallenge],
+            to: [.readyForToken]
+        ),
+        Transition(
+            .registerPreverified,
+            .registerContinue,
+            "continuation_token",
+            [.signIn],
+            from: [.registrationPreverified],
+            to: [.readyForToken]
+        ),
+        // Sign-up. /continue asks for what is still missing (credential, attributes), else makes the account.
+        Transition(.signUpStart, .signUpStart, nil, [.signUp], from: [], to: [.signUpStarted]),
+        Transition(
+            .signUpChallenge,
+            .signUpChallenge,
+            nil,
+            [.signUp],
+            from: [.signUpStarted, .signUpCodeSent, .signUpCredentialRequired],
+            to: [.signUpPasswordChallenge, .signUpCodeSent]
+        ),
+        Transition(.signUpOOB, .signUpContinue, "oob", [.signUp], from: [.signUpCodeSent], to: signUpNext),
+        Transition(
+            .signUpPassword,
+            .signUpContinue,
+            "password",
+            [.signUp],
+            from: [.signUpPasswordChallenge, .signUpCredentialRequired],
+            to: signUpNext
+        ),
+        Transition(
+            .signUpAttributes,
+            .signUpContinue,
+            "attributes",
+            [.signUp],
+            from: [.signUpAttributesRequired],
+            to: signUpNext
+        ),
+        // Password reset. A poll answers in_progress (same token), then succeeded, or reopens the submit step.
+        Transition(.resetStart, .resetStart, nil, [.reset], from: [], to: [.resetStarted]),
+        Transition(
+            .resetChallenge,
+            .resetChallenge,
+            nil,
+            [.reset],
+            from: [.resetStarted, .resetCodeSent],
+            to: [.resetCodeSent]
+        ),
+        Transition(.resetOOB, .resetContinue, "oob", [.reset], from: [.resetCodeSent], to: [.resetVerified]),
+        Transition(.resetSubmit, .resetSubmit, nil, [.reset], from: [.resetVerified], to: [.resetSubmitted]),
+        Transition(
+            .resetPoll,
+            .resetPoll,
+            nil,
+            [.reset],
+            from: [.resetSubmitted],
+            to: [.resetSubmitted, .resetVerified, .readyForToken]
+        ),
+    ]
 
     private static let signUpNext: Set<Flow.Stage> = [
         .signUpCredentialRequired, .signUpAttributesRequired, .readyForToken,

@@ -225,13 +225,9 @@ extension Validate {
         var out: [RequestHeader] = []
         for (name, value) in all {
             let lower = name.lowercased()
-            let tchars = "!#$%&'*+-.^_`|~"
+            // An HTTP token, as na_call_api's header names (APIRequest.isTokenByte).
             guard lower.hasPrefix("x-"), name.utf8.count <= 64, name.utf8.count > 2,
-                name.unicodeScalars.allSatisfy({
-                    $0.isASCII
-                        && (("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
-                            || tchars.unicodeScalars.contains($0))
-                })
+                name.utf8.allSatisfy(APIRequest.isTokenByte)
             else {
                 throw .invalidArgument(
                     "\(field): a header name must be an HTTP token of at most 64 characters starting with x-",

@@ -149,8 +149,6 @@ struct FastInvocation: Equatable {
     ]
 
     static let flagNames: Set<String> = ["--json", "--verbose", "--no-cache", "--plaintext-cache", "--force-refresh"]
-    /// The options every command takes, before or after its name.
-    static let globalNames: Set<String> = Set(settingOptions.keys).union([
-        "--json", "--verbose", "--no-cache", "--plaintext-cache", "--profile", "--config",
-    ])
+    /// The options every command takes, before or after its name (`NativeAuthCommand.reordered` moves the same).
+    static let globalNames = NativeAuthCommand.globalFlags.union(NativeAuthCommand.globalOptions)
 }

@@ -14,21 +14,14 @@ from typing import Dict, Iterator, List, Optional
 
 import pytest
 
+from cli_support import native_command
 from emulator_protocol import Emulator
 from keyring_session import SecretServiceSession, have_keyring_tools
 
-ROOT = pathlib.Path(__file__).resolve().parents[3]
 ANN, ANN_PW = "ann@contoso.com", "Demo-Passw0rd!"
 NO_KEYRING_C = pathlib.Path(__file__).with_name("no_keyring.c")
 
 pytestmark = pytest.mark.skipif(not have_keyring_tools(), reason="dbus-daemon, gnome-keyring, secret-tool, keyctl")
-
-
-def command() -> str:
-    path = os.environ.get("NATIVEAUTH_CLI") or str(ROOT / ".build" / "release" / "nativeauth-cli")
-    if not os.access(path, os.X_OK):
-        pytest.fail(f"the nativeauth command is not built: {path} (make cli)")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +63,7 @@ class Run:
 
     def __call__(self, *args: str, input: Optional[str] = None, prefix: Optional[List[str]] = None,
                  timeout: float = 60) -> "subprocess.CompletedProcess[str]":
-        r = subprocess.run([*(prefix or []), command(), *args], input=input, capture_output=True, text=True,
+        r = subprocess.run([*(prefix or []), native_command(), *args], input=input, capture_output=True, text=True,
                            env=self.env, timeout=timeout)
         self.outputs += [r.stdout, r.stderr]
         return r

@@ -37,7 +37,8 @@
  *   is recycled only under a new 40-bit generation). Finding the client takes no lock.
  *
  * Threads.  A na_client may be used from many threads at once; calls block the calling thread, with bounded
- *   timeouts. na_client_free() may be called while other threads are inside calls on the same client: a call
+ *   timeouts (or are started, returning at once, with na_start: see "Asynchronous calls" at the end).
+ *   na_client_free() may be called while other threads are inside calls on the same client: a call
  *   waiting (for a refresh another call or process is making, for a flow's redirect or approval) stops waiting and
  *   answers NA_ESTATE "cancelled"; the others finish normally, and the client is released after the last of them
  *   returns. A call made from inside a log or browser callback that needs what its own thread holds (a token
@@ -183,6 +184,8 @@ typedef struct na_client na_client;
  *                           sign-in. Without "path": $XDG_CACHE_HOME/nativeauth/token_cache.json, else
  *                           $HOME/.cache/nativeauth/token_cache.json. See "The file cache" below.
  *     "log_level": "off",                       optional: off (default), error, warning, info, verbose
+ *     "async_workers": 4,                       optional, 1..64, default NA_ASYNC_WORKERS: the most threads that run
+ *                                               this client's started operations at once (na_start)
  *     "ca_bundle": "/etc/ssl/certs/ca-certificates.crt"
  *                        -- optional CA file used to verify servers. Precedence: this setting, then the
  *                           SSL_CERT_FILE environment variable, then CURL_CA_BUNDLE, then libcurl's default.
@@ -261,7 +264,8 @@ typedef struct na_client na_client;
 int na_client_new(const char *config_json, na_client **out_client, char **out_error_json);
 
 /* Frees a client and everything it holds (tokens are wiped). NULL-safe; freeing twice is detected and ignored.
- * Calls still running on other threads stop waiting and answer "cancelled" (see Threads above). */
+ * Calls still running on other threads stop waiting and answer "cancelled" (see Threads above). Started
+ * operations are cancelled and their done functions have all run when it returns (see "Asynchronous calls"). */
 void na_client_free(na_client *client);
 
 /* Describes a client: its effective configuration.
@@ -588,6 +592,88 @@ typedef void (*na_log_fn)(int level, const char *message, const char *correlatio
  * be freed. Returns NA_OK, NA_EINVAL (bad handle or level), or NA_ESTATE when called from inside this client's own
  * log callback (nothing is changed; waiting for itself would never end). */
 int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void *user_data);
+
+/* ---- Asynchronous calls ---------------------------------------------------------------------------------- */
+/*
+ * Every blocking operation above can be started instead of called, for programs built around an event loop (GLib,
+ * Qt, libuv, asyncio, Go): the call returns at once and a completion function receives exactly the document the
+ * blocking call would have returned.
+ *
+ *   call             the operation's name without "na_": "client_info", "sign_in", "sign_up", "reset_password",
+ *                    "flow_submit", "sign_in_interactive", "sign_in_device_code", "get_access_token", "call_api",
+ *                    "get_account", "get_accounts", "sign_out"
+ *   request_json     as for the blocking call (copied: it may be freed as soon as na_start returns)
+ *   done             called exactly once for every operation na_start accepted — with the blocking call's return
+ *                    code and document, or NA_ESTATE "cancelled" — whatever happens meanwhile (na_op_cancel,
+ *                    na_op_free, na_client_free). result_json is never NULL and is valid only during the call (the
+ *                    library wipes and frees it afterwards; copy what you keep). done may call any function of the
+ *                    library, on this client too (start more calls, free its own operation, free the client).
+ *   op_out           may be NULL (no handle: the call cannot be cancelled). Otherwise receives the operation's
+ *                    handle before the operation can run, so done may already see it set. An na_op is opaque and
+ *                    not an address, like na_client: a freed one is detected (NA_EINVAL), never dereferenced.
+ *
+ * Where done runs.  By default on one of the client's worker threads: operations run on a pool of at most
+ *   "async_workers" threads per client (na_client_new; 1..64, default NA_ASYNC_WORKERS), started when needed and
+ *   ended after 10 idle seconds; operations beyond that wait in start order. A started sign-in waiting for a
+ *   browser or a device-code approval holds one worker while it waits. Once the program asked for the client's
+ *   event fd (na_client_event_fd), every done not yet run — of operations started before or after — runs only
+ *   inside na_client_dispatch, on the thread that calls it, in completion order: operations still run on the
+ *   workers, but none of the program's code does. The log and browser callbacks are called on the worker running
+ *   the operation, as from a blocking call.
+ *
+ * Cancelling.  na_op_cancel ends the operation's wait promptly — the HTTP request in flight (aborted), a refresh
+ *   another call or process is making, a browser redirect, a device-code approval, a poll — or takes it out of the
+ *   queue. It answers NA_OK when the operation will end with NA_ESTATE "cancelled": a sign-in cancelled this way
+ *   stored nothing (as with a flow's "cancel"; a sign-in whose tokens were already stored, and a sign-out or a
+ *   flow cancel already running, are past cancelling: NA_ESTATE, and done gets the real result). A flow stays
+ *   as the blocking call would leave it on that error: a step whose request was aborted keeps its flow (retry
+ *   it, as after a network error); a cancelled wait (browser, device code, password-reset poll) ends the flow. A
+ *   call_api whose request already reached the API may have had its effect there. done still runs, once, after
+ *   na_op_cancel returns (on a worker, or in na_client_dispatch).
+ *
+ * Freeing.  na_client_free cancels every operation of the client still queued or running, waits for them to end,
+ *   and has every done not yet run called before it returns — on the freeing thread for operations that had not
+ *   started and in event-fd mode, else on their worker. So after na_client_free returns, no done of that client
+ *   runs again and every user_data may be freed. (Called from inside a done of that client, it waits for the
+ *   others but not for the done it is called from.) Do not call it while holding a lock that a done of that
+ *   client takes.
+ */
+#define NA_ASYNC_WORKERS 4
+
+typedef struct na_op na_op;
+
+/* A completion function. rc: NA_OK or an NA_E* code; result_json: the result or error document (valid during the
+ * call only); user_data: as given to na_start. */
+typedef void (*na_done_fn)(int rc, const char *result_json, void *user_data);
+
+/* Starts an operation (see above). Returns NA_OK (done will run exactly once), or — done will never run —
+ * NA_EINVAL (client NULL or not live, call NULL or not one of the names above, done NULL) or NA_ENOMEM. Errors of
+ * the request document (invalid JSON, a missing field) are the operation's result, given to done. */
+int na_start(na_client *client, const char *call, const char *request_json, na_done_fn done, void *user_data,
+             na_op **op_out);
+
+/* Asks the operation to end with "cancelled" (see Cancelling above). Does not wait. Returns NA_OK (done will receive
+ * NA_ESTATE "cancelled"), NA_ESTATE (too late: it ended, or is past cancelling; done gets or got its real result),
+ * or NA_EINVAL (op NULL or freed). */
+int na_op_cancel(na_op *op);
+
+/* Releases an operation's handle: the operation goes on (unless cancelled) and done still runs exactly once. NULL-
+ * safe; freeing twice is detected and ignored. Free every handle na_start gave you, before or after its done. */
+void na_op_free(na_op *op);
+
+/* Gives the client's event fd, switching the client to running every done inside na_client_dispatch (see Where
+ * done runs; there is no way back). The fd is readable while completions wait; it belongs to the library (never
+ * read, write or close it; it is closed by na_client_free) and is the same for every call. Add it to the program's
+ * loop — g_unix_fd_add, QSocketNotifier, uv_poll_start, asyncio's add_reader, epoll — and call
+ * na_client_dispatch when it is readable. Returns NA_OK, NA_EINVAL (client not live, fd_out NULL), or NA_EINTERNAL
+ * (the system refused an eventfd). */
+int na_client_event_fd(na_client *client, int *fd_out);
+
+/* Runs the completions waiting on the client (each done, in completion order) on the calling thread, and returns
+ * how many ran (0 when none waited: it never blocks), or NA_EINVAL for a client that is not live. Completions that
+ * arrive while it runs are left for the next call (the fd is readable again). May be called from any thread, also
+ * before the event fd was asked for (nothing waits then). */
+int na_client_dispatch(na_client *client);
 
 #ifdef __cplusplus
 }

@@ -64,7 +64,7 @@ let package = Package(
             name: "NativeAuthCABI",
             dependencies: [
                 "NativeAuthCore", "NativeAuthCache", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthNet",
-                "NativeAuthKeyring", "CNativeAuthHeader",
+                "NativeAuthKeyring", "CNativeAuthHeader", "CLinux",
             ],
             exclude: ["nativeauth.map"]
         ),
@@ -141,7 +141,10 @@ let package = Package(
         // The library's flows through the C ABI, against the emulator executable in its own process.
         .testTarget(
             name: "NativeAuthFlowTests",
-            dependencies: ["NativeAuthCABI", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthNet", "NativeAuthCrypto"]
+            dependencies: [
+                "NativeAuthCABI", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthNet", "NativeAuthCrypto",
+                "NativeAuthTestSupport",
+            ]
         ),
         .testTarget(
             name: "NativeAuthEmulatorTests",

@@ -273,7 +273,8 @@ void na_client_free(na_client *client);
  * result: {"v":1,"version":"0.1.0","config":{"authority":…,"client_id":…,"challenge_types":["oob","password",
  *          "redirect"],"capabilities":[…],"client_capabilities":[…],"connect_timeout_ms":…,
  *          "request_timeout_ms":…,"retry_after_max_s":…,
- *          "cache":{"type":"memory"},"log_level":…,"ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default",
+ *          "cache":{"type":"memory"},"log_level":…,"async_workers":…,
+ *          "ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default",
  *          "ca_bundle":…?,"authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,
  *          "browser_command":…?}}
  * A file cache reports {"type":"file","path":…,"encrypted":bool,"problem"?:"<code of the last failure>"} (never

@@ -18,6 +18,14 @@ static struct {
     CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
     struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
     void (*slist_free_all)(struct curl_slist *);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_cleanup)(CURLM *);
+    CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_perform)(CURLM *, int *);
+    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
+    CURLMcode (*multi_wakeup)(CURLM *);
+    CURLMsg *(*multi_info_read)(CURLM *, int *);
 } fn;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -51,6 +59,14 @@ static void load(void) {
     SYM(easy_getinfo, "curl_easy_getinfo");
     SYM(slist_append, "curl_slist_append");
     SYM(slist_free_all, "curl_slist_free_all");
+    SYM(multi_init, "curl_multi_init");
+    SYM(multi_cleanup, "curl_multi_cleanup");
+    SYM(multi_add_handle, "curl_multi_add_handle");
+    SYM(multi_remove_handle, "curl_multi_remove_handle");
+    SYM(multi_perform, "curl_multi_perform");
+    SYM(multi_poll, "curl_multi_poll");        /* libcurl 7.66 */
+    SYM(multi_wakeup, "curl_multi_wakeup");    /* libcurl 7.68 */
+    SYM(multi_info_read, "curl_multi_info_read");
 #undef SYM
     if (fn.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         snprintf(error, sizeof error, "libcurl could not be initialised");
@@ -108,4 +124,33 @@ CURLcode ccurl_getinfo_long(CURL *h, CURLINFO info, long *value) {
 }
 CURLcode ccurl_getinfo_off(CURL *h, CURLINFO info, curl_off_t *value) {
     return ccurl_load() == 0 ? fn.easy_getinfo(h, info, value) : CURLE_FAILED_INIT;
+}
+
+CURLM *ccurl_multi_init(void) { return ccurl_load() == 0 ? fn.multi_init() : NULL; }
+void ccurl_multi_cleanup(CURLM *m) { if (m && ccurl_load() == 0) fn.multi_cleanup(m); }
+CURLMcode ccurl_multi_add_handle(CURLM *m, CURL *h) {
+    return ccurl_load() == 0 ? fn.multi_add_handle(m, h) : CURLM_INTERNAL_ERROR;
+}
+CURLMcode ccurl_multi_remove_handle(CURLM *m, CURL *h) {
+    return ccurl_load() == 0 ? fn.multi_remove_handle(m, h) : CURLM_INTERNAL_ERROR;
+}
+CURLMcode ccurl_multi_perform(CURLM *m, int *running) {
+    return ccurl_load() == 0 ? fn.multi_perform(m, running) : CURLM_INTERNAL_ERROR;
+}
+CURLMcode ccurl_multi_poll(CURLM *m, int timeout_ms) {
+    return ccurl_load() == 0 ? fn.multi_poll(m, NULL, 0, timeout_ms, NULL) : CURLM_INTERNAL_ERROR;
+}
+CURLMcode ccurl_multi_wakeup(CURLM *m) { return ccurl_load() == 0 ? fn.multi_wakeup(m) : CURLM_INTERNAL_ERROR; }
+
+int ccurl_multi_result(CURLM *m, CURL *h, CURLcode *result) {
+    if (ccurl_load() != 0) return 0;
+    int left = 0;
+    CURLMsg *msg;
+    while ((msg = fn.multi_info_read(m, &left)) != NULL) {
+        if (msg->msg == CURLMSG_DONE && msg->easy_handle == h) {
+            *result = msg->data.result;
+            return 1;
+        }
+    }
+    return 0;
 }

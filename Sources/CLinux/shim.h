@@ -2,10 +2,14 @@
  * macros over unions). Header-only; prefix nashim_. */
 #include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* eventfd(2), non-blocking and close-on-exec: the event fd of a client's started calls. -1 with errno. */
+static inline int nashim_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 
 /* pidfd_open(2) (Linux 5.3): a file descriptor that refers to process pid itself, not to whichever process has that
  * number later. -1 with errno (ENOSYS on older kernels). */

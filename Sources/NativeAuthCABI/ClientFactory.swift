@@ -93,6 +93,7 @@ enum ClientFactory {
             "request_timeout_ms": .int(Int64(c.requestTimeoutMs)),
             "retry_after_max_s": .int(Int64(c.retryAfterMaxSeconds)),
             "log_level": .string(c.logLevel.name),
+            "async_workers": .int(Int64(c.asyncWorkers)),
             "ca_bundle_source": .string(c.caBundleSource),
             "cache": ["type": "memory"],
         ]

@@ -41,7 +41,7 @@ public func na_client_new(
         guard let outClient else { throw .invalidArgument("out_client is NULL") }
         outClient.pointee = nil
         let client = try ClientFactory.make(decodeDocument(config, name: "config_json", nullIsEmpty: false))
-        guard let handle = handles.insert(client) else {
+        guard let handle = handles.insert(ClientBox(client)) else {
             throw NativeAuthError(.internal, "too many live clients (1,048,576)")
         }
         return handle
@@ -58,8 +58,12 @@ public func na_client_new(
 
 @_cdecl("na_client_free")
 public func na_client_free(_ handle: OpaquePointer?) {
-    // Calls still running on other threads stop waiting (answering "cancelled"), then the handle goes.
-    _ = handles.withClient(handle) { c in c.close() }
+    // Calls still running on other threads stop waiting (answering "cancelled"); started calls are cancelled and
+    // their done functions run; then the handle goes.
+    _ = handles.withObject(handle) { box in
+        box.client.close()
+        box.calls.shutdown()
+    }
     handles.remove(handle)
 }
 
@@ -260,4 +264,61 @@ public func na_parse_www_authenticate(_ header: UnsafePointer<CChar>?, _ out: Ou
     boundary(out) { () throws(NativeAuthError) -> Answer in
         .document(Encode.wwwAuthenticate(try Decode.wwwAuthenticate(header)))
     }
+}
+
+// MARK: - Started calls
+
+@_cdecl("na_start")
+public func na_start(
+    _ handle: OpaquePointer?,
+    _ call: UnsafePointer<CChar>?,
+    _ request: UnsafePointer<CChar>?,
+    _ done: NADoneFunction?,
+    _ userData: UnsafeMutableRawPointer?,
+    _ opOut: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
+    opOut?.pointee = nil
+    guard let handle, let call, let done, strnlen(call, 64) < 64,
+        let export = StartableCall.export(named: String(cString: call))
+    else { return NAStatus.invalidArgument.rawValue }
+    let status = handles.withObject(handle) { box -> NAStatus in
+        box.calls.start(export: export, client: handle, request: request, done: done, userData: userData, opOut: opOut)
+    }
+    return (status ?? .invalidArgument).rawValue
+}
+
+@_cdecl("na_op_cancel")
+public func na_op_cancel(_ op: OpaquePointer?) -> Int32 {
+    let cancelled = startedCalls.withObject(op) { call in call.pool.cancel(call) }
+    switch cancelled {
+    case true?: return NAStatus.ok.rawValue
+    case false?: return NAStatus.state.rawValue
+    case nil: return NAStatus.invalidArgument.rawValue
+    }
+}
+
+@_cdecl("na_op_free")
+public func na_op_free(_ op: OpaquePointer?) {
+    startedCalls.remove(op)
+}
+
+@_cdecl("na_client_event_fd")
+public func na_client_event_fd(_ handle: OpaquePointer?, _ fdOut: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let fdOut else { return NAStatus.invalidArgument.rawValue }
+    let fd = handles.withObject(handle) { box in box.calls.eventDescriptor() }
+    switch fd {
+    case let fd??:
+        fdOut.pointee = fd
+        return NAStatus.ok.rawValue
+    case .some(nil): return NAStatus.internal.rawValue
+    case nil: return NAStatus.invalidArgument.rawValue
+    }
+}
+
+@_cdecl("na_client_dispatch")
+public func na_client_dispatch(_ handle: OpaquePointer?) -> Int32 {
+    guard let ran = handles.withObject(handle, { box in box.calls.dispatch() }) else {
+        return NAStatus.invalidArgument.rawValue
+    }
+    return Int32(clamping: ran)
 }

@@ -1,7 +1,7 @@
 import NativeAuthCore
 import Synchronization
 
-/// Client handles without a process-wide lock on any call's path.
+/// Handles (of clients, and of started calls) without a process-wide lock on any call's path.
 ///
 /// A handle is not a pointer: it is `generation << 20 | slot`, a number no allocator will ever hand out as an address
 /// for a live client. Each slot has one atomic state word — `generation << 24 | active calls << 1 | live` — so:
@@ -12,20 +12,21 @@ import Synchronization
 /// - `na_client_free` clears the live bit; the client is released by whoever brings the slot to "not live, no
 ///   calls" — the free itself, or the last call still running on another thread.
 /// Allocating and recycling slots (client creation and destruction) take a mutex; calls never do.
-final class HandleTable: @unchecked Sendable {  // all shared state is atomic, or guarded by `allocation`
-    static let slotBits = 20
-    static let chunkSize = 4096
-    static let maxChunks = (1 << slotBits) / chunkSize
+final class HandleTable<Object: AnyObject & Sendable>: @unchecked Sendable {  // all shared state is atomic, or guarded by `allocation`
+    // (Computed: a generic class cannot have static stored properties; each folds to a constant.)
+    static var slotBits: Int { 20 }
+    static var chunkSize: Int { 4096 }
+    static var maxChunks: Int { (1 << slotBits) / chunkSize }
 
-    private static let liveBit: UInt64 = 1
-    private static let callUnit: UInt64 = 2
-    private static let callMask: UInt64 = 0x00FF_FFFE
-    private static let generationShift: UInt64 = 24
+    private static var liveBit: UInt64 { 1 }
+    private static var callUnit: UInt64 { 2 }
+    private static var callMask: UInt64 { 0x00FF_FFFE }
+    private static var generationShift: UInt64 { 24 }
 
     /// One slot: its state word and the (retained) client while live.
     private struct Slot: ~Copyable {
         let state: Atomic<UInt64>
-        let client: Atomic<UInt>  // bit pattern of an Unmanaged<NativeAuthClient>, +1 retained while set
+        let client: Atomic<UInt>  // bit pattern of an Unmanaged<Object>, +1 retained while set
     }
 
     /// Chunk directory: each entry is 0 or the address of `chunkSize` slots. Chunks are never freed.
@@ -55,7 +56,7 @@ final class HandleTable: @unchecked Sendable {  // all shared state is atomic, o
     }
 
     /// Registers a client; nil when the table is full (a million live clients).
-    func insert(_ client: NativeAuthClient) -> OpaquePointer? {
+    func insert(_ client: Object) -> OpaquePointer? {
         allocation.withLock { a -> OpaquePointer? in
             let index: Int
             if let reused = a.free.popLast() {
@@ -84,7 +85,7 @@ final class HandleTable: @unchecked Sendable {  // all shared state is atomic, o
 
     /// Runs `body` with the live client named by `handle` (counted in, so a concurrent free waits for it), or
     /// returns nil for a handle that is not live.
-    func withClient<R>(_ handle: OpaquePointer?, _ body: (NativeAuthClient) throws -> R) rethrows -> R? {
+    func withObject<R>(_ handle: OpaquePointer?, _ body: (Object) throws -> R) rethrows -> R? {
         guard let (index, generation) = Self.decode(handle), let s = slot(index) else { return nil }
         var state = s.pointee.state.load(ordering: .acquiring)
         while true {
@@ -103,7 +104,7 @@ final class HandleTable: @unchecked Sendable {  // all shared state is atomic, o
         guard let client = UnsafeRawPointer(bitPattern: s.pointee.client.load(ordering: .acquiring)) else {
             return nil
         }
-        return try Unmanaged<NativeAuthClient>.fromOpaque(client)._withUnsafeGuaranteedRef { try body($0) }
+        return try Unmanaged<Object>.fromOpaque(client)._withUnsafeGuaranteedRef { try body($0) }
     }
 
     private func leave(_ s: UnsafeMutablePointer<Slot>, _ index: Int) {
@@ -135,8 +136,25 @@ final class HandleTable: @unchecked Sendable {  // all shared state is atomic, o
         let wrapped = generation & ((1 << 40) - 1) == 0 ? 1 : generation & ((1 << 40) - 1)
         s.pointee.state.store(wrapped << Self.generationShift, ordering: .releasing)
         allocation.withLock { $0.free.append(index) }
-        if let p = UnsafeRawPointer(bitPattern: client) { Unmanaged<NativeAuthClient>.fromOpaque(p).release() }
+        if let p = UnsafeRawPointer(bitPattern: client) { Unmanaged<Object>.fromOpaque(p).release() }
     }
 }
 
-let handles = HandleTable()
+/// A live client and what the C ABI keeps beside it: the pool that runs its started calls.
+final class ClientBox: Sendable {
+    let client: NativeAuthClient
+    let calls: StartedCalls
+    init(_ client: NativeAuthClient) {
+        self.client = client
+        calls = StartedCalls(workers: client.configuration.asyncWorkers)
+    }
+}
+
+extension HandleTable where Object == ClientBox {
+    /// Runs `body` with the live client named by `handle`, or returns nil (see `withObject`).
+    func withClient<R>(_ handle: OpaquePointer?, _ body: (NativeAuthClient) throws -> R) rethrows -> R? {
+        try withObject(handle) { try body($0.client) }
+    }
+}
+
+let handles = HandleTable<ClientBox>()

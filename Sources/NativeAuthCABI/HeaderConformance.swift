@@ -55,4 +55,18 @@ private func exportsMatchTheHeader() {
     typealias Parse = (UnsafePointer<CChar>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
     let _: Parse = CNativeAuthHeader.na_parse_www_authenticate
     let _: Parse = NativeAuthCABI.na_parse_www_authenticate
+    typealias Start = (
+        OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, na_done_fn?, UnsafeMutableRawPointer?,
+        UnsafeMutablePointer<OpaquePointer?>?
+    ) -> Int32
+    let _: Start = CNativeAuthHeader.na_start
+    let _: Start = NativeAuthCABI.na_start
+    let _: (OpaquePointer?) -> Int32 = CNativeAuthHeader.na_op_cancel
+    let _: (OpaquePointer?) -> Int32 = NativeAuthCABI.na_op_cancel
+    let _: (OpaquePointer?) -> Void = CNativeAuthHeader.na_op_free
+    let _: (OpaquePointer?) -> Void = NativeAuthCABI.na_op_free
+    let _: (OpaquePointer?, UnsafeMutablePointer<Int32>?) -> Int32 = CNativeAuthHeader.na_client_event_fd
+    let _: (OpaquePointer?, UnsafeMutablePointer<Int32>?) -> Int32 = NativeAuthCABI.na_client_event_fd
+    let _: (OpaquePointer?) -> Int32 = CNativeAuthHeader.na_client_dispatch
+    let _: (OpaquePointer?) -> Int32 = NativeAuthCABI.na_client_dispatch
 }

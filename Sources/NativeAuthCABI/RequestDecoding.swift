@@ -339,7 +339,8 @@ extension Decode {
             cache: try cache(m.optionalObject("cache"), defaultPath: defaultCachePath),
             logLevel: try Validate.logLevel(m.optionalString("log_level")),
             caBundle: ca.path,
-            caBundleSource: ca.source
+            caBundleSource: ca.source,
+            asyncWorkers: Int(try m.optionalInt("async_workers", in: 1...64) ?? 4)
         )
     }
 

@@ -91,6 +91,8 @@ public struct ClientConfiguration: Sendable {
     /// The CA bundle in force and where it came from ("config", "SSL_CERT_FILE", "CURL_CA_BUNDLE" or "default").
     public var caBundle: String?
     public var caBundleSource: String
+    /// The most threads running this client's started calls at once (`na_start`).
+    public var asyncWorkers: Int
 
     public init(
         authority: Authority,
@@ -109,7 +111,8 @@ public struct ClientConfiguration: Sendable {
         cache: CacheSetting = .memory,
         logLevel: LogLevel = .off,
         caBundle: String? = nil,
-        caBundleSource: String = "default"
+        caBundleSource: String = "default",
+        asyncWorkers: Int = 4
     ) {
         self.authority = authority
         self.clientID = clientID
@@ -128,6 +131,7 @@ public struct ClientConfiguration: Sendable {
         self.logLevel = logLevel
         self.caBundle = caBundle
         self.caBundleSource = caBundleSource
+        self.asyncWorkers = asyncWorkers
     }
 
     /// The redirect URI of browser sign-ins: the configured one, else `http://localhost` (Entra) or

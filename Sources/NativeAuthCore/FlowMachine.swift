@@ -186,6 +186,9 @@ extension NativeAuthError {
     var isTransient: Bool {
         switch code {
         case .network, .timeout, .tls, .server, .throttled: return true
+        // A started call cancelled before its request reached the server or while it was on the wire: as after a
+        // broken connection, the step can be taken again.
+        case .cancelled: return byCallCancel
         default: return false
         }
     }

@@ -185,6 +185,8 @@ enum Flow: Sendable {
 struct SignInAdmission: Sendable {
     var signOutEpoch: UInt64
     var fence: FlowFence?
+    /// The started call this step runs in (`na_start`), whose cancel is ordered with the storing too.
+    var call: CallCancellation? = nil
 }
 
 /// What a flow needs to take a step: the server (its requests carry the flow's correlation id), the token service
@@ -223,7 +225,11 @@ struct FlowContext: Sendable {
             browser: browser
         )
         c.isCancelled = isCancelled
-        c.epoch = SignInAdmission(signOutEpoch: tokens.cache.signOutEpoch, fence: fence)
+        c.epoch = SignInAdmission(
+            signOutEpoch: tokens.cache.signOutEpoch,
+            fence: fence,
+            call: CallCancellation.current
+        )
         return c
     }
 

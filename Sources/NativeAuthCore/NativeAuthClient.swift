@@ -57,7 +57,7 @@ public final class NativeAuthClient: Sendable {
             cache: try TokenCache(store: store),
             clock: clock,
             logger: logger,
-            isCancelled: { closing.isSet }
+            isCancelled: { closing.isSet || CallCancellation.currentIsCancelled }
         )
         browsers = BrowserSlot(system: systemBrowser)
         context = FlowContext(
@@ -174,8 +174,13 @@ public final class NativeAuthClient: Sendable {
     ) throws(NativeAuthError) -> FlowResult {
         let id = try correlation(chosen)
         let closing = self.closing
+        let call = CallCancellation.current
         let driver = FlowDriver(
-            ctx: context.with(correlationID: id, requestHeaders: headers, isCancelled: { closing.isSet })
+            ctx: context.with(
+                correlationID: id,
+                requestHeaders: headers,
+                isCancelled: { closing.isSet || call?.isCancelled == true }
+            )
         )
         switch driver.run(flow, .start) {
         case .answered(let status, let next):
@@ -198,12 +203,13 @@ public final class NativeAuthClient: Sendable {
         let (flow, correlationID, headers, fence) = try flows.checkout(id, now: clock.now())
         let flows = self.flows
         let closing = self.closing
+        let call = CallCancellation.current
         let driver = FlowDriver(
             ctx: context.with(
                 correlationID: correlationID,
                 requestHeaders: headers,
                 fence: fence,
-                isCancelled: { flows.isCancelled(id) || closing.isSet }
+                isCancelled: { flows.isCancelled(id) || closing.isSet || call?.isCancelled == true }
             )
         )
         switch driver.run(flow, .action(action)) {
@@ -232,6 +238,7 @@ public final class NativeAuthClient: Sendable {
     /// Throws `flow_invalid` when the flow had already signed the user in (a cancel that lost the race with the
     /// step completing it, or came later): nothing was cancelled, and the app should treat the user as signed in.
     public func cancel(flow id: FlowID) throws(NativeAuthError) {
+        try Self.pastCancelling()
         try flows.cancel(id, now: clock.now())
     }
 
@@ -273,6 +280,7 @@ public final class NativeAuthClient: Sendable {
     /// with `browser` `.system` it is opened too, through a one-time URL on 127.0.0.1 (`EndSessionHandoff`: the
     /// call waits up to 10 s for the browser to fetch it).
     public func signOut(_ request: SignOutRequest) throws(NativeAuthError) -> SignOutResult {
+        try Self.pastCancelling()
         var result = SignOutResult(removed: [], endSessionURL: nil, browserOpened: false)
         do { result.removed = try tokens.signOut(request.account, all: request.all) } catch {
             guard error.category == .storage, let removed = error.accounts else { throw error }
@@ -354,6 +362,15 @@ public final class NativeAuthClient: Sendable {
         } catch {
             throw NativeAuthError(error)
         }
+    }
+}
+
+extension NativeAuthClient {
+    /// A step that cannot be taken back once begun (a sign-out, a flow's cancel): a started call running it is past
+    /// cancelling from here on — or, cancelled already, ends now.
+    static func pastCancelling() throws(NativeAuthError) {
+        guard let call = CallCancellation.current, !call.commitNow() else { return }
+        throw .callCancelled("The call was cancelled before it began.")
     }
 }
 

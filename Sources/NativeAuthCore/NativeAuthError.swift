@@ -237,6 +237,9 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
     public var claims: String?
     /// `browser_unavailable`: the authorization URL the app should show.
     public var authorizationURL: String?
+    /// `cancelled` because the started call itself was cancelled (`na_op_cancel`) before or during a request, as
+    /// opposed to a flow's cancel, the client being freed or a sign-out: the server gave no verdict on the step.
+    public var byCallCancel = false
 
     public init(
         _ code: Code,
@@ -259,6 +262,13 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    /// The error of a started call that was cancelled (`CallCancellation`).
+    public static func callCancelled(_ message: String = "The call was cancelled.") -> NativeAuthError {
+        var e = NativeAuthError(.cancelled, message)
+        e.byCallCancel = true
+        return e
+    }
     public var category: Category { code.category }
 
     public static func invalidArgument(_ message: String, field: String? = nil) -> NativeAuthError {

@@ -594,11 +594,11 @@ struct ServerAPI: Sendable {
                 )
                 let nothingSent = error.kind == .connect || error.kind == .connectTimeout
                 if attempt == 1 && (nothingSent || (resendable && (error.kind == .network || error.kind == .timeout))) {
-                    clock.sleep(0.5)
+                    pause(0.5)
                     continue
                 }
                 var e = NativeAuthError(error)
-                e.server = ServerErrorDetails(correlationID: correlationID)
+                if error.kind != .cancelled { e.server = ServerErrorDetails(correlationID: correlationID) }
                 throw e
             }
             let ms = Int((clock.now() - started) * 1000)
@@ -629,14 +629,24 @@ struct ServerAPI: Sendable {
                     "\(name): waiting \(Int(wait.rounded(.up))) s (Retry-After)",
                     correlationID: correlationID
                 )
-                clock.sleep(wait)
+                pause(wait)
                 continue
             }
             if attempt == 1 && (response.status >= 500 || (resendable && response.status == 429)) {
-                clock.sleep(0.5)
+                pause(0.5)
                 continue
             }
             return response
+        }
+    }
+
+    /// Waits before a retry, in slices that end early when the started call is cancelled (its retry is then
+    /// refused by the transport before anything is sent).
+    private func pause(_ seconds: Double) {
+        var left = seconds
+        while left > 0 && !CallCancellation.currentIsCancelled {
+            clock.sleep(min(left, 0.05))
+            left -= 0.05
         }
     }
 

@@ -165,8 +165,13 @@ final class TokenService: Sendable {
         let store = { () throws(NativeAuthError) -> Bool in
             try self.storeSignIn(account, token, r, requestedScopes, admission)
         }
+        let fenced = { () throws(NativeAuthError) -> Bool in
+            if let fence = admission.fence { return try fence.commit(store) }
+            return try store()
+        }
+        // A started call's cancel and the flow's are both ordered with the storing (CallCancellation, FlowFence).
         let stored: Bool
-        if let fence = admission.fence { stored = try fence.commit(store) } else { stored = try store() }
+        if let call = admission.call { stored = try call.commit(fenced) } else { stored = try fenced() }
         // A notice of a cache file set aside (its key was lost) is moot once the user signed in again.
         if stored { _ = cache.takeNotice() }
         guard stored else {

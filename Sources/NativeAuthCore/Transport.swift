@@ -40,6 +40,7 @@ extension NativeAuthError {
         case .responseTooLarge: self.init(.server, e.message)
         case .internal: self.init(.internal, e.message)
         case .connect, .network: self.init(.network, e.message)
+        case .cancelled: self = .callCancelled(e.message)
         }
     }
 }

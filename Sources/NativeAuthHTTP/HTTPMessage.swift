@@ -82,6 +82,8 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
         case network
         /// libcurl could not allocate or set up the transfer.
         case `internal`
+        /// The started call the request belonged to was cancelled: the request was not sent, or was aborted.
+        case cancelled
     }
 
     public let kind: Kind

@@ -1,17 +1,54 @@
 internal import CCurl
 internal import Glibc
+internal import NativeAuthCore
 internal import NativeAuthCrypto
 public import NativeAuthHTTP
 import Synchronization
 
-/// One CURL easy handle. A handle keeps its own connection cache, so reusing it reuses connections.
+/// One CURL easy handle and the multi handle it is driven by. The multi handle keeps the connection cache, so
+/// reusing the pair reuses connections; driving the transfer ourselves (rather than curl_easy_perform) lets a cancel
+/// from another thread interrupt the wait at once (curl_multi_wakeup).
 private final class EasyHandle {
     let pointer: UnsafeMutableRawPointer
+    let multi: UnsafeMutableRawPointer
     init?() {
         guard let h = ccurl_easy_init() else { return nil }
+        guard let m = ccurl_multi_init() else {
+            ccurl_easy_cleanup(h)
+            return nil
+        }
         pointer = h
+        multi = m
     }
-    deinit { ccurl_easy_cleanup(pointer) }
+    deinit {
+        ccurl_multi_cleanup(multi)
+        ccurl_easy_cleanup(pointer)
+    }
+
+    /// Runs the configured transfer to its end, or until the started call running on this thread is cancelled
+    /// (then nothing is sent, or the transfer is abandoned: `cancelled`).
+    func transfer() -> CURLcode? {
+        let call = CallCancellation.current
+        if call?.isCancelled == true { return nil }
+        guard ccurl_multi_add_handle(multi, pointer) == CURLM_OK else { return CURLE_FAILED_INIT }
+        defer { _ = ccurl_multi_remove_handle(multi, pointer) }
+        let m = UInt(bitPattern: multi)
+        let waker = call?.addWaker {
+            if let p = UnsafeMutableRawPointer(bitPattern: m) { _ = ccurl_multi_wakeup(p) }
+        }
+        // Removed before the multi handle can go away: a waker never runs after removeWaker returned.
+        defer { if let call, let waker { call.removeWaker(waker) } }
+        while true {
+            var running: Int32 = 0
+            guard ccurl_multi_perform(multi, &running) == CURLM_OK else { return CURLE_FAILED_INIT }
+            if running == 0 { break }
+            if call?.isCancelled == true { return nil }
+            guard ccurl_multi_poll(multi, 1000) == CURLM_OK else { return CURLE_FAILED_INIT }
+            if call?.isCancelled == true { return nil }
+        }
+        var result = CURLE_OK
+        return ccurl_multi_result(multi, pointer, &result) == 1 ? result : CURLE_FAILED_INIT
+    }
 }
 
 /// Collects one response; the C callbacks reach it through an unretained pointer during `curl_easy_perform`.
@@ -188,10 +225,10 @@ public final class CurlHTTPClient: Sendable {
         guard !method.isEmpty, method.utf8.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
             throw HTTPError(.invalidURL, "invalid HTTP method")
         }
-        let rc: CURLcode = withExtendedLifetime(sink) {
-            request.body.withUnsafeBytes { body -> CURLcode in
+        let rc: CURLcode? = withExtendedLifetime(sink) {
+            request.body.withUnsafeBytes { body -> CURLcode? in
                 let source = BodySource(body)
-                return withExtendedLifetime(source) { () -> CURLcode in
+                return withExtendedLifetime(source) { () -> CURLcode? in
                     switch method {
                     case "GET" where body.isEmpty:
                         set(ccurl_setopt_long(h, CURLOPT_HTTPGET, 1))
@@ -207,7 +244,7 @@ public final class CurlHTTPClient: Sendable {
                         }
                     }
                     guard ok else { return CURLE_FAILED_INIT }
-                    return ccurl_easy_perform(h)
+                    return easy.transfer()
                 }
             }
         }
@@ -217,6 +254,7 @@ public final class CurlHTTPClient: Sendable {
         _ = ccurl_setopt_ptr(h, CURLOPT_HEADERDATA, nil)
         _ = ccurl_setopt_ptr(h, CURLOPT_READDATA, nil)
 
+        guard let rc else { throw HTTPError(.cancelled, "the request to \(url.host) was cancelled") }
         guard rc == CURLE_OK else {
             // Whether any byte of the request went out (on a reused connection there is no connect time to go by).
             var requestBytes = 0

@@ -49,7 +49,7 @@ private final class Harness: @unchecked Sendable {
             transport: transport,
             clock: clock
         )
-        handle = handles.insert(client)
+        handle = handles.insert(ClientBox(client))
     }
 
     deinit { na_client_free(handle) }

@@ -21,7 +21,7 @@ import Testing
             transport.on("/oauth2/v2.0/token", { _, _ in json(tokenResponse("api://a/read", at: "AT1", rt: "RT1")) })
             let config = ClientConfiguration(authority: try Authority("https://contoso.ciamlogin.com"), clientID: "c1")
             let client = try NativeAuthClient(configuration: config, transport: transport, clock: FakeClock())
-            handle = handles.insert(client)
+            handle = handles.insert(ClientBox(client))
         }
 
         deinit { na_client_free(handle) }

@@ -128,13 +128,24 @@ final class ABIClient: @unchecked Sendable {
     /// Every output document this client produced (for the secrets test).
     let outputs = Mutex<[String]>([])
 
-    init(_ emu: EmulatorProcess, _ extra: [String: JSONValue] = [:]) throws {
+    convenience init(_ emu: EmulatorProcess, _ extra: [String: JSONValue] = [:]) throws {
         var config: [String: JSONValue] = [
             "v": 1, "authority": .string(emu.authority), "client_id": .string(emu.clientID),
             "capabilities": ["mfa_required", "registration_required"],
         ]
         if let ca = emu.caFile { config["ca_bundle"] = .string(ca) }
         for (k, v) in extra { config[k] = v }
+        try self.init(config: config)
+    }
+
+    /// A client of another server (a test's own), with the emulator's client id.
+    convenience init(authority: String, _ extra: [String: JSONValue] = [:]) throws {
+        var config: [String: JSONValue] = ["authority": .string(authority), "client_id": "c1"]
+        for (k, v) in extra { config[k] = v }
+        try self.init(config: config)
+    }
+
+    init(config: [String: JSONValue]) throws {
         var h: OpaquePointer? = nil
         var err: UnsafeMutablePointer<CChar>? = nil
         let rc = na_client_new(JSONValue.object(config).serialized(), &h, &err)

@@ -32,4 +32,15 @@ CURLcode ccurl_setopt_datacb(CURL *h, CURLoption opt, ccurl_data_cb cb);
 CURLcode ccurl_getinfo_long(CURL *h, CURLINFO info, long *value);
 CURLcode ccurl_getinfo_off(CURL *h, CURLINFO info, curl_off_t *value);
 
+/* The multi interface, for a transfer that another thread can interrupt (curl_multi_wakeup is thread-safe). */
+CURLM *ccurl_multi_init(void);
+void ccurl_multi_cleanup(CURLM *m);
+CURLMcode ccurl_multi_add_handle(CURLM *m, CURL *h);
+CURLMcode ccurl_multi_remove_handle(CURLM *m, CURL *h);
+CURLMcode ccurl_multi_perform(CURLM *m, int *running);
+CURLMcode ccurl_multi_poll(CURLM *m, int timeout_ms);
+CURLMcode ccurl_multi_wakeup(CURLM *m);
+/* The result of the finished transfer of `h` in `m` (curl_multi_info_read): 1 and *result set when it finished. */
+int ccurl_multi_result(CURLM *m, CURL *h, CURLcode *result);
+
 #endif

@@ -165,7 +165,7 @@ final class FuzzClient {
                 logger: Logger(level: .verbose, sink: logSink)
             )
         else { finding("a client could not be built") }
-        guard let h = handles.insert(client) else { finding("the handle table is full") }
+        guard let h = handles.insert(ClientBox(client)) else { finding("the handle table is full") }
         handle = h
     }
 

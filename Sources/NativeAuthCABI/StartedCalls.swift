@@ -1,0 +1,463 @@
+// Started calls (na_start): a blocking export run on a worker thread of the client's pool, its answer handed to the
+// host's completion function — on the worker, or, once the host asked for the event fd, inside na_client_dispatch on
+// the host's thread. The core knows nothing of this: a started call is the blocking call on another thread, with a
+// CallCancellation made current there.
+internal import CLinux
+internal import Glibc
+import NativeAuthCore
+import NativeAuthJSON
+
+/// The host's completion function.
+public typealias NADoneFunction = @convention(c) (Int32, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
+
+/// A blocking export, as a started call runs it.
+typealias BlockingExport = (OpaquePointer?, UnsafePointer<CChar>?, OutString?) -> Int32
+
+/// The exports that can be started, by the name `na_start` takes (the export's name without `na_`).
+enum StartableCall {
+    static func export(named name: String) -> BlockingExport? {
+        switch name {
+        case "client_info": return na_client_info
+        case "sign_in": return na_sign_in
+        case "sign_up": return na_sign_up
+        case "reset_password": return na_reset_password
+        case "flow_submit": return na_flow_submit
+        case "sign_in_interactive": return na_sign_in_interactive
+        case "sign_in_device_code": return na_sign_in_device_code
+        case "get_access_token": return na_get_access_token
+        case "call_api": return na_call_api
+        case "get_account": return na_get_account
+        case "get_accounts": return na_get_accounts
+        case "sign_out": return na_sign_out
+        default: return nil
+        }
+    }
+}
+
+/// One started call: what to run, the host's completion, and the answer once there is one.
+/// Handles of started calls (`na_op`), detected when freed like client handles.
+let startedCalls = HandleTable<StartedCall>()
+
+final class StartedCall: @unchecked Sendable {  // mutable state is guarded by the owning pool's mutex
+    enum Phase { case queued, running, finished, delivering, delivered }
+
+    let export: BlockingExport
+    let client: OpaquePointer
+    let pool: StartedCalls
+    /// A copy of the request (it may hold a password): wiped and freed once the call ran or was cancelled.
+    var request: UnsafeMutablePointer<CChar>?
+    let done: NADoneFunction
+    let userData: UnsafeMutableRawPointer?
+    let cancellation = CallCancellation()
+    var phase = Phase.queued
+    var status: Int32 = 0
+    var result: UnsafeMutablePointer<CChar>?
+
+    init(
+        export: @escaping BlockingExport,
+        client: OpaquePointer,
+        pool: StartedCalls,
+        request: UnsafeMutablePointer<CChar>?,
+        done: NADoneFunction,
+        userData: UnsafeMutableRawPointer?
+    ) {
+        self.export = export
+        self.client = client
+        self.pool = pool
+        self.request = request
+        self.done = done
+        self.userData = userData
+    }
+
+    /// Copies a request document for a call that runs later (at most one byte past the size limit, so the call
+    /// still refuses an oversized one); nil when `text` is NULL. `false` when memory ran out.
+    static func copy(_ text: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>?? {
+        guard let text else { return .some(nil) }
+        let n = strnlen(text, maxRequestBytes + 1)
+        guard let p = malloc(n + 1)?.assumingMemoryBound(to: CChar.self) else { return nil }
+        memcpy(p, text, n)
+        p[n] = 0
+        return .some(p)
+    }
+
+    /// Wipes and frees the request copy.
+    func dropRequest() {
+        if let r = request {
+            wipeMemory(r, strlen(r))
+            free(r)
+            request = nil
+        }
+    }
+
+    /// Runs the export on this thread with the call's cancellation current, and keeps its answer — or, when the
+    /// call was cancelled (before it ran, or before it finished), the `cancelled` error instead.
+    func run() {
+        var out: UnsafeMutablePointer<CChar>? = nil
+        let rc = CallCancellation.with(cancellation) { export(client, request, &out) }
+        dropRequest()
+        // From here a cancel is too late — unless it came first, and then the answer is "cancelled" whatever it was.
+        if cancellation.commitNow() {
+            status = rc
+            result = out
+        } else {
+            na_string_free(out)
+            setCancelled()
+        }
+    }
+
+    func setCancelled() {
+        let error = NativeAuthError.callCancelled("The call was cancelled.")
+        var out: UnsafeMutablePointer<CChar>? = nil
+        status = emit(Encode.error(error), to: &out) ? NAStatus(error).rawValue : NAStatus.noMemory.rawValue
+        result = out
+    }
+
+    /// Calls the host's completion with the answer, then wipes and frees it.
+    func deliver() {
+        let r = result
+        result = nil
+        if let r {
+            done(status, r, userData)
+        } else {
+            done(NAStatus.noMemory.rawValue, outOfMemoryPointer, userData)
+        }
+        na_string_free(r)
+    }
+}
+
+/// A client's started calls: the queue, the worker pool (at most `maxWorkers` threads, started on demand, ending
+/// after `idleSeconds` without work), and — in event-fd mode — the completions waiting for `na_client_dispatch`.
+final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mutex`
+    static let idleSeconds = 10.0
+
+    let maxWorkers: Int
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let cond: UnsafeMutablePointer<pthread_cond_t>
+    private var queue: [StartedCall] = []
+    private var head = 0
+    /// Calls whose done has not run yet (queued, running, waiting for delivery, or being delivered).
+    private var pending: [ObjectIdentifier: StartedCall] = [:]
+    /// Cancelled before a worker took them: delivered next, by any worker (or one started for them).
+    private var cancelledEarly: [StartedCall] = []
+    private var completions: [StartedCall] = []
+    private var workers = 0
+    private var idle = 0
+    private var closing = false
+    private var eventFD: Int32 = -1
+    /// Threads inside a started call's export or done of this pool, and how deep: a na_client_free from there does
+    /// not wait for what its own thread is doing.
+    private var busyThreads: [UInt: Int] = [:]
+
+    init(workers: Int) {
+        maxWorkers = max(1, workers)
+        mutex = .allocate(capacity: 1)
+        cond = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(cond, nil)
+    }
+
+    deinit {
+        if eventFD >= 0 { Glibc.close(eventFD) }
+        pthread_cond_destroy(cond)
+        pthread_mutex_destroy(mutex)
+        cond.deallocate()
+        mutex.deallocate()
+    }
+
+    private func locked<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    private static var thisThread: UInt { UInt(pthread_self()) }
+
+    // MARK: - Starting and cancelling
+
+    /// `na_start` on this client: copies the request, registers the call's handle (before it can run), queues it.
+    func start(
+        export: @escaping BlockingExport,
+        client: OpaquePointer,
+        request: UnsafePointer<CChar>?,
+        done: NADoneFunction,
+        userData: UnsafeMutableRawPointer?,
+        opOut: UnsafeMutablePointer<OpaquePointer?>?
+    ) -> NAStatus {
+        guard let copy = StartedCall.copy(request) else { return .noMemory }
+        let call = StartedCall(
+            export: export,
+            client: client,
+            pool: self,
+            request: copy,
+            done: done,
+            userData: userData
+        )
+        var op: OpaquePointer? = nil
+        if let opOut {
+            guard let h = startedCalls.insert(call) else {
+                call.dropRequest()
+                return .noMemory
+            }
+            op = h
+            opOut.pointee = h
+        }
+        switch enqueue(call) {
+        case .ok: return .ok
+        case let refused:
+            startedCalls.remove(op)
+            opOut?.pointee = nil
+            call.dropRequest()
+            return refused
+        }
+    }
+
+    /// Queues `call`, starting a worker when none is idle and the pool is not full. `invalidArgument` (nothing
+    /// queued) when the client is being freed, `noMemory` when no worker could be started at all.
+    private func enqueue(_ call: StartedCall) -> NAStatus {
+        var spawn = false
+        let accepted = locked { () -> Bool in
+            guard !closing else { return false }
+            pending[ObjectIdentifier(call)] = call
+            queue.append(call)
+            if idle > 0 {
+                pthread_cond_signal(cond)
+            } else if workers < maxWorkers {
+                workers += 1
+                spawn = true
+            }
+            return true
+        }
+        guard accepted else { return .invalidArgument }
+        if spawn && !spawnWorker() {
+            let stranded = locked { () -> Bool in
+                workers -= 1
+                guard workers == 0, let i = queue[head...].firstIndex(where: { $0 === call }) else { return false }
+                queue.remove(at: i)
+                pending.removeValue(forKey: ObjectIdentifier(call))
+                return true
+            }
+            if stranded { return .noMemory }
+        }
+        return .ok
+    }
+
+    /// `na_op_cancel`: true when the call will end `cancelled`. A call still queued leaves the queue and is
+    /// delivered next.
+    func cancel(_ call: StartedCall) -> Bool {
+        guard call.cancellation.cancel() else { return false }
+        var spawn = false
+        locked {
+            guard call.phase == .queued, let i = queue[head...].firstIndex(where: { $0 === call }) else { return }
+            queue.remove(at: i)
+            call.dropRequest()
+            call.setCancelled()
+            call.phase = .finished
+            if eventFD >= 0 {
+                enqueueCompletion(call)
+            } else {
+                cancelledEarly.append(call)
+                if idle > 0 {
+                    pthread_cond_signal(cond)
+                } else {
+                    // Every worker is busy (perhaps waiting for a browser): one more thread delivers it now.
+                    workers += 1
+                    spawn = true
+                }
+            }
+        }
+        if spawn && !spawnWorker() { locked { workers -= 1 } }
+        return true
+    }
+
+    // MARK: - Workers
+
+    private func spawnWorker() -> Bool {
+        var attr = pthread_attr_t()
+        pthread_attr_init(&attr)
+        defer { pthread_attr_destroy(&attr) }
+        pthread_attr_setdetachstate(&attr, Int32(PTHREAD_CREATE_DETACHED))
+        var thread = pthread_t()
+        let me = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(
+            &thread,
+            &attr,
+            { p in
+                guard let p else { return nil }
+                Unmanaged<StartedCalls>.fromOpaque(p).takeRetainedValue().work()
+                return nil
+            },
+            me
+        )
+        if rc != 0 { Unmanaged<StartedCalls>.fromOpaque(me).release() }
+        return rc == 0
+    }
+
+    /// A worker: delivers early cancels, runs queued calls, and ends when idle too long or the client is freed.
+    private func work() {
+        pthread_mutex_lock(mutex)
+        while true {
+            if !cancelledEarly.isEmpty {
+                let call = cancelledEarly.removeFirst()
+                call.phase = .delivering
+                busyThreads[Self.thisThread, default: 0] += 1
+                pthread_mutex_unlock(mutex)
+                call.deliver()
+                pthread_mutex_lock(mutex)
+                delivered(call)
+                continue
+            }
+            if head < queue.count {
+                let call = queue[head]
+                head += 1
+                if head > 64 && head * 2 > queue.count {
+                    queue.removeFirst(head)
+                    head = 0
+                }
+                call.phase = .running
+                busyThreads[Self.thisThread, default: 0] += 1
+                pthread_mutex_unlock(mutex)
+                call.run()
+                pthread_mutex_lock(mutex)
+                call.phase = .finished
+                if eventFD >= 0 {
+                    leaveBusy()
+                    enqueueCompletion(call)
+                } else {
+                    call.phase = .delivering
+                    pthread_mutex_unlock(mutex)
+                    call.deliver()
+                    pthread_mutex_lock(mutex)
+                    delivered(call)
+                }
+                continue
+            }
+            if closing { break }
+            idle += 1
+            let deadline = now() + Self.idleSeconds
+            var ts = timespec(tv_sec: Int(deadline), tv_nsec: Int((deadline - Double(Int(deadline))) * 1e9))
+            let rc = pthread_cond_timedwait(cond, mutex, &ts)
+            idle -= 1
+            if rc == ETIMEDOUT && head >= queue.count && cancelledEarly.isEmpty { break }
+        }
+        workers -= 1
+        pthread_cond_broadcast(cond)
+        pthread_mutex_unlock(mutex)
+    }
+
+    private func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// With the mutex held: this thread is no longer inside a call or done of this pool (one level).
+    private func leaveBusy() {
+        let t = Self.thisThread
+        let depth = (busyThreads[t] ?? 1) - 1
+        if depth <= 0 { busyThreads.removeValue(forKey: t) } else { busyThreads[t] = depth }
+    }
+
+    /// With the mutex held: `call`'s done has run.
+    private func delivered(_ call: StartedCall) {
+        call.phase = .delivered
+        pending.removeValue(forKey: ObjectIdentifier(call))
+        leaveBusy()
+        pthread_cond_broadcast(cond)
+    }
+
+    // MARK: - The event fd
+
+    /// With the mutex held: queues a finished call for `na_client_dispatch` and makes the fd readable.
+    private func enqueueCompletion(_ call: StartedCall) {
+        completions.append(call)
+        var one: UInt64 = 1
+        _ = write(eventFD, &one, 8)
+        pthread_cond_broadcast(cond)  // a na_client_free waiting on this thread delivers it
+    }
+
+    /// `na_client_event_fd`: the fd (made on first use), switching the pool to event-fd mode; nil when the system
+    /// refused an eventfd.
+    func eventDescriptor() -> Int32? {
+        locked { () -> Int32? in
+            if eventFD < 0 {
+                let fd = nashim_eventfd()
+                guard fd >= 0 else { return nil }
+                eventFD = fd
+            }
+            return eventFD
+        }
+    }
+
+    /// `na_client_dispatch`: runs the completions waiting now on this thread; returns how many ran.
+    func dispatch() -> Int {
+        let batch = locked { () -> [StartedCall] in
+            guard eventFD >= 0 else { return [] }
+            var counter: UInt64 = 0
+            _ = read(eventFD, &counter, 8)  // cleared first: a completion queued from now on sets it again
+            let batch = completions
+            completions.removeAll()
+            for call in batch {
+                call.phase = .delivering
+                busyThreads[Self.thisThread, default: 0] += 1
+            }
+            return batch
+        }
+        for call in batch {
+            call.deliver()
+            locked { delivered(call) }
+        }
+        return batch.count
+    }
+
+    // MARK: - Closing
+
+    /// `na_client_free`: refuses new calls, cancels every pending one, and returns once every done has run (those
+    /// of calls that had not started, and in event-fd mode all of them, on this thread) — except what this thread is
+    /// itself inside (a done, or a callback of a running call, that freed the client).
+    func shutdown() {
+        let pendingNow = locked { () -> [StartedCall] in
+            closing = true
+            pthread_cond_broadcast(cond)
+            return Array(pending.values)
+        }
+        for call in pendingNow { _ = call.cancellation.cancel() }
+        pthread_mutex_lock(mutex)
+        // Calls no worker took: cancelled here, delivered below like completions.
+        while head < queue.count {
+            let call = queue[head]
+            head += 1
+            call.dropRequest()
+            call.setCancelled()
+            call.phase = .finished
+            completions.append(call)
+        }
+        queue.removeAll()
+        head = 0
+        completions.append(contentsOf: cancelledEarly)
+        cancelledEarly.removeAll()
+        let own = busyThreads[Self.thisThread] ?? 0
+        while pending.count > own {
+            if !completions.isEmpty {
+                let batch = completions
+                completions.removeAll()
+                for call in batch {
+                    call.phase = .delivering
+                    busyThreads[Self.thisThread, default: 0] += 1
+                }
+                pthread_mutex_unlock(mutex)
+                for call in batch {
+                    call.deliver()
+                    locked { delivered(call) }
+                }
+                pthread_mutex_lock(mutex)
+                continue
+            }
+            pthread_cond_wait(cond, mutex)
+        }
+        if eventFD >= 0 && pending.isEmpty {
+            Glibc.close(eventFD)
+            eventFD = -1
+        }
+        pthread_mutex_unlock(mutex)
+    }
+}

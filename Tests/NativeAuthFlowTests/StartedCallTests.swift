@@ -1,0 +1,356 @@
+import Foundation
+import NativeAuthCABI
+import NativeAuthJSON
+import NativeAuthTestSupport
+import Synchronization
+import Testing
+
+/// One started call's completion, as the host's done function receives it.
+final class Completion: Sendable {
+    struct Answer: Sendable {
+        let rc: Int32
+        let doc: JSONValue
+        let text: String
+        let thread: UInt
+    }
+    private let state = Mutex<[Answer]>([])
+
+    var answers: [Answer] { state.withLock { $0 } }
+    var answer: Answer? { answers.first }
+
+    static let done: NADoneFunction = { rc, text, user in
+        guard let user else { return }
+        let me = Unmanaged<Completion>.fromOpaque(user).takeUnretainedValue()
+        let t = text.map { String(cString: $0) } ?? ""
+        let answer = Answer(rc: rc, doc: (try? JSONValue.parse(t)) ?? .null, text: t, thread: UInt(pthread_self()))
+        me.state.withLock { $0.append(answer) }
+    }
+
+    var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// Waits (polling, bounded) until done ran; the answer.
+    func wait(seconds: Double = 20) throws -> Answer {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let a = answer { return a }
+            usleep(1000)
+        }
+        throw TestFailure("done did not run within \(seconds) s")
+    }
+}
+
+extension ABIClient {
+    /// Starts `call` with `request`; the completion (kept alive by the caller) and the op handle.
+    func start(_ call: String, _ request: JSONValue, _ completion: Completion) -> (Int32, OpaquePointer?) {
+        var op: OpaquePointer? = nil
+        let rc = na_start(handle, call, request.serialized(), Completion.done, completion.userData, &op)
+        return (rc, op)
+    }
+}
+
+/// Polls `condition` until it holds or `seconds` pass.
+func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(2000)
+    }
+    return try condition()
+}
+
+/// The asynchronous C API (na_start, na_op_cancel, na_op_free, na_client_event_fd, na_client_dispatch) against the
+/// emulator and a server that answers late.
+@Suite(.serialized) struct StartedCallTests {
+    @Test func tutorialStartedOnWorkersGivesTheBlockingCallsDocuments() throws {
+        let emu = try EmulatorProcess()
+        let c = try ABIClient(emu)
+        let (todo, notes) = emu.apiScopes
+        let signIn = Completion()
+        let (rc, op) = c.start(
+            "sign_in",
+            ["username": .string(annEmail), "password": .string(annPassword), "scopes": [.string(todo)]],
+            signIn
+        )
+        #expect(rc == NA_OK && op != nil)
+        let a = try signIn.wait()
+        #expect(a.rc == NA_OK && a.doc["status"] == "signed_in", "\(a.doc)")
+        #expect(a.thread != UInt(pthread_self()))  // on a worker
+        #expect(na_op_cancel(op) == NA_ESTATE)  // finished: too late
+        na_op_free(op)
+        #expect(na_op_cancel(op) == NA_EINVAL)  // a freed op is detected
+        na_op_free(op)  // twice: ignored
+
+        // The same request started and called: the same document.
+        let token = Completion()
+        #expect(c.start("get_access_token", ["scopes": [.string(todo)]], token).0 == NA_OK)
+        let started = try token.wait()
+        var out: UnsafeMutablePointer<CChar>? = nil
+        let blockingRC = na_get_access_token(c.handle, JSONValue.object(["scopes": [.string(todo)]]).serialized(), &out)
+        #expect(started.rc == blockingRC && started.text == out.map { String(cString: $0) })
+        na_string_free(out)
+
+        let urls = emu.apiURLs
+        let api1 = Completion()
+        let api2 = Completion()
+        #expect(
+            na_start(
+                c.handle,
+                "call_api",
+                #"{"url":"\#(urls.todo)","scopes":["\#(todo)"]}"#,
+                Completion.done,
+                api1.userData,
+                nil
+            ) == NA_OK
+        )
+        #expect(
+            na_start(
+                c.handle,
+                "call_api",
+                #"{"url":"\#(urls.notes)","scopes":["\#(notes)"]}"#,
+                Completion.done,
+                api2.userData,
+                nil
+            ) == NA_OK
+        )
+        #expect(try api1.wait().doc["status"] == 200 && api2.wait().doc["body"]?["api"] == "Notes")
+
+        let bad = Completion()
+        #expect(c.start("get_access_token", .string("not an object"), bad).0 == NA_OK)
+        #expect(try bad.wait().doc.errorCode == "invalid_argument")  // a request error is the call's result
+
+        let out2 = Completion()
+        #expect(c.start("sign_out", [:], out2).0 == NA_OK)
+        #expect(try out2.wait().doc["was_signed_in"] == true)
+    }
+
+    @Test func startRefusesBadArgumentsAndDoneNeverRuns() throws {
+        let emu = try EmulatorProcess()
+        let c = try ABIClient(emu)
+        let never = Completion()
+        var op: OpaquePointer? = OpaquePointer(bitPattern: 1)
+        #expect(na_start(nil, "sign_in", "{}", Completion.done, never.userData, &op) == NA_EINVAL && op == nil)
+        #expect(na_start(c.handle, "nope", "{}", Completion.done, never.userData, &op) == NA_EINVAL)
+        #expect(na_start(c.handle, "parse_www_authenticate", "{}", Completion.done, never.userData, &op) == NA_EINVAL)
+        #expect(na_start(c.handle, nil, "{}", Completion.done, never.userData, &op) == NA_EINVAL)
+        #expect(na_start(c.handle, "sign_in", "{}", nil, never.userData, &op) == NA_EINVAL)
+        let long = String(repeating: "x", count: 100_000)
+        #expect(na_start(c.handle, long, "{}", Completion.done, never.userData, &op) == NA_EINVAL)
+        #expect(
+            na_start(OpaquePointer(bitPattern: 0x1234_5678), "sign_in", "{}", Completion.done, nil, &op) == NA_EINVAL
+        )
+        #expect(na_op_cancel(nil) == NA_EINVAL && na_op_cancel(OpaquePointer(bitPattern: 77)) == NA_EINVAL)
+        na_op_free(nil)
+        na_op_free(OpaquePointer(bitPattern: 77))
+        var fd: Int32 = -1
+        #expect(na_client_event_fd(nil, &fd) == NA_EINVAL && na_client_event_fd(c.handle, nil) == NA_EINVAL)
+        #expect(na_client_dispatch(nil) == NA_EINVAL && na_client_dispatch(c.handle) == 0)
+        #expect(never.answers.isEmpty)
+    }
+
+    @Test func eventFdRunsEveryDoneInsideDispatchOnTheCallersThread() throws {
+        let emu = try EmulatorProcess()
+        let c = try ABIClient(emu)
+        let (todo, _) = emu.apiScopes
+        #expect(
+            c.call(
+                na_sign_in,
+                [
+                    "username": .string(annEmail), "password": .string(annPassword),
+                    "scopes": [.string(todo)],
+                ]
+            ).rc == NA_OK
+        )
+        var fd: Int32 = -1
+        #expect(na_client_event_fd(c.handle, &fd) == NA_OK && fd >= 0)
+        var again: Int32 = -1
+        #expect(na_client_event_fd(c.handle, &again) == NA_OK && again == fd)
+        let completions = (0..<40).map { _ in Completion() }
+        for (i, done) in completions.enumerated() {
+            let call = i % 2 == 0 ? "get_access_token" : "get_account"
+            #expect(na_start(c.handle, call, #"{"scopes":["\#(todo)"]}"#, Completion.done, done.userData, nil) == NA_OK)
+        }
+        var ran = 0
+        let me = UInt(pthread_self())
+        let deadline = Date().addingTimeInterval(20)
+        while ran < 40 && Date() < deadline {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 1000) >= 0 else { break }
+            if p.revents & Int16(POLLIN) != 0 {
+                let n = na_client_dispatch(c.handle)
+                #expect(n >= 0)
+                ran += Int(n)
+            }
+        }
+        #expect(ran == 40)
+        for done in completions {
+            #expect(done.answers.count == 1 && done.answer?.thread == me && done.answer?.rc == NA_OK)
+        }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&p, 1, 0) == 0)  // drained: not readable
+        #expect(na_client_dispatch(c.handle) == 0)
+    }
+
+    /// A sign-in whose request the server answers late: cancelled while the request is on the wire, it ends at
+    /// once with "cancelled" and nothing is stored; the client keeps working.
+    @Test func cancelAbortsTheRequestOnTheWire() throws {
+        let arrived = Atomic<Int>(0)
+        let server = try TestHTTPServer { request in
+            if request.target.hasSuffix("/initiate") {
+                arrived.add(1, ordering: .relaxed)
+                return .reply(
+                    status: 200,
+                    headers: [("Content-Type", "application/json")],
+                    body: Array(#"{"continuation_token":"CT"}"#.utf8),
+                    delayMs: 8000
+                )
+            }
+            return .json(#"{"error":"invalid_request"}"#, status: 400)
+        }
+        defer { server.stop() }
+        let c = try ABIClient(authority: server.baseURL + "/contoso.onmicrosoft.com")
+        let done = Completion()
+        let (rc, op) = c.start("sign_in", ["username": "ann@contoso.com", "password": "pw"], done)
+        #expect(rc == NA_OK)
+        #expect(eventually { arrived.load(ordering: .relaxed) == 1 })
+        let t0 = Date()
+        #expect(na_op_cancel(op) == NA_OK)
+        let a = try done.wait()
+        #expect(Date().timeIntervalSince(t0) < 1.0)
+        #expect(a.rc == NA_ESTATE && a.doc.errorCode == "cancelled", "\(a.doc)")
+        #expect(!a.text.contains("pw"))
+        #expect(na_op_cancel(op) == NA_OK || na_op_cancel(op) == NA_ESTATE)
+        na_op_free(op)
+        #expect(c.call(na_get_accounts, [:]).doc["accounts"] == [])
+    }
+
+    /// With one worker busy, a queued call that is cancelled is answered at once, not after the busy one.
+    @Test func cancellingAQueuedCallAnswersAtOnce() throws {
+        let server = try TestHTTPServer { _ in
+            .reply(
+                status: 200,
+                headers: [("Content-Type", "application/json")],
+                body: Array(#"{"continuation_token":"CT"}"#.utf8),
+                delayMs: 8000
+            )
+        }
+        defer { server.stop() }
+        let c = try ABIClient(authority: server.baseURL + "/contoso.onmicrosoft.com", ["async_workers": 1])
+        let busy = Completion()
+        let queued = Completion()
+        let (_, busyOp) = c.start("sign_in", ["username": "ann@contoso.com", "password": "pw"], busy)
+        let (_, queuedOp) = c.start("get_accounts", [:], queued)
+        #expect(na_op_cancel(queuedOp) == NA_OK)
+        #expect(try queued.wait(seconds: 2).doc.errorCode == "cancelled")
+        #expect(busy.answers.isEmpty)
+        #expect(na_op_cancel(busyOp) == NA_OK)
+        #expect(try busy.wait(seconds: 2).doc.errorCode == "cancelled")
+        na_op_free(busyOp)
+        na_op_free(queuedOp)
+    }
+
+    /// Freeing the client with calls running and queued: every done has run, once, with "cancelled", when
+    /// na_client_free returns — in worker mode and in event-fd mode.
+    @Test(arguments: [false, true]) func freeingTheClientCompletesEveryCallOnce(eventFD: Bool) throws {
+        let server = try TestHTTPServer { _ in
+            .reply(
+                status: 200,
+                headers: [("Content-Type", "application/json")],
+                body: Array(#"{"continuation_token":"CT"}"#.utf8),
+                delayMs: 8000
+            )
+        }
+        defer { server.stop() }
+        var h: OpaquePointer? = nil
+        let config = #"{"authority":"\#(server.baseURL)/t","client_id":"c","async_workers":2}"#
+        #expect(na_client_new(config, &h, nil) == NA_OK)
+        if eventFD {
+            var fd: Int32 = -1
+            #expect(na_client_event_fd(h, &fd) == NA_OK)
+        }
+        let completions = (0..<6).map { _ in Completion() }
+        var ops: [OpaquePointer?] = []
+        for done in completions {
+            var op: OpaquePointer? = nil
+            #expect(
+                na_start(
+                    h,
+                    "sign_in",
+                    #"{"username":"a@b.c","password":"pw"}"#,
+                    Completion.done,
+                    done.userData,
+                    &op
+                ) == NA_OK
+            )
+            ops.append(op)
+        }
+        #expect(eventually { server.requests.count >= 2 })  // two running, four queued
+        let t0 = Date()
+        na_client_free(h)
+        #expect(Date().timeIntervalSince(t0) < 2.0)
+        for done in completions {
+            #expect(done.answers.count == 1 && done.answer?.doc.errorCode == "cancelled")
+        }
+        var op: OpaquePointer? = nil
+        #expect(na_start(h, "get_accounts", "{}", Completion.done, completions[0].userData, &op) == NA_EINVAL)
+        for op in ops { na_op_free(op) }
+        #expect(completions.allSatisfy { $0.answers.count == 1 })
+    }
+
+    /// A browser sign-in waiting for its redirect (the browser callback opened nothing) ends within a second of
+    /// its cancel, storing nothing.
+    @Test func cancelEndsABrowserWait() throws {
+        let emu = try EmulatorProcess()
+        let c = try ABIClient(emu)
+        #expect(na_client_set_browser_callback(c.handle, { _, _ in 0 }, nil) == NA_OK)
+        let done = Completion()
+        let (rc, op) = c.start("sign_in_interactive", ["scopes": ["openid"]], done)
+        #expect(rc == NA_OK)
+        #expect(try eventually { try emu.requests("/.well-known/openid-configuration").count >= 1 })
+        let t0 = Date()
+        #expect(na_op_cancel(op) == NA_OK)
+        let a = try done.wait()
+        #expect(Date().timeIntervalSince(t0) < 1.0)
+        #expect(a.doc.errorCode == "cancelled", "\(a.doc)")
+        na_op_free(op)
+        #expect(c.call(na_get_accounts, [:]).doc["accounts"] == [])
+    }
+
+    /// done may free its own op, start another call and free the client (on a worker, and inside dispatch).
+    @Test(arguments: [false, true]) func doneMayCallBackIntoTheLibrary(eventFD: Bool) throws {
+        let emu = try EmulatorProcess()
+        var h: OpaquePointer? = nil
+        let config = #"{"authority":"\#(emu.authority)","client_id":"\#(emu.clientID)"}"#
+        #expect(na_client_new(config, &h, nil) == NA_OK)
+        var fd: Int32 = -1
+        if eventFD { #expect(na_client_event_fd(h, &fd) == NA_OK) }
+        final class Chain: @unchecked Sendable {
+            var handle: OpaquePointer?
+            let second = Completion()
+            let finished = Atomic<Bool>(false)
+            init(_ h: OpaquePointer?) { handle = h }
+        }
+        let chain = Chain(h)
+        let first: NADoneFunction = { _, _, user in
+            guard let user else { return }
+            let chain = Unmanaged<Chain>.fromOpaque(user).takeUnretainedValue()
+            // Another call from inside done, then the client freed from inside done: the second call is
+            // cancelled or finished, and its done has run when na_client_free returns.
+            _ = na_start(chain.handle, "get_accounts", "{}", Completion.done, chain.second.userData, nil)
+            na_client_free(chain.handle)
+            chain.finished.store(true, ordering: .releasing)
+        }
+        #expect(na_start(h, "get_accounts", "{}", first, Unmanaged.passUnretained(chain).toOpaque(), nil) == NA_OK)
+        if eventFD {
+            #expect(
+                eventually {
+                    _ = na_client_dispatch(h)
+                    return chain.finished.load(ordering: .acquiring)
+                }
+            )
+        } else {
+            #expect(eventually { chain.finished.load(ordering: .acquiring) })
+        }
+        #expect(chain.second.answers.count == 1)
+        #expect(na_client_dispatch(h) == NA_EINVAL)
+    }
+}

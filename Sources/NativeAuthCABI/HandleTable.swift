@@ -12,7 +12,8 @@ import Synchronization
 /// - `na_client_free` clears the live bit; the client is released by whoever brings the slot to "not live, no
 ///   calls" — the free itself, or the last call still running on another thread.
 /// Allocating and recycling slots (client creation and destruction) take a mutex; calls never do.
-final class HandleTable<Object: AnyObject & Sendable>: @unchecked Sendable {  // all shared state is atomic, or guarded by `allocation`
+/// (@unchecked Sendable: all shared state is atomic, or guarded by `allocation`.)
+final class HandleTable<Object: AnyObject & Sendable>: @unchecked Sendable {
     // (Computed: a generic class cannot have static stored properties; each folds to a constant.)
     static var slotBits: Int { 20 }
     static var chunkSize: Int { 4096 }

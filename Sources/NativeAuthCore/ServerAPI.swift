@@ -643,10 +643,12 @@ struct ServerAPI: Sendable {
     /// Waits before a retry, in slices that end early when the started call is cancelled (its retry is then
     /// refused by the transport before anything is sent).
     private func pause(_ seconds: Double) {
+        guard let call = CallCancellation.current else { return clock.sleep(seconds) }
         var left = seconds
-        while left > 0 && !CallCancellation.currentIsCancelled {
-            clock.sleep(min(left, 0.05))
-            left -= 0.05
+        while left > 1e-9 && !call.isCancelled {
+            let slice = min(left, 0.05)
+            clock.sleep(slice)
+            left -= slice
         }
     }
 

@@ -28,12 +28,12 @@ final class Completion: Sendable {
 
     var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
-    /// Waits (polling, bounded) until done ran; the answer.
-    func wait(seconds: Double = 20) throws -> Answer {
+    /// Waits (polling, bounded; yielding the test's thread to others) until done ran; the answer.
+    func wait(seconds: Double = 20) async throws -> Answer {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if let a = answer { return a }
-            usleep(1000)
+            try await Task.sleep(nanoseconds: 1_000_000)
         }
         throw TestFailure("done did not run within \(seconds) s")
     }
@@ -48,12 +48,13 @@ extension ABIClient {
     }
 }
 
-/// Polls `condition` until it holds or `seconds` pass.
-func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows -> Bool {
+/// Polls `condition` until it holds or `seconds` pass. Async, so that a waiting test does not hold one of the few
+/// threads of Swift's cooperative pool, which the in-process emulator of other suites needs.
+func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) async throws -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if try condition() { return true }
-        usleep(2000)
+        try await Task.sleep(nanoseconds: 2_000_000)
     }
     return try condition()
 }
@@ -61,7 +62,7 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
 /// The asynchronous C API (na_start, na_op_cancel, na_op_free, na_client_event_fd, na_client_dispatch) against the
 /// emulator and a server that answers late.
 @Suite(.serialized) struct StartedCallTests {
-    @Test func tutorialStartedOnWorkersGivesTheBlockingCallsDocuments() throws {
+    @Test func tutorialStartedOnWorkersGivesTheBlockingCallsDocuments() async throws {
         let emu = try EmulatorProcess()
         let c = try ABIClient(emu)
         let (todo, notes) = emu.apiScopes
@@ -72,7 +73,7 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
             signIn
         )
         #expect(rc == NA_OK && op != nil)
-        let a = try signIn.wait()
+        let a = try await signIn.wait()
         #expect(a.rc == NA_OK && a.doc["status"] == "signed_in", "\(a.doc)")
         #expect(a.thread != UInt(pthread_self()))  // on a worker
         #expect(na_op_cancel(op) == NA_ESTATE)  // finished: too late
@@ -83,7 +84,7 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
         // The same request started and called: the same document.
         let token = Completion()
         #expect(c.start("get_access_token", ["scopes": [.string(todo)]], token).0 == NA_OK)
-        let started = try token.wait()
+        let started = try await token.wait()
         var out: UnsafeMutablePointer<CChar>? = nil
         let blockingRC = na_get_access_token(c.handle, JSONValue.object(["scopes": [.string(todo)]]).serialized(), &out)
         #expect(started.rc == blockingRC && started.text == out.map { String(cString: $0) })
@@ -112,18 +113,19 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
                 nil
             ) == NA_OK
         )
-        #expect(try api1.wait().doc["status"] == 200 && api2.wait().doc["body"]?["api"] == "Notes")
+        let (r1, r2) = (try await api1.wait(), try await api2.wait())
+        #expect(r1.doc["status"] == 200 && r2.doc["body"]?["api"] == "Notes")
 
         let bad = Completion()
         #expect(c.start("get_access_token", .string("not an object"), bad).0 == NA_OK)
-        #expect(try bad.wait().doc.errorCode == "invalid_argument")  // a request error is the call's result
+        #expect(try await bad.wait().doc.errorCode == "invalid_argument")  // a request error is the call's result
 
         let out2 = Completion()
         #expect(c.start("sign_out", [:], out2).0 == NA_OK)
-        #expect(try out2.wait().doc["was_signed_in"] == true)
+        #expect(try await out2.wait().doc["was_signed_in"] == true)
     }
 
-    @Test func startRefusesBadArgumentsAndDoneNeverRuns() throws {
+    @Test func startRefusesBadArgumentsAndDoneNeverRuns() async throws {
         let emu = try EmulatorProcess()
         let c = try ABIClient(emu)
         let never = Completion()
@@ -147,7 +149,7 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
         #expect(never.answers.isEmpty)
     }
 
-    @Test func eventFdRunsEveryDoneInsideDispatchOnTheCallersThread() throws {
+    @Test func eventFdRunsEveryDoneInsideDispatchOnTheCallersThread() async throws {
         let emu = try EmulatorProcess()
         let c = try ABIClient(emu)
         let (todo, _) = emu.apiScopes
@@ -192,7 +194,7 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
 
     /// A sign-in whose request the server answers late: cancelled while the request is on the wire, it ends at
     /// once with "cancelled" and nothing is stored; the client keeps working.
-    @Test func cancelAbortsTheRequestOnTheWire() throws {
+    @Test func cancelAbortsTheRequestOnTheWire() async throws {
         let arrived = Atomic<Int>(0)
         let server = try TestHTTPServer { request in
             if request.target.hasSuffix("/initiate") {
@@ -211,10 +213,10 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
         let done = Completion()
         let (rc, op) = c.start("sign_in", ["username": "ann@contoso.com", "password": "pw"], done)
         #expect(rc == NA_OK)
-        #expect(eventually { arrived.load(ordering: .relaxed) == 1 })
+        #expect(try await eventually { arrived.load(ordering: .relaxed) == 1 })
         let t0 = Date()
         #expect(na_op_cancel(op) == NA_OK)
-        let a = try done.wait()
+        let a = try await done.wait()
         #expect(Date().timeIntervalSince(t0) < 1.0)
         #expect(a.rc == NA_ESTATE && a.doc.errorCode == "cancelled", "\(a.doc)")
         #expect(!a.text.contains("pw"))
@@ -224,7 +226,7 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
     }
 
     /// With one worker busy, a queued call that is cancelled is answered at once, not after the busy one.
-    @Test func cancellingAQueuedCallAnswersAtOnce() throws {
+    @Test func cancellingAQueuedCallAnswersAtOnce() async throws {
         let server = try TestHTTPServer { _ in
             .reply(
                 status: 200,
@@ -240,17 +242,17 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
         let (_, busyOp) = c.start("sign_in", ["username": "ann@contoso.com", "password": "pw"], busy)
         let (_, queuedOp) = c.start("get_accounts", [:], queued)
         #expect(na_op_cancel(queuedOp) == NA_OK)
-        #expect(try queued.wait(seconds: 2).doc.errorCode == "cancelled")
+        #expect(try await queued.wait(seconds: 2).doc.errorCode == "cancelled")
         #expect(busy.answers.isEmpty)
         #expect(na_op_cancel(busyOp) == NA_OK)
-        #expect(try busy.wait(seconds: 2).doc.errorCode == "cancelled")
+        #expect(try await busy.wait(seconds: 2).doc.errorCode == "cancelled")
         na_op_free(busyOp)
         na_op_free(queuedOp)
     }
 
     /// Freeing the client with calls running and queued: every done has run, once, with "cancelled", when
     /// na_client_free returns — in worker mode and in event-fd mode.
-    @Test(arguments: [false, true]) func freeingTheClientCompletesEveryCallOnce(eventFD: Bool) throws {
+    @Test(arguments: [false, true]) func freeingTheClientCompletesEveryCallOnce(eventFD: Bool) async throws {
         let server = try TestHTTPServer { _ in
             .reply(
                 status: 200,
@@ -283,7 +285,7 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
             )
             ops.append(op)
         }
-        #expect(eventually { server.requests.count >= 2 })  // two running, four queued
+        #expect(try await eventually { server.requests.count >= 2 })  // two running, four queued
         let t0 = Date()
         na_client_free(h)
         #expect(Date().timeIntervalSince(t0) < 2.0)
@@ -298,17 +300,17 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
 
     /// A browser sign-in waiting for its redirect (the browser callback opened nothing) ends within a second of
     /// its cancel, storing nothing.
-    @Test func cancelEndsABrowserWait() throws {
+    @Test func cancelEndsABrowserWait() async throws {
         let emu = try EmulatorProcess()
         let c = try ABIClient(emu)
         #expect(na_client_set_browser_callback(c.handle, { _, _ in 0 }, nil) == NA_OK)
         let done = Completion()
         let (rc, op) = c.start("sign_in_interactive", ["scopes": ["openid"]], done)
         #expect(rc == NA_OK)
-        #expect(try eventually { try emu.requests("/.well-known/openid-configuration").count >= 1 })
+        #expect(try await eventually { try emu.requests("/.well-known/openid-configuration").count >= 1 })
         let t0 = Date()
         #expect(na_op_cancel(op) == NA_OK)
-        let a = try done.wait()
+        let a = try await done.wait()
         #expect(Date().timeIntervalSince(t0) < 1.0)
         #expect(a.doc.errorCode == "cancelled", "\(a.doc)")
         na_op_free(op)
@@ -316,7 +318,7 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
     }
 
     /// done may free its own op, start another call and free the client (on a worker, and inside dispatch).
-    @Test(arguments: [false, true]) func doneMayCallBackIntoTheLibrary(eventFD: Bool) throws {
+    @Test(arguments: [false, true]) func doneMayCallBackIntoTheLibrary(eventFD: Bool) async throws {
         let emu = try EmulatorProcess()
         var h: OpaquePointer? = nil
         let config = #"{"authority":"\#(emu.authority)","client_id":"\#(emu.clientID)"}"#
@@ -342,13 +344,13 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) rethrows
         #expect(na_start(h, "get_accounts", "{}", first, Unmanaged.passUnretained(chain).toOpaque(), nil) == NA_OK)
         if eventFD {
             #expect(
-                eventually {
+                try await eventually {
                     _ = na_client_dispatch(h)
                     return chain.finished.load(ordering: .acquiring)
                 }
             )
         } else {
-            #expect(eventually { chain.finished.load(ordering: .acquiring) })
+            #expect(try await eventually { chain.finished.load(ordering: .acquiring) })
         }
         #expect(chain.second.answers.count == 1)
         #expect(na_client_dispatch(h) == NA_EINVAL)

@@ -10,8 +10,10 @@
  * for a fresh cache file the cache-hit row signs in with). The same file is also parsed and serialised by jansson
  * alone — NativeAuthJSON's parser — for the comparison that explains the cache's own scanner (UnifiedCache.swift). */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <dlfcn.h>
 #include <jansson.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,11 @@ static int (*na_client_new)(const char *, void **, char **);
 static void (*na_client_free)(void *);
 static void (*na_string_free)(char *);
 static op_fn na_sign_in, na_get_access_token, na_sign_out;
+typedef void (*done_fn)(int, const char *, void *);
+static int (*na_start)(void *, const char *, const char *, done_fn, void *, void **);
+static void (*na_op_free)(void *);
+static int (*na_client_event_fd)(void *, int *);
+static int (*na_client_dispatch)(void *);
 
 static double now_ns(void) {
     struct timespec t;
@@ -63,6 +70,85 @@ static void *worker_main(void *arg) {
     struct worker *w = arg;
     cached_calls(w->client, w->lat, w->n);
     return NULL;
+}
+
+/* ---- Started calls: what na_start adds to a cached token, and 1,000 at once ---------------------------------- */
+
+static pthread_mutex_t started_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t started_cond = PTHREAD_COND_INITIALIZER;
+static long started_done;
+static int started_failed;
+
+static void on_started(int rc, const char *result, void *user) {
+    (void)result;
+    (void)user;
+    pthread_mutex_lock(&started_lock);
+    if (rc != 0) started_failed++;
+    started_done++;
+    pthread_cond_signal(&started_cond);
+    pthread_mutex_unlock(&started_lock);
+}
+
+static void wait_started(long n) {
+    pthread_mutex_lock(&started_lock);
+    while (started_done < n) pthread_cond_wait(&started_cond, &started_lock);
+    pthread_mutex_unlock(&started_lock);
+}
+
+static int thread_count(void) {
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    if (!d) return -1;
+    while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void report_latency(const char *name, double *lat, size_t n, double wall_ns, int threads);
+
+/* Round trips of one started cached-token call at a time: done on a worker (woken through a condition variable,
+ * as a host thread waiting for it would be), then through the event fd (poll + na_client_dispatch on this thread). */
+static void started_rows(void *client, double *lat, size_t n) {
+    size_t i;
+    int fd = -1;
+    double t0 = now_ns();
+    for (i = 0; i < n; i++) {
+        long target = started_done + 1;
+        double s = now_ns();
+        if (na_start(client, "get_access_token", token_request, on_started, NULL, NULL) != 0) exit(1);
+        wait_started(target);
+        lat[i] = now_ns() - s;
+    }
+    report_latency("started_worker", lat, n, now_ns() - t0, 1);
+    if (na_client_event_fd(client, &fd) != 0) exit(1);  /* for good: this client's completions now wait for us */
+    t0 = now_ns();
+    for (i = 0; i < n; i++) {
+        long target = started_done + 1;
+        double s = now_ns();
+        if (na_start(client, "get_access_token", token_request, on_started, NULL, NULL) != 0) exit(1);
+        while (started_done < target) {
+            struct pollfd p = {fd, POLLIN, 0};
+            if (poll(&p, 1, 1000) > 0) na_client_dispatch(client);
+        }
+        lat[i] = now_ns() - s;
+    }
+    report_latency("started_event_fd", lat, n, now_ns() - t0, 1);
+}
+
+/* 1,000 cached-token calls started at once on one client (worker mode): all complete; the threads stay bounded. */
+static void started_burst(void *client) {
+    long target = started_done + 1000;
+    int k, before = thread_count(), peak = before;
+    double t0 = now_ns();
+    for (k = 0; k < 1000; k++) {
+        if (na_start(client, "get_access_token", token_request, on_started, NULL, NULL) != 0) exit(1);
+        if (k % 100 == 0 && thread_count() > peak) peak = thread_count();
+    }
+    wait_started(target);
+    if (thread_count() > peak) peak = thread_count();
+    printf("{\"row\":\"started_1000\",\"ms\":%.3f,\"failed\":%d,\"threads_before\":%d,\"threads_peak\":%d}\n",
+           (now_ns() - t0) / 1e6, started_failed, before, peak);
 }
 
 static void report_latency(const char *name, double *lat, size_t n, double wall_ns, int threads) {
@@ -204,6 +290,7 @@ int main(int argc, char **argv) {
     printf("{\"row\":\"dlopen\",\"ms\":%.3f}\n", (now_ns() - t0) / 1e6);
     LOAD(na_client_new); LOAD(na_client_free); LOAD(na_string_free); LOAD(na_sign_in); LOAD(na_get_access_token);
     LOAD(na_sign_out);
+    LOAD(na_start); LOAD(na_op_free); LOAD(na_client_event_fd); LOAD(na_client_dispatch);
 
     t0 = now_ns();
     for (k = 0; k < 1000; k++) na_client_free(new_client(authority, client_id));
@@ -234,6 +321,20 @@ int main(int argc, char **argv) {
         for (k = 0; k < 8; k++) pthread_create(&t[k], NULL, worker_main, &w[k]);
         for (k = 0; k < 8; k++) pthread_join(t[k], NULL);
         report_latency("cached_8_threads", lat, calls * 8, now_ns() - t0, 8);
+    }
+
+    /* Started calls (worker pool, then the event fd on a second client signed in the same way). */
+    started_burst(client);
+    {
+        void *second = new_client(authority, client_id);
+        size_t n = calls / 10 < 20000 ? calls / 10 : 20000;
+        sign_in(second, user, password);
+        cached_calls(second, lat, 1000);
+        t0 = now_ns();
+        cached_calls(second, lat, n);
+        report_latency("cached_1_thread_again", lat, n, now_ns() - t0, 1);
+        started_rows(second, lat, n);
+        na_client_free(second);
     }
 
     /* A new scope set (one refresh-token round trip) each, up to `sets` cached scope sets. */

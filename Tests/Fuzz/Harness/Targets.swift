@@ -33,6 +33,11 @@ let fuzzTargets: [FuzzTarget] = [
     ),
     FuzzTarget(name: "toml", about: "the nativeauth command's profile file (its TOML subset)", run: fuzzTOML),
     FuzzTarget(
+        name: "start",
+        about: "started calls: na_start, na_op_cancel/free, the event fd and na_client_dispatch, freeing the client",
+        run: fuzzStart
+    ),
+    FuzzTarget(
         name: "wwwauth",
         about: "WWW-Authenticate headers: na_parse_www_authenticate and NativeAuthHTTP's parser",
         run: fuzzWWWAuthenticate

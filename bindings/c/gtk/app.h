@@ -47,7 +47,7 @@ typedef struct App {
     gboolean closing;
     int exit_code;
     GMainLoop *loop;
-    guint heartbeat;  /* a timer counting main-loop ticks while an operation waits */
+    guint heartbeat;  /* a timer (20 ms) counting main-loop ticks while an operation waits: the loop kept running */
     unsigned ticks;
 
     GtkWidget *window, *stack, *spinner, *status, *cancel;

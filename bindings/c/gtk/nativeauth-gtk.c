@@ -79,7 +79,6 @@ static void set_busy(App *app, const char *waiting_for) {
     gtk_widget_set_sensitive(app->cancel, busy);
     gtk_widget_set_sensitive(app->stack, !busy);
     if (busy && !app->heartbeat) {
-        app->ticks = 0;
         app->heartbeat = g_timeout_add(20, on_heartbeat, app);
     } else if (!busy && app->heartbeat) {
         g_source_remove(app->heartbeat);

@@ -1,5 +1,5 @@
 /* outbox.c — the local emulator "emails" one-time codes into an outbox its control endpoint shows
- * (GET <controls>/outbox?to=EMAIL with the ready document's X-Emulator-Token). The app reads the last code there when
+ * (GET <controls>/outbox with the ready document's X-Emulator-Token). The app reads the last code there when
  * it runs against the emulator ("Get code from emulator", and the script's code_from_emulator), so a demo needs no
  * mailbox. A plain HTTP/1.1 GET over GIO, asynchronous like everything else on the GTK thread; never a real server's
  * business (the controls exist only on the emulator, on a loopback address). */
@@ -14,6 +14,7 @@ typedef struct {
     GSocketConnection *conn;
     char *request;
     GByteArray *answer;
+    char *email;
     guint8 buf[4096];
 } Fetch;
 
@@ -22,6 +23,7 @@ static void finish(Fetch *f, const char *code, GError *error) {
     if (f->conn) g_object_unref(f->conn);
     g_free(f->request);
     g_byte_array_unref(f->answer);
+    g_free(f->email);
     g_free(f);
 }
 
@@ -44,11 +46,19 @@ static void parse_answer(Fetch *f) {
     body += 4;
     doc = json_loadb(body, f->answer->len - (gsize)(body - all), 0, NULL);
     messages = json_object_get(doc, "messages");
-    code = json_string_value(json_object_get(json_array_get(messages, json_array_size(messages) - 1), "code"));
+    code = NULL;
+    for (size_t i = json_array_size(messages); i-- > 0 && !code;) { /* the newest sent to the form's address */
+        json_t *m = json_array_get(messages, i);
+        if (g_ascii_strcasecmp(json_string_value(json_object_get(m, "to")) ? json_string_value(json_object_get(m,
+                               "to")) : "", f->email) == 0)
+            code = json_string_value(json_object_get(m, "code"));
+    }
+    if (!code) /* else the newest of all: a second factor's code goes to another address (the MFA method's) */
+        code = json_string_value(json_object_get(json_array_get(messages, json_array_size(messages) - 1), "code"));
     if (code)
         finish(f, code, NULL);
     else
-        fail(f, NULL, "no code was sent to this address yet");
+        fail(f, NULL, "the emulator has sent no code yet");
     json_decref(doc);
 }
 
@@ -118,7 +128,7 @@ static void on_connected(GObject *source, GAsyncResult *res, gpointer data) {
 void outbox_fetch_code(App *app, const char *email, outbox_done_fn done, gpointer data) {
     Fetch *f = g_new0(Fetch, 1);
     GUri *uri = NULL;
-    char *to, *host_port;
+    char *host_port;
     f->app = app;
     f->done = done;
     f->data = data;
@@ -129,13 +139,12 @@ void outbox_fetch_code(App *app, const char *email, outbox_done_fn done, gpointe
         fail(f, NULL, "no emulator controls (plain http) known: start the app with --emulator-ready FILE");
         return;
     }
-    to = g_uri_escape_string(email, NULL, FALSE);
+    f->email = g_strdup(email);
     host_port = g_strdup_printf("%s:%d", g_uri_get_host(uri), g_uri_get_port(uri) > 0 ? g_uri_get_port(uri) : 80);
-    f->request = g_strdup_printf("GET %s/outbox?to=%s HTTP/1.1\r\nHost: %s\r\nX-Emulator-Token: %s\r\n"
+    f->request = g_strdup_printf("GET %s/outbox HTTP/1.1\r\nHost: %s\r\nX-Emulator-Token: %s\r\n"
                                  "Accept: application/json\r\nConnection: close\r\n\r\n",
-                                 g_uri_get_path(uri), to, host_port, app->cfg.control_token);
+                                 g_uri_get_path(uri), host_port, app->cfg.control_token);
     g_socket_client_connect_to_host_async(g_socket_client_new(), host_port, 80, NULL, on_connected, f);
-    g_free(to);
     g_free(host_port);
     g_uri_unref(uri);
 }

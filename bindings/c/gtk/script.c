@@ -142,6 +142,7 @@ static void step_done(Script *s, const char *failure) {
     json_object_set_new(line, "ok", json_boolean(!failure));
     if (failure) json_object_set_new(line, "failure", json_string(failure));
     json_object_set_new(line, "elapsed_ms", json_integer((g_get_monotonic_time() - s->started) / 1000));
+    if (s->acted) json_object_set_new(line, "main_loop_ticks", json_integer(app->ticks));
     json_object_update(line, s->extra);
     json_decref(s->extra);
     s->extra = NULL;
@@ -460,6 +461,7 @@ static void run_next(Script *s) {
         s->extra = json_object();
         s->acted = s->waiting = FALSE;
         s->started = g_get_monotonic_time();
+        s->app->ticks = 0;
         /* expect_error and cancel_next_wait arm the step after them */
         if (strcmp(argv[0], "expect_error") != 0 && strcmp(argv[0], "cancel_next_wait") != 0) {
             s->armed_error = s->expect_error;

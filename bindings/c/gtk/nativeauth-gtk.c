@@ -77,6 +77,7 @@ static void set_busy(App *app, const char *waiting_for) {
     gtk_widget_set_visible(app->spinner, busy);
     gtk_widget_set_visible(app->cancel, busy);
     gtk_widget_set_sensitive(app->cancel, busy);
+    if (busy) gtk_widget_grab_focus(app->cancel); /* Enter or Space cancels; the form's fields are insensitive */
     gtk_widget_set_sensitive(app->stack, !busy);
     if (busy && !app->heartbeat) {
         app->heartbeat = g_timeout_add(20, on_heartbeat, app);

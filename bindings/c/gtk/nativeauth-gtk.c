@@ -15,6 +15,7 @@
 #include "app.h"
 
 #include <glib-unix.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +211,7 @@ static void form_set_step(Form *f, FlowStep step) {
     if (f->attrs_row) gtk_widget_set_visible(f->attrs_row, step == STEP_ATTRIBUTES);
     if (f->new_pw_row) gtk_widget_set_visible(f->new_pw_row, step == STEP_NEW_PASSWORD);
     gtk_widget_set_sensitive(f->email, step == STEP_START);
+    if (f->password) gtk_widget_set_sensitive(f->password, step == STEP_START || step == STEP_PASSWORD);
     gtk_button_set_label(GTK_BUTTON(f->primary), primary_label(f));
 }
 
@@ -390,6 +392,7 @@ static void on_flow_result(App *app, Form *f, int rc, json_t *doc) {
         show_attributes(f, json_object_get(doc, "required_attributes"));
         form_set_step(f, STEP_ATTRIBUTES);
         app_set_status(app, "Tell us a little about yourself", NULL);
+        if (f->attr_entries->len) gtk_widget_grab_focus(g_ptr_array_index(f->attr_entries, 0));
     } else if (strcmp(status, "mfa_required") == 0 && flow) {
         start_op(app, "flow_submit", json_pack("{s:i,s:s,s:s}", "v", 1, "flow", flow, "action", "request_challenge"),
                  OP_FLOW, f, 0, "Sending a code for the second sign-in step…");
@@ -821,6 +824,11 @@ static gboolean on_event_fd(gint fd, GIOCondition condition, gpointer data) {
     return G_SOURCE_CONTINUE;
 }
 
+static gboolean on_quit_signal(gpointer data) { /* Ctrl-C in a terminal: leave as the window's close button does */
+    g_main_loop_quit(((App *)data)->loop);
+    return G_SOURCE_CONTINUE;
+}
+
 static gboolean start_script(gpointer data) {
     script_start(((App *)data)->script);
     return G_SOURCE_REMOVE;
@@ -856,6 +864,8 @@ int main(int argc, char **argv) {
     }
     app.fd_source = g_unix_fd_add(fd, G_IO_IN, on_event_fd, &app);
     app.loop = g_main_loop_new(NULL, FALSE);
+    g_unix_signal_add(SIGINT, on_quit_signal, &app);
+    g_unix_signal_add(SIGTERM, on_quit_signal, &app);
     build_window(&app);
     if (app.cfg.script_path) {
         app.script = script_new(&app, app.cfg.script_path, &error);

@@ -217,13 +217,17 @@ def test_code_sign_in_sign_up_and_password_reset(emulator, display, tmp_path):
 
 
 def test_cancel_a_wait_and_keep_going(emulator, display, tmp_path):
-    # The emulator holds the next sign-in's first request for 30 s; the app presses Cancel 700 ms into the wait.
+    # The emulator holds the next sign-in's first request, and then API 1's next request, for 30 s each; the app
+    # presses Cancel 700 ms into the first wait and 300 ms into the second, then does both again.
     emulator.control("POST", "faults", {"path": "oauth2/v2.0/initiate", "delay_ms": 30000, "count": 1})
+    emulator.control("POST", "faults", {"path": "api/todolist", "delay_ms": 30000, "count": 1})
     rc, lines, out, err = run_app(emulator, display, tmp_path, f"""
         cancel_next_wait 700 gtk-waiting
         sign_in ann@contoso.com {PASSWORD}
         screenshot gtk-cancelled
         sign_in ann@contoso.com {PASSWORD}
+        cancel_next_wait 300
+        call_api 1
         call_api 1
         sign_out
     """)
@@ -244,7 +248,12 @@ def test_cancel_a_wait_and_keep_going(emulator, display, tmp_path):
 
     again = s["sign_in ann@contoso.com ****#2"]
     assert again["page"] == "signed_in" and again["username"] == "ann@contoso.com"
-    assert json.loads(s["call_api 1"]["api_body"])["user"] == "ann@contoso.com"
+
+    api_cancelled = s["call_api 1"]
+    assert api_cancelled["status"] == "Cancelled" and api_cancelled["api"] == "API 1: Cancelled"
+    assert api_cancelled["elapsed_ms"] < 15000 and api_cancelled["during_wait"]["operation"] == "call_api"
+    assert api_cancelled["during_wait"]["cancel_visible"] and api_cancelled["during_wait"]["main_loop_ticks"] >= 5
+    assert json.loads(s["call_api 1#2"]["api_body"])["user"] == "ann@contoso.com"
 
     assert cancelled["wait_screenshot"] == str(SHOTS / "gtk-waiting.png")
     shot = s["screenshot gtk-cancelled"]["file"]

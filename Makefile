@@ -4,6 +4,8 @@
 #                            bin/nativeauth (+ docker-credential-nativeauth), bin/nativeauth-emulator
 #   make deps                install system packages (apt) needed to build and test
 #   make demo                the main job: emulator + C and Python tutorials
+#   make gtk-demo            the GTK 4 sample app (bindings/c/gtk) against the emulator, in a window
+#   make test-gtk            that app under Xvfb: scripted sessions, screenshots in build/gtk/ (skipped without GTK 4)
 #   make bench               load time, JSON boundary, cached token, peak memory (measured, never asserted)
 #   make lint                swift format (.swift-format), the 120-column rule, mypy --strict on the Python package,
 #                            its tests and examples, docs/calls/*.md as the header gives them; part of make test
@@ -11,8 +13,8 @@
 #                            the Python API reference from the docstrings (pdoc): build/docs/python/index.html;
 #                            part of make test
 #   make test                lint, docs, then every test: swift test under ASan + UBSan (test-asan), the fuzz corpora
-#                            replayed, MSAL interop, Python package, ABI checks, C tests under valgrind, the Go
-#                            package (when go is installed), the wheel, fuzz-ci, test-tsan
+#                            replayed, MSAL interop, Python package, ABI checks, C tests under valgrind, the GTK app,
+#                            the Go package (when go is installed), the wheel, fuzz-ci, test-tsan
 #   make test-swift          swift test without sanitizers (the quick run while developing)
 #   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 20 s each
 #   make test-asan           swift test and the C ABI test under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -53,7 +55,7 @@ export NA_TMP
 
 .PHONY: wheel test-wheel all lint docs deps lib cli emulator examples demo bench install uninstall test test-swift \
         test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean call-docs \
-        test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds test-asan test-tsan
+        test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds test-asan test-tsan gtk-app gtk-demo test-gtk
 
 all: lib cli
 
@@ -118,8 +120,8 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/bin/docker-credential-nativeauth $(DESTDIR)$(PREFIX)/bin/nativeauth-emulator
 
 # The Swift suite runs once, under ASan + UBSan (test-asan): a plain `swift test` (make test-swift) would repeat it.
-test: lint docs test-asan test-fuzz-corpus test-interop test-python test-abi test-examples test-go test-wheel \
-      fuzz-ci test-tsan
+test: lint docs test-asan test-fuzz-corpus test-interop test-python test-abi test-examples test-gtk test-go \
+      test-wheel fuzz-ci test-tsan
 	@rm -rf $(NA_TMP)
 
 # The tree is formatted as .swift-format says, no line is longer than 120 columns, and the Python package, its tests
@@ -165,6 +167,28 @@ test-examples: lib emulator
 	PKG_CONFIG_PATH=$(NA_TMP)/prefix/lib/pkgconfig $(MAKE) --no-print-directory -C bindings/c OUT=$(NA_TMP)/examples
 	NATIVEAUTH_EXAMPLES_DIR=$(NA_TMP)/examples NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) VALGRIND="$(VALGRIND)" \
 	    NATIVEAUTH_PREFIX=$(NA_TMP)/prefix $(PYTHON) -m pytest -q bindings/c/tests
+
+# The GTK 4 sample app (bindings/c/gtk), built through pkg-config against an install into a temporary prefix like
+# test-examples. gtk-demo opens it against a fresh emulator (without a display it runs the scripted tour on Xvfb);
+# test-gtk runs scripted sessions under Xvfb (bindings/c/gtk/tests) and keeps their screenshots in build/gtk/.
+# Both are skipped, saying so, when GTK 4 is not installed (make deps installs libgtk-4-dev and xvfb).
+GTK_APP  := $(NA_TMP)/gtk/nativeauth-gtk
+HAVE_GTK := $(shell pkg-config --exists gtk4 2>/dev/null && echo yes)
+ifeq ($(HAVE_GTK),)
+gtk-app gtk-demo test-gtk:
+	@echo "$@: skipped: GTK 4 is not installed (make deps installs libgtk-4-dev and xvfb)"
+else
+gtk-app: lib emulator
+	$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix
+	PKG_CONFIG_PATH=$(NA_TMP)/prefix/lib/pkgconfig $(MAKE) --no-print-directory -C bindings/c/gtk OUT=$(NA_TMP)/gtk
+
+gtk-demo: gtk-app
+	EMULATOR=$(EMULATOR) GTK_APP=$(GTK_APP) bash bindings/c/gtk/gtk-demo.sh
+
+test-gtk: gtk-app
+	NATIVEAUTH_GTK_APP=$(GTK_APP) NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) \
+	    NATIVEAUTH_GTK_SCREENSHOTS=$(CURDIR)/build/gtk $(PYTHON) -m pytest -q bindings/c/gtk/tests
+endif
 
 # The Go package over cgo, built through pkg-config against an install into a temporary prefix like test-examples:
 # gofmt, go vet, then its tests against the emulator (they also build and run the example).
@@ -313,4 +337,5 @@ test-tsan: emulator
 	$(TSAN_ENV) $(NA_TMP)/abi_test_tsan
 
 clean:
-	rm -rf .build $(FUZZ_BUILD) $(ASAN_BUILD) $(TSAN_BUILD) bindings/c/build bindings/python/build build/docs
+	rm -rf .build $(FUZZ_BUILD) $(ASAN_BUILD) $(TSAN_BUILD) bindings/c/build bindings/c/gtk/build bindings/python/build \
+	    build/docs build/gtk

@@ -10,8 +10,10 @@ set -euo pipefail
 # git through `nativeauth git-credential` (git http-backend serves) and run kubectl with `nativeauth
 # kubectl-credential` as its exec plugin. Their servers' certificate and JWT checks use the cryptography package,
 # which comes with msal (below); no openssl command is needed.
+# libgtk-4-dev + xvfb + xauth: the GTK sample app (bindings/c/gtk, make test-gtk) is built and runs on a virtual X
+# display.
 apt_packages=(libjansson-dev libcurl4-openssl-dev libssl-dev pkg-config valgrind make gcc binutils curl chromium
-              chromium-driver golang-go gnome-keyring dbus libsecret-tools keyutils git)
+              chromium-driver golang-go gnome-keyring dbus libsecret-tools keyutils git libgtk-4-dev xvfb xauth)
 # Debian's kubectl only when there is none: another one (the Google Cloud SDK's kubectl package) owns
 # /usr/bin/kubectl too, and the two cannot be installed together.
 command -v kubectl >/dev/null || apt_packages+=(kubernetes-client)

@@ -655,7 +655,8 @@ int na_start(na_client *client, const char *call, const char *request_json, na_d
 
 /* Asks the operation to end with "cancelled" (see Cancelling above). Does not wait. Returns NA_OK (done will receive
  * NA_ESTATE "cancelled"), NA_ESTATE (too late: it ended, or is past cancelling; done gets or got its real result),
- * or NA_EINVAL (op NULL or freed). */
+ * or NA_EINVAL (op NULL or freed). May be called from any thread, also from inside a done, log or browser
+ * callback. */
 int na_op_cancel(na_op *op);
 
 /* Releases an operation's handle: the operation goes on (unless cancelled) and done still runs exactly once. NULL-
@@ -666,7 +667,7 @@ void na_op_free(na_op *op);
  * done runs; there is no way back). The fd is readable while completions wait; it belongs to the library (never
  * read, write or close it; it is closed by na_client_free) and is the same for every call. Add it to the program's
  * loop — g_unix_fd_add, QSocketNotifier, uv_poll_start, asyncio's add_reader, epoll — and call
- * na_client_dispatch when it is readable. Returns NA_OK, NA_EINVAL (client not live, fd_out NULL), or NA_EINTERNAL
+ * na_client_dispatch when it is readable; remove it from the loop before na_client_free. Returns NA_OK, NA_EINVAL (client not live, fd_out NULL), or NA_EINTERNAL
  * (the system refused an eventfd). */
 int na_client_event_fd(na_client *client, int *fd_out);
 

@@ -667,8 +667,8 @@ void na_op_free(na_op *op);
  * done runs; there is no way back). The fd is readable while completions wait; it belongs to the library (never
  * read, write or close it; it is closed by na_client_free) and is the same for every call. Add it to the program's
  * loop — g_unix_fd_add, QSocketNotifier, uv_poll_start, asyncio's add_reader, epoll — and call
- * na_client_dispatch when it is readable; remove it from the loop before na_client_free. Returns NA_OK, NA_EINVAL (client not live, fd_out NULL), or NA_EINTERNAL
- * (the system refused an eventfd). */
+ * na_client_dispatch when it is readable; remove it from the loop before na_client_free. Returns NA_OK, NA_EINVAL
+ * (client not live, fd_out NULL), or NA_EINTERNAL (the system refused an eventfd). */
 int na_client_event_fd(na_client *client, int *fd_out);
 
 /* Runs the completions waiting on the client (each done, in completion order) on the calling thread, and returns

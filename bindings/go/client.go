@@ -1,52 +1,9 @@
 package nativeauth
 
 // #cgo pkg-config: nativeauth
-// #include <stdint.h>
 // #include <stdlib.h>
 // #include <string.h>
-// #include <nativeauth.h>
-//
-// /* The handle travels as an integer: it is an opaque number, not an address, so Go never holds it in a pointer. */
-// typedef struct { int rc; char *out; } go_na_result;
-// typedef struct { int rc; uintptr_t client; char *err; } go_na_new_result;
-//
-// enum {
-//     GO_NA_CLIENT_INFO, GO_NA_SIGN_IN, GO_NA_SIGN_UP, GO_NA_RESET_PASSWORD, GO_NA_FLOW_SUBMIT,
-//     GO_NA_GET_ACCESS_TOKEN, GO_NA_CALL_API, GO_NA_GET_ACCOUNT, GO_NA_GET_ACCOUNTS, GO_NA_SIGN_OUT
-// };
-//
-// static go_na_new_result go_na_client_new(const char *config) {
-//     go_na_new_result r = {0, 0, NULL};
-//     na_client *c = NULL;
-//     r.rc = na_client_new(config, &c, &r.err);
-//     r.client = (uintptr_t)c;
-//     return r;
-// }
-//
-// static void go_na_client_free(uintptr_t client) { na_client_free((na_client *)client); }
-//
-// static go_na_result go_na_call(int op, uintptr_t client, const char *request) {
-//     go_na_result r = {NA_EINVAL, NULL};
-//     na_client *c = (na_client *)client;
-//     switch (op) {
-//     case GO_NA_CLIENT_INFO: r.rc = na_client_info(c, request, &r.out); break;
-//     case GO_NA_SIGN_IN: r.rc = na_sign_in(c, request, &r.out); break;
-//     case GO_NA_SIGN_UP: r.rc = na_sign_up(c, request, &r.out); break;
-//     case GO_NA_RESET_PASSWORD: r.rc = na_reset_password(c, request, &r.out); break;
-//     case GO_NA_FLOW_SUBMIT: r.rc = na_flow_submit(c, request, &r.out); break;
-//     case GO_NA_GET_ACCESS_TOKEN: r.rc = na_get_access_token(c, request, &r.out); break;
-//     case GO_NA_CALL_API: r.rc = na_call_api(c, request, &r.out); break;
-//     case GO_NA_GET_ACCOUNT: r.rc = na_get_account(c, request, &r.out); break;
-//     case GO_NA_GET_ACCOUNTS: r.rc = na_get_accounts(c, request, &r.out); break;
-//     case GO_NA_SIGN_OUT: r.rc = na_sign_out(c, request, &r.out); break;
-//     }
-//     return r;
-// }
-//
-// /* A request document in C memory, wiped before it is freed: it may hold a password or a code. */
-// static void go_na_wipe_free(char *s, size_t n) {
-//     if (s) { memset(s, 0, n); free(s); }
-// }
+// #include "bridge.h"
 import "C"
 
 import (
@@ -58,18 +15,20 @@ import (
 	"unsafe"
 )
 
-// The operations of go_na_call.
+// The operations, by their na_start names (include/nativeauth.h, "Asynchronous calls").
 const (
-	opClientInfo     C.int = C.GO_NA_CLIENT_INFO
-	opSignIn         C.int = C.GO_NA_SIGN_IN
-	opSignUp         C.int = C.GO_NA_SIGN_UP
-	opResetPassword  C.int = C.GO_NA_RESET_PASSWORD
-	opFlowSubmit     C.int = C.GO_NA_FLOW_SUBMIT
-	opGetAccessToken C.int = C.GO_NA_GET_ACCESS_TOKEN
-	opCallAPI        C.int = C.GO_NA_CALL_API
-	opGetAccount     C.int = C.GO_NA_GET_ACCOUNT
-	opGetAccounts    C.int = C.GO_NA_GET_ACCOUNTS
-	opSignOut        C.int = C.GO_NA_SIGN_OUT
+	opClientInfo        = "client_info"
+	opSignIn            = "sign_in"
+	opSignUp            = "sign_up"
+	opResetPassword     = "reset_password"
+	opFlowSubmit        = "flow_submit"
+	opSignInInteractive = "sign_in_interactive"
+	opSignInDeviceCode  = "sign_in_device_code"
+	opGetAccessToken    = "get_access_token"
+	opCallAPI           = "call_api"
+	opGetAccount        = "get_account"
+	opGetAccounts       = "get_accounts"
+	opSignOut           = "sign_out"
 )
 
 // ABIVersion is the ABI version this package was written for: the SONAME major of libnativeauth.so.1.
@@ -182,7 +141,7 @@ func (c *Client) Info(ctx context.Context) (*ClientInfo, error) {
 }
 
 // do encodes request (adding "v": 1), calls the operation and decodes the result into out.
-func (c *Client) do(ctx context.Context, op C.int, request map[string]any, out any) error {
+func (c *Client) do(ctx context.Context, op string, request map[string]any, out any) error {
 	raw, err := c.call(ctx, op, request)
 	if err != nil {
 		return err
@@ -194,12 +153,15 @@ func (c *Client) do(ctx context.Context, op C.int, request map[string]any, out a
 	return nil
 }
 
-// call returns the raw result document; the caller wipes it when done.
-func (c *Client) call(ctx context.Context, op C.int, request map[string]any) ([]byte, error) {
-	if ctx != nil {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+// call returns the raw result document; the caller wipes it when done. Every operation goes through here (and
+// through invoke): a context that has ended answers contextError without a call; an error of a call whose context
+// ended while it ran wraps the context's error.
+func (c *Client) call(ctx context.Context, op string, request map[string]any) ([]byte, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if ctx.Err() != nil {
+		return nil, contextError(ctx)
 	}
 	if err := checkStrings("", request); err != nil {
 		return nil, err
@@ -214,20 +176,26 @@ func (c *Client) call(ctx context.Context, op C.int, request map[string]any) ([]
 		wipe(req)
 		return nil, closedError()
 	}
-	creq := cString(req)
-	r := C.go_na_call(op, C.uintptr_t(h), creq)
-	C.go_na_wipe_free(creq, C.size_t(len(req)))
-	wipe(req)
+	rc, out := invoke(ctx, h, op, req) // wipes req
 	runtime.KeepAlive(c)
-	out := take(r.out)
-	if r.rc != C.NA_OK {
-		e := errorFrom(int(r.rc), out)
+	if rc != C.NA_OK {
+		e := errorFrom(int(rc), out)
 		if e.Code == "invalid_handle" && c.Closed() {
 			e.cause = ErrClosed // closed while this call was on its way in
+		}
+		if e.Code == "cancelled" && ctx.Err() != nil {
+			e.cause = ctx.Err()
 		}
 		return nil, e
 	}
 	return out, nil
+}
+
+// contextError is the error of a call whose context had ended before it started: it matches both ErrCancelled
+// and the context's error.
+func contextError(ctx context.Context) *Error {
+	return &Error{Status: StatusState, Code: "cancelled", Message: "the context ended before the call: " +
+		ctx.Err().Error(), cause: ctx.Err()}
 }
 
 func closedError() *Error {

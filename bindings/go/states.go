@@ -46,7 +46,7 @@ func (f *Flow) Cancel(ctx context.Context) error {
 func (f *Flow) submit(ctx context.Context, self State, req map[string]any) (State, error) {
 	req["flow"] = f.ID
 	if ctx != nil && ctx.Err() != nil {
-		return nil, ctx.Err() // never started: the flow stays as it was
+		return nil, contextError(ctx) // never started: the flow stays as it was
 	}
 	var (
 		mu       sync.Mutex
@@ -322,7 +322,7 @@ func (c *Client) ResetPassword(ctx context.Context, username string) (State, err
 	return c.start(ctx, opResetPassword, map[string]any{"username": username})
 }
 
-func (c *Client) start(ctx context.Context, op C.int, req map[string]any) (State, error) {
+func (c *Client) start(ctx context.Context, op string, req map[string]any) (State, error) {
 	raw, err := c.call(ctx, op, req)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,22 @@
+/* The C side of the Go binding: small helpers that keep every library pointer on the C side (handles travel to Go
+ * as integers: they are opaque numbers, not addresses). Compiled with the package (bridge.c). */
+#ifndef NATIVEAUTH_GO_BRIDGE_H
+#define NATIVEAUTH_GO_BRIDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <nativeauth.h>
+
+typedef struct { int rc; char *out; } go_na_result;
+typedef struct { int rc; uintptr_t client; char *err; } go_na_new_result;
+
+go_na_new_result go_na_client_new(const char *config);
+void go_na_client_free(uintptr_t client);
+
+/* A blocking operation by its na_start name ("sign_in", "get_access_token", …). */
+go_na_result go_na_call(const char *call, uintptr_t client, const char *request);
+
+/* A request document in C memory, wiped before it is freed: it may hold a password or a code. */
+void go_na_wipe_free(char *s, size_t n);
+
+#endif

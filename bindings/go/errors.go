@@ -129,8 +129,16 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
+// sentinels holds every sentinel by code (errortable_test.go checks it against the library's table).
+var sentinels = map[string]*Error{}
+
 func sentinel(code string, status Status) *Error {
-	return &Error{Code: code, Status: status, Message: "(sentinel; compare with errors.Is)"}
+	e := &Error{Code: code, Status: status, Message: "(sentinel; compare with errors.Is)"}
+	if sentinels[code] != nil {
+		panic("nativeauth: two sentinels for " + code)
+	}
+	sentinels[code] = e
+	return e
 }
 
 func family(code string, status Status) *Error {

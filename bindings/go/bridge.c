@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "bridge.h"
+#include "_cgo_export.h"
 
 go_na_new_result go_na_client_new(const char *config) {
     go_na_new_result r = {0, 0, NULL};
@@ -37,3 +38,31 @@ void go_na_wipe_free(char *s, size_t n) {
         free(s);
     }
 }
+
+/* How deep the calling thread is inside the package's callbacks (a callback may call a library function that logs
+ * into the callback again). */
+static __thread int callback_depth;
+
+static void log_trampoline(int level, const char *message, const char *correlation_id, void *user_data) {
+    callback_depth++;
+    goNaLog(level, (char *)message, (char *)correlation_id, (uintptr_t)user_data);
+    callback_depth--;
+}
+
+static int browser_trampoline(const char *url, void *user_data) {
+    callback_depth++;
+    int rc = goNaBrowser((char *)url, (uintptr_t)user_data);
+    callback_depth--;
+    return rc;
+}
+
+int go_na_set_log(uintptr_t client, int level, uintptr_t handle) {
+    return na_client_set_log_callback((na_client *)client, level, handle ? log_trampoline : NULL,
+                                      (void *)handle);
+}
+
+int go_na_set_browser(uintptr_t client, uintptr_t handle) {
+    return na_client_set_browser_callback((na_client *)client, handle ? browser_trampoline : NULL, (void *)handle);
+}
+
+int go_na_in_callback(void) { return callback_depth; }

@@ -19,4 +19,12 @@ go_na_result go_na_call(const char *call, uintptr_t client, const char *request)
 /* A request document in C memory, wiped before it is freed: it may hold a password or a code. */
 void go_na_wipe_free(char *s, size_t n);
 
+/* The log and browser callbacks: the library calls trampolines (bridge.c) that call the Go functions goNaLog and
+ * goNaBrowser (callbacks.go) with user_data, a runtime/cgo.Handle of the Go function. handle 0 removes the callback. */
+int go_na_set_log(uintptr_t client, int level, uintptr_t handle);
+int go_na_set_browser(uintptr_t client, uintptr_t handle);
+
+/* Non-zero while the calling thread is inside one of this package's log or browser callbacks. */
+int go_na_in_callback(void);
+
 #endif

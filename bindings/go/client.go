@@ -10,7 +10,9 @@ import (
 	"context"
 	"encoding/json"
 	"runtime"
+	"runtime/cgo"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -64,9 +66,15 @@ type Config struct {
 	RequestTimeoutMS      int               `json:"request_timeout_ms,omitempty"`
 	// RetryAfterMaxS: a pointer, because 0 (never wait out a Retry-After) is a valid setting.
 	RetryAfterMaxS *int `json:"retry_after_max_s,omitempty"`
-	// LogLevel is "off" (the default), "error", "warning", "info" or "verbose". This binding installs no log
-	// callback.
+	// LogLevel is "off" (the default), "error", "warning", "info" or "verbose": the most verbose lines Logger
+	// receives ("" with a Logger: "info"). A LogLevel without a Logger sends the lines to the standard library's
+	// log package.
 	LogLevel string `json:"log_level,omitempty"`
+	// Logger receives the library's log lines (see Logger; Client.SetLogger replaces it).
+	Logger Logger `json:"-"`
+	// Browser opens URLs for the browser flows (see BrowserOpener; Client.SetBrowser replaces it). Without one the
+	// library uses BrowserCommand, else $BROWSER, else xdg-open.
+	Browser BrowserOpener `json:"-"`
 	// CABundle is a CA file that replaces the system's trust anchors.
 	CABundle string `json:"ca_bundle,omitempty"`
 }
@@ -75,6 +83,10 @@ type Config struct {
 // package documentation for the threading rules.
 type Client struct {
 	handle atomic.Uintptr // 0 once closed
+
+	cbMu          sync.Mutex // serialises SetLogger, SetBrowser and Close's release of their handles
+	logHandle     cgo.Handle // the installed Logger (0: none)
+	browserHandle cgo.Handle // the installed BrowserOpener (0: none)
 }
 
 // NewClient creates a client. It does no network I/O; a bad configuration answers an *Error with Code
@@ -116,15 +128,51 @@ func NewClient(config Config) (*Client, error) {
 	c := &Client{}
 	c.handle.Store(uintptr(r.client))
 	runtime.SetFinalizer(c, (*Client).Close)
+	if err := c.installConfigCallbacks(config); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return c, nil
+}
+
+func (c *Client) installConfigCallbacks(config Config) error {
+	level, known := parseLogLevel(config.LogLevel)
+	switch {
+	case config.Logger != nil:
+		if config.LogLevel == "" {
+			level = LogInfo
+		}
+		if err := c.SetLogger(level, config.Logger); err != nil {
+			return err
+		}
+	case known && level != LogOff:
+		if err := c.SetLogger(level, stdLogger); err != nil {
+			return err
+		}
+	}
+	if config.Browser != nil {
+		return c.SetBrowser(config.Browser)
+	}
+	return nil
 }
 
 // Close frees the client and wipes its tokens. It is idempotent and may be called while other goroutines are
 // inside calls on the client: they finish normally; later calls answer an error matching ErrClosed.
+// Close called from inside a Logger or BrowserOpener frees the client but keeps the callbacks' handles (a small
+// leak): they cannot be released while the library may still be calling them.
 func (c *Client) Close() error {
-	if h := c.handle.Swap(0); h != 0 {
-		C.go_na_client_free(C.uintptr_t(h))
+	h := c.handle.Swap(0)
+	if h == 0 {
+		return nil
 	}
+	if C.go_na_in_callback() != 0 {
+		C.go_na_client_free(C.uintptr_t(h))
+		return nil
+	}
+	c.cbMu.Lock()
+	defer c.cbMu.Unlock()
+	C.go_na_client_free(C.uintptr_t(h)) // the client's operations have ended: its callbacks are not called again
+	c.releaseCallbacks()
 	return nil
 }
 

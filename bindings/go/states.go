@@ -11,7 +11,8 @@ import (
 
 // State is a result of a sign-in, sign-up or password reset: *SignedIn, or a state that needs more input and has
 // methods to continue (*CodeRequired, *PasswordRequired, *AttributesRequired, *MFARequired,
-// *RegistrationRequired, *SignUpCompleted, *PasswordResetCompleted). Switch on its type:
+// *RegistrationRequired, *SignUpCompleted, *PasswordResetCompleted, and for the browser and device-code sign-ins
+// *BrowserPending and *DeviceCodeRequired). Switch on its type:
 //
 //	switch s := state.(type) {
 //	case *nativeauth.SignedIn:
@@ -27,7 +28,8 @@ type State interface {
 // continuation token never leaves the library). A flow is driven by one call at a time and is forgotten after 15
 // idle minutes ("flow_expired"). A state's methods may be called from any goroutine.
 type Flow struct {
-	FlowType string `json:"flow_type"` // "sign_in", "sign_up" or "reset_password"
+	// FlowType is "sign_in", "sign_up", "reset_password", "interactive" or "device_code".
+	FlowType string `json:"flow_type"`
 	ID       string `json:"flow"`
 	client   *Client
 }
@@ -89,6 +91,8 @@ func (f *Flow) submit(ctx context.Context, self State, req map[string]any) (Stat
 
 // SignedIn: the user is signed in; Token is the access token for the sign-in's scopes.
 type SignedIn struct {
+	// FlowType is the flow that signed the user in: "sign_in", "sign_up", "reset_password", "interactive" or
+	// "device_code".
 	FlowType string  `json:"flow_type"`
 	Account  Account `json:"account"`
 	Token    Token   `json:"token"`
@@ -364,6 +368,12 @@ func (c *Client) state(raw []byte) (State, error) {
 		s, flow = x, &x.Flow
 	case "password_reset_completed":
 		x := &PasswordResetCompleted{}
+		s, flow = x, &x.Flow
+	case "browser_pending":
+		x := &BrowserPending{}
+		s, flow = x, &x.Flow
+	case "device_code_required":
+		x := &DeviceCodeRequired{}
 		s, flow = x, &x.Flow
 	default:
 		return nil, &Error{Status: StatusInternal, Code: "internal",

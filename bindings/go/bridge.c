@@ -14,23 +14,21 @@ go_na_new_result go_na_client_new(const char *config) {
 
 void go_na_client_free(uintptr_t client) { na_client_free((na_client *)client); }
 
-go_na_result go_na_call(const char *call, uintptr_t client, const char *request) {
-    go_na_result r = {NA_EINVAL, NULL};
-    na_client *c = (na_client *)client;
-    if (!strcmp(call, "client_info")) r.rc = na_client_info(c, request, &r.out);
-    else if (!strcmp(call, "sign_in")) r.rc = na_sign_in(c, request, &r.out);
-    else if (!strcmp(call, "sign_up")) r.rc = na_sign_up(c, request, &r.out);
-    else if (!strcmp(call, "reset_password")) r.rc = na_reset_password(c, request, &r.out);
-    else if (!strcmp(call, "flow_submit")) r.rc = na_flow_submit(c, request, &r.out);
-    else if (!strcmp(call, "sign_in_interactive")) r.rc = na_sign_in_interactive(c, request, &r.out);
-    else if (!strcmp(call, "sign_in_device_code")) r.rc = na_sign_in_device_code(c, request, &r.out);
-    else if (!strcmp(call, "get_access_token")) r.rc = na_get_access_token(c, request, &r.out);
-    else if (!strcmp(call, "call_api")) r.rc = na_call_api(c, request, &r.out);
-    else if (!strcmp(call, "get_account")) r.rc = na_get_account(c, request, &r.out);
-    else if (!strcmp(call, "get_accounts")) r.rc = na_get_accounts(c, request, &r.out);
-    else if (!strcmp(call, "sign_out")) r.rc = na_sign_out(c, request, &r.out);
+static void done_trampoline(int rc, const char *result_json, void *user_data) {
+    goNaDone(rc, (char *)result_json, (uintptr_t)user_data);
+}
+
+go_na_started go_na_start(uintptr_t client, const char *call, const char *request, uintptr_t handle) {
+    go_na_started r = {0, 0};
+    na_op *op = NULL;
+    r.rc = na_start((na_client *)client, call, request, done_trampoline, (void *)handle, &op);
+    r.op = r.rc == NA_OK ? (uintptr_t)op : 0;
     return r;
 }
+
+int go_na_op_cancel(uintptr_t op) { return na_op_cancel((na_op *)op); }
+
+void go_na_op_free(uintptr_t op) { na_op_free((na_op *)op); }
 
 void go_na_wipe_free(char *s, size_t n) {
     if (s) {

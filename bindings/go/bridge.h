@@ -13,8 +13,13 @@ typedef struct { int rc; uintptr_t client; char *err; } go_na_new_result;
 go_na_new_result go_na_client_new(const char *config);
 void go_na_client_free(uintptr_t client);
 
-/* A blocking operation by its na_start name ("sign_in", "get_access_token", …). */
-go_na_result go_na_call(const char *call, uintptr_t client, const char *request);
+/* Starts an operation (na_start) by its name ("sign_in", "get_access_token", …); the library calls the Go function
+ * goNaDone (async.go) exactly once with its result and handle, a runtime/cgo.Handle. op is the operation's handle
+ * (0 when rc is not NA_OK: done will not run). */
+typedef struct { int rc; uintptr_t op; } go_na_started;
+go_na_started go_na_start(uintptr_t client, const char *call, const char *request, uintptr_t handle);
+int go_na_op_cancel(uintptr_t op);
+void go_na_op_free(uintptr_t op);
 
 /* A request document in C memory, wiped before it is freed: it may hold a password or a code. */
 void go_na_wipe_free(char *s, size_t n);

@@ -63,6 +63,7 @@ type Config struct {
 	PostLogoutRedirectURI string            `json:"post_logout_redirect_uri,omitempty"`
 	BrowserCommand        string            `json:"browser_command,omitempty"`
 	ConnectTimeoutMS      int               `json:"connect_timeout_ms,omitempty"`
+	AsyncWorkers          int               `json:"async_workers,omitempty"`
 	RequestTimeoutMS      int               `json:"request_timeout_ms,omitempty"`
 	// RetryAfterMaxS: a pointer, because 0 (never wait out a Retry-After) is a valid setting.
 	RetryAfterMaxS *int `json:"retry_after_max_s,omitempty"`
@@ -202,8 +203,8 @@ func (c *Client) do(ctx context.Context, op string, request map[string]any, out 
 }
 
 // call returns the raw result document; the caller wipes it when done. Every operation goes through here (and
-// through invoke): a context that has ended answers contextError without a call; an error of a call whose context
-// ended while it ran wraps the context's error.
+// through invoke): a context that has ended answers contextError without a call; a call cancelled because its
+// context ended wraps the context's error, one cancelled by Close wraps ErrClosed.
 func (c *Client) call(ctx context.Context, op string, request map[string]any) ([]byte, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -231,8 +232,12 @@ func (c *Client) call(ctx context.Context, op string, request map[string]any) ([
 		if e.Code == "invalid_handle" && c.Closed() {
 			e.cause = ErrClosed // closed while this call was on its way in
 		}
-		if e.Code == "cancelled" && ctx.Err() != nil {
-			e.cause = ctx.Err()
+		if e.Code == "cancelled" {
+			if ctx.Err() != nil {
+				e.cause = ctx.Err() // na_op_cancel: this call's context ended
+			} else if c.Closed() {
+				e.cause = ErrClosed // na_client_free cancelled it
+			}
 		}
 		return nil, e
 	}

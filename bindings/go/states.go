@@ -6,7 +6,6 @@ import "C"
 import (
 	"context"
 	"encoding/json"
-	"sync"
 )
 
 // State is a result of a sign-in, sign-up or password reset: *SignedIn, or a state that needs more input and has
@@ -44,44 +43,14 @@ func (f *Flow) Cancel(ctx context.Context) error {
 }
 
 // submit continues the flow with request; self is the state the caller holds, attached to retryable errors.
-// When ctx ends during the call, the flow is cancelled, so that the call returns promptly.
+// When ctx ends during the call, the call is cancelled (see Client.call): a step whose request was aborted keeps
+// its flow (the error carries self to retry on, as after a network error); a cancelled wait ends the flow.
 func (f *Flow) submit(ctx context.Context, self State, req map[string]any) (State, error) {
 	req["flow"] = f.ID
-	if ctx != nil && ctx.Err() != nil {
-		return nil, contextError(ctx) // never started: the flow stays as it was
-	}
-	var (
-		mu       sync.Mutex
-		finished bool
-		done     = make(chan struct{})
-	)
-	if ctx != nil && ctx.Done() != nil {
-		go func() {
-			select {
-			case <-ctx.Done():
-				mu.Lock()
-				if !finished {
-					_, _ = f.client.call(context.Background(), opFlowSubmit,
-						map[string]any{"flow": f.ID, "action": "cancel"})
-				}
-				mu.Unlock()
-			case <-done:
-			}
-		}()
-	}
 	raw, err := f.client.call(ctx, opFlowSubmit, req)
-	mu.Lock()
-	finished = true
-	mu.Unlock()
-	close(done)
 	if err != nil {
-		if e, ok := err.(*Error); ok {
-			if e.Flow == f.ID {
-				e.State = self // retryable: the same state continues
-			}
-			if e.Code == "cancelled" && ctx != nil && ctx.Err() != nil {
-				e.cause = ctx.Err()
-			}
+		if e, ok := err.(*Error); ok && e.Flow == f.ID {
+			e.State = self // retryable: the same state continues
 		}
 		return nil, err
 	}

@@ -63,8 +63,10 @@ type Config struct {
 	PostLogoutRedirectURI string            `json:"post_logout_redirect_uri,omitempty"`
 	BrowserCommand        string            `json:"browser_command,omitempty"`
 	ConnectTimeoutMS      int               `json:"connect_timeout_ms,omitempty"`
-	AsyncWorkers          int               `json:"async_workers,omitempty"`
-	RequestTimeoutMS      int               `json:"request_timeout_ms,omitempty"`
+	// AsyncWorkers (1..64, default 4) is how many of this client's calls run in the library at once; more wait in
+	// start order. A browser or device-code sign-in holds one while it waits for the user.
+	AsyncWorkers     int `json:"async_workers,omitempty"`
+	RequestTimeoutMS int `json:"request_timeout_ms,omitempty"`
 	// RetryAfterMaxS: a pointer, because 0 (never wait out a Retry-After) is a valid setting.
 	RetryAfterMaxS *int `json:"retry_after_max_s,omitempty"`
 	// LogLevel is "off" (the default), "error", "warning", "info" or "verbose": the most verbose lines Logger

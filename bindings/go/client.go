@@ -63,10 +63,10 @@ type Config struct {
 	PostLogoutRedirectURI string            `json:"post_logout_redirect_uri,omitempty"`
 	BrowserCommand        string            `json:"browser_command,omitempty"`
 	ConnectTimeoutMS      int               `json:"connect_timeout_ms,omitempty"`
+	RequestTimeoutMS      int               `json:"request_timeout_ms,omitempty"`
 	// AsyncWorkers (1..64, default 4) is how many of this client's calls run in the library at once; more wait in
 	// start order. A browser or device-code sign-in holds one while it waits for the user.
-	AsyncWorkers     int `json:"async_workers,omitempty"`
-	RequestTimeoutMS int `json:"request_timeout_ms,omitempty"`
+	AsyncWorkers int `json:"async_workers,omitempty"`
 	// RetryAfterMaxS: a pointer, because 0 (never wait out a Retry-After) is a valid setting.
 	RetryAfterMaxS *int `json:"retry_after_max_s,omitempty"`
 	// LogLevel is "off" (the default), "error", "warning", "info" or "verbose": the most verbose lines Logger
@@ -160,23 +160,29 @@ func (c *Client) installConfigCallbacks(config Config) error {
 }
 
 // Close frees the client and wipes its tokens. It is idempotent and may be called while other goroutines are
-// inside calls on the client: they finish normally; later calls answer an error matching ErrClosed.
-// Close called from inside a Logger or BrowserOpener frees the client but keeps the callbacks' handles (a small
-// leak): they cannot be released while the library may still be calling them.
+// inside calls on the client: those calls are cancelled (their errors match ErrCancelled and ErrClosed); later
+// calls answer an error matching ErrClosed. It returns once every call of the client has ended — except when
+// called from inside a Logger or BrowserOpener (whose call has not ended): the client is then freed on another
+// goroutine, which releases the callbacks once the library no longer calls them (later calls answer ErrClosed at
+// once all the same).
 func (c *Client) Close() error {
 	h := c.handle.Swap(0)
 	if h == 0 {
 		return nil
 	}
 	if C.go_na_in_callback() != 0 {
-		C.go_na_client_free(C.uintptr_t(h))
+		go c.free(h)
 		return nil
 	}
+	c.free(h)
+	return nil
+}
+
+func (c *Client) free(h uintptr) {
 	c.cbMu.Lock()
 	defer c.cbMu.Unlock()
 	C.go_na_client_free(C.uintptr_t(h)) // the client's operations have ended: its callbacks are not called again
 	c.releaseCallbacks()
-	return nil
 }
 
 // Closed reports whether Close was called.

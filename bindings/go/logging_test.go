@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	nativeauth "github.com/nativeauth/nativeauth/bindings/go"
 )
@@ -192,3 +193,37 @@ func TestLogLevelWithoutLoggerUsesThePackageLog(t *testing.T) {
 type writerFunc func(p []byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// A Logger that closes its client: the call that logged ends (cancelled, or done), nothing hangs, and the client
+// is closed.
+func TestCloseFromInsideALogger(t *testing.T) {
+	t.Parallel()
+	e := startEmulator(t)
+	var c *nativeauth.Client
+	var once sync.Once
+	c, err := nativeauth.NewClient(nativeauth.Config{Authority: e.Authority, ClientID: e.ClientID,
+		Logger: func(nativeauth.LogLevel, string, string) { once.Do(func() { c.Close() }) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, password := e.user("password")
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.SignIn(context.Background(), user, password, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, nativeauth.ErrClosed) {
+			t.Fatalf("SignIn: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("SignIn hung after its Logger closed the client")
+	}
+	if !c.Closed() {
+		t.Fatal("not closed")
+	}
+	if _, err := c.Accounts(context.Background(), nil); !errors.Is(err, nativeauth.ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+}

@@ -185,8 +185,9 @@ func TestSignInInteractive(t *testing.T) {
 	}
 	opened, authURLs, _ := browser.snapshot()
 	// The opener got a one-time address on the listener; the provider's URL (state, nonce, …) came from it.
-	if len(opened) != 1 || !strings.HasPrefix(opened[0], "http://localhost:") || strings.Contains(opened[0], "state=") ||
-		len(authURLs) != 1 || !strings.Contains(authURLs[0], "state=") || !strings.Contains(authURLs[0], "nonce=") {
+	if len(opened) != 1 || !strings.HasPrefix(opened[0], "http://localhost:") ||
+		strings.Contains(opened[0], "state=") || len(authURLs) != 1 || !strings.Contains(authURLs[0], "state=") ||
+		!strings.Contains(authURLs[0], "nonce=") {
 		t.Fatalf("opened %v, authorization URLs %v", opened, authURLs)
 	}
 	var log struct {
@@ -359,7 +360,8 @@ func TestBrowserUnavailable(t *testing.T) {
 		_, err := c.SignInInteractive(ctx, nil)
 		e := asError(t, err, "browser_unavailable", nativeauth.StatusInteraction)
 		if !errors.Is(err, nativeauth.ErrBrowserUnavailable) || !errors.Is(err, nativeauth.ErrInteractionRequired) ||
-			!strings.HasPrefix(e.AuthorizationURL, "http://localhost:") || strings.Contains(e.AuthorizationURL, "state=") {
+			!strings.HasPrefix(e.AuthorizationURL, "http://localhost:") ||
+			strings.Contains(e.AuthorizationURL, "state=") {
 			t.Fatalf("opener %d: %+v", i, e)
 		}
 	}

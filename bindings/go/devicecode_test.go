@@ -30,7 +30,8 @@ func TestSignInDeviceCode(t *testing.T) {
 		t.Fatalf("SignInDeviceCode: %+v %v", state, err)
 	}
 	again, err := state.WaitTimeout(ctx, 100*time.Millisecond)
-	if d, ok := again.(*nativeauth.DeviceCodeRequired); err != nil || !ok || d.ID != state.ID || d.UserCode != state.UserCode {
+	if d, ok := again.(*nativeauth.DeviceCodeRequired); err != nil || !ok || d.ID != state.ID ||
+		d.UserCode != state.UserCode {
 		t.Fatalf("a short wait: %#v %v", again, err)
 	}
 	approveDeviceCode(e, state.UserCode, user)

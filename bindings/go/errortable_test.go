@@ -145,7 +145,8 @@ func TestHeaderAndDocsAgreeWithTheTable(t *testing.T) {
 	want := libraryTable(t)
 	header := section(t, readRepo(t, "include/nativeauth.h"), "enum {\n    NA_OK", "};", "the header's status enum")
 	fromHeader := map[string]Status{}
-	for _, m := range regexp.MustCompile(`(NA_E[A-Z]+)\s*=\s*-?\d+,\s*/\*([\s\S]*?)\*/`).FindAllStringSubmatch(header, -1) {
+	entry := regexp.MustCompile(`(NA_E[A-Z]+)\s*=\s*-?\d+,\s*/\*([\s\S]*?)\*/`)
+	for _, m := range entry.FindAllStringSubmatch(header, -1) {
 		i := strings.Index(m[2], "codes:")
 		if i < 0 {
 			continue

@@ -36,10 +36,11 @@ func invoke(ctx context.Context, client uintptr, op string, req []byte) (C.int, 
 	wipe(req)
 	if started.rc != C.NA_OK { // done will never run
 		handle.Delete()
+		code, message := "invalid_handle", "the library refused to start the call on this client"
 		if started.rc == C.NA_ENOMEM {
-			return started.rc, []byte(`{"v":1,"error":{"code":"out_of_memory","message":"the library could not start the call"}}`)
+			code, message = "out_of_memory", "the library could not start the call"
 		}
-		return started.rc, []byte(`{"v":1,"error":{"code":"invalid_handle","message":"the library refused to start the call on this client"}}`)
+		return started.rc, []byte(`{"v":1,"error":{"code":"` + code + `","message":"` + message + `"}}`)
 	}
 	var r opResult
 	select {

@@ -33,10 +33,12 @@ func TestParseWWWAuthenticate(t *testing.T) {
 	if w, err := nativeauth.ParseWWWAuthenticate(""); err != nil || w.Challenges == nil || len(w.Challenges) != 0 {
 		t.Fatalf("empty: %+v %v", w, err)
 	}
-	for _, bad := range []string{`Bearer realm="s3cretvalue`, "Bearer a=\x00", "Bearer a=\xff", strings.Repeat("a", 70000)} {
+	for _, bad := range []string{`Bearer realm="s3cretvalue`, "Bearer a=\x00", "Bearer a=\xff",
+		strings.Repeat("a", 70000)} {
 		_, err := nativeauth.ParseWWWAuthenticate(bad)
 		var e *nativeauth.Error
-		if !errors.As(err, &e) || !errors.Is(err, nativeauth.ErrInvalidArgument) || strings.Contains(e.Message, "s3cret") {
+		if !errors.As(err, &e) || !errors.Is(err, nativeauth.ErrInvalidArgument) ||
+			strings.Contains(e.Message, "s3cret") {
 			t.Errorf("%.20q: %v", bad, err)
 		}
 	}

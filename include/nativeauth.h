@@ -627,10 +627,11 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  *   queue. It answers NA_OK when the operation will end with NA_ESTATE "cancelled": a sign-in cancelled this way
  *   stored nothing (as with a flow's "cancel"; a sign-in whose tokens were already stored, and a sign-out or a
  *   flow cancel already running, are past cancelling: NA_ESTATE, and done gets the real result). A flow stays
- *   as the blocking call would leave it on that error: a step whose request was aborted keeps its flow (retry
- *   it, as after a network error); a cancelled wait (browser, device code, password-reset poll) ends the flow. A
- *   call_api whose request already reached the API may have had its effect there. done still runs, once, after
- *   na_op_cancel returns (on a worker, or in na_client_dispatch).
+ *   as the blocking call would leave it on that error: a step whose request was aborted, or that had not begun,
+ *   keeps its flow and the error names it ("flow": retry the step, as after a network error); a cancelled wait
+ *   (browser, device code, password-reset poll) ends the flow. A call_api whose request already reached the API
+ *   may have had its effect there. done still runs, once, after na_op_cancel returns (on a worker, or in
+ *   na_client_dispatch).
  *
  * Freeing.  na_client_free cancels every operation of the client still queued or running, waits for them to end,
  *   and has every done not yet run called before it returns — on the freeing thread for operations that had not

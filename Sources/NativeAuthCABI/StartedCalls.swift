@@ -95,14 +95,22 @@ final class StartedCall: @unchecked Sendable {  // mutable state is guarded by t
         var out: UnsafeMutablePointer<CChar>? = nil
         let rc = CallCancellation.with(cancellation) { export(client, request, &out) }
         dropRequest()
-        // From here a cancel is too late — unless it came first, and then the answer is "cancelled" whatever it was.
-        if cancellation.commitNow() {
+        // From here a cancel is too late — unless it came first, and then the answer is "cancelled" whatever it was:
+        // the call's own "cancelled" (which names a flow kept for a retry), else one made here.
+        if cancellation.commitNow() || (rc == NAStatus.state.rawValue && Self.saysCancelled(out)) {
             status = rc
             result = out
         } else {
             na_string_free(out)
             setCancelled()
         }
+    }
+
+    /// Whether an answer is the error "cancelled".
+    private static func saysCancelled(_ text: UnsafeMutablePointer<CChar>?) -> Bool {
+        guard let text, let doc = try? JSONValue.parse(Array(UnsafeRawBufferPointer(start: text, count: strlen(text))))
+        else { return false }
+        return doc["error"]?["code"]?.stringValue == "cancelled"
     }
 
     func setCancelled() {

@@ -225,6 +225,28 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) async th
         #expect(c.call(na_get_accounts, [:]).doc["accounts"] == [])
     }
 
+    /// A flow step cancelled while its request is on the wire: "cancelled", naming the flow, which stays usable —
+    /// the step is taken again and signs the user in.
+    @Test func aCancelledFlowStepKeepsItsFlow() async throws {
+        let emu = try EmulatorProcess()
+        let c = try ABIClient(emu)
+        let first = c.call(na_sign_in, ["username": .string(annEmail)])
+        #expect(first.doc["status"] == "password_required")
+        let flow = first.doc["flow"] ?? .null
+        try emu.control("POST", "faults", ["path": "/oauth2/v2.0/token", "delay_ms": 8000, "count": 1])
+        try emu.clearLog()
+        let done = Completion()
+        let (_, op) = c.start("flow_submit", ["flow": flow, "password": .string(annPassword)], done)
+        // The fault is taken when the request arrives: from then on it is on the wire, held by the emulator.
+        #expect(try await eventually { try emu.control("GET", "faults")["faults"]?.arrayValue?.isEmpty == true })
+        #expect(na_op_cancel(op) == NA_OK)
+        let a = try await done.wait(seconds: 2)
+        na_op_free(op)
+        #expect(a.doc.errorCode == "cancelled" && a.doc["error"]?["flow"] == flow, "\(a.doc)")
+        let again = c.call(na_flow_submit, ["flow": flow, "password": .string(annPassword)])
+        #expect(again.doc["status"] == "signed_in", "\(again.doc)")
+    }
+
     /// With one worker busy, a queued call that is cancelled is answered at once, not after the busy one.
     @Test func cancellingAQueuedCallAnswersAtOnce() async throws {
         let server = try TestHTTPServer { _ in

@@ -256,8 +256,11 @@ func TestCancelAbortsTheRequestInFlight(t *testing.T) {
 	if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) || ce.Code != "cancelled" {
 		t.Fatalf("a cancelled step: %#v", err)
 	}
-	// The flow is kept (the header: "a step whose request was aborted keeps its flow"). The library's error
-	// document does not name it ("flow"), so ce.State is not set: retry on the state in hand.
+	// The flow is kept and the error names it (the header: "a step whose request was aborted ... keeps its flow
+	// and the error names it"): ce.State is the state to retry on.
+	if ce.State == nil {
+		t.Fatalf("a cancelled step's error carries no state to retry on: %#v", ce)
+	}
 	next, err := codeState.SubmitCode(context.Background(), code)
 	if s, ok := next.(*nativeauth.SignedIn); err != nil || !ok || s.Account.Username != otp {
 		t.Fatalf("the step retried: %#v %v", next, err)

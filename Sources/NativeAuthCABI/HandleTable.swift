@@ -3,8 +3,9 @@ import Synchronization
 
 /// Handles (of clients, and of started calls) without a process-wide lock on any call's path.
 ///
-/// A handle is not a pointer: it is `generation << 20 | slot`, a number no allocator will ever hand out as an address
-/// for a live client. Each slot has one atomic state word — `generation << 24 | active calls << 1 | live` — so:
+/// A handle is not a pointer: it is `tag << 60 | generation << 20 | slot`, a number no allocator will ever hand out
+/// as an address for a live client; the tag tells the tables apart (clients 0, started calls 1), so an op passed
+/// where a client is expected — or the reverse — is `invalid_handle`, never another object. Each slot has one atomic state word — `generation << 24 | active calls << 1 | live` — so:
 /// - a call enters with one compare-and-swap that checks the generation and the live bit and counts itself in, and
 ///   leaves with one atomic decrement; calls on different clients never touch the same memory;
 /// - a freed, forged or never-valid handle fails the generation check (a slot is reused only with a new
@@ -38,7 +39,11 @@ final class HandleTable<Object: AnyObject & Sendable>: @unchecked Sendable {
     }
     private let allocation = Mutex(Allocation())
 
-    init() {
+    /// The table's tag (bits 60…62 of its handles).
+    private let tag: UInt
+
+    init(tag: UInt = 0) {
+        self.tag = tag & 7
         chunks = .allocate(capacity: Self.maxChunks)
         for i in 0..<Self.maxChunks { (chunks + i).initialize(to: Atomic(0)) }
     }
@@ -50,10 +55,11 @@ final class HandleTable<Object: AnyObject & Sendable>: @unchecked Sendable {
         return p + index % Self.chunkSize
     }
 
-    private static func decode(_ handle: OpaquePointer?) -> (index: Int, generation: UInt64)? {
+    private func decode(_ handle: OpaquePointer?) -> (index: Int, generation: UInt64)? {
         guard let handle else { return nil }
         let raw = UInt(bitPattern: Int(bitPattern: handle))
-        return (Int(raw & UInt((1 << slotBits) - 1)), UInt64(raw >> UInt(slotBits)))
+        guard raw >> 60 == tag else { return nil }
+        return (Int(raw & UInt((1 << Self.slotBits) - 1)), UInt64((raw >> UInt(Self.slotBits)) & ((1 << 40) - 1)))
     }
 
     /// Registers a client; nil when the table is full (a million live clients).
@@ -80,14 +86,14 @@ final class HandleTable<Object: AnyObject & Sendable>: @unchecked Sendable {
             let generation = s.pointee.state.load(ordering: .acquiring) >> Self.generationShift
             s.pointee.client.store(UInt(bitPattern: Unmanaged.passRetained(client).toOpaque()), ordering: .relaxed)
             s.pointee.state.store(generation << Self.generationShift | Self.liveBit, ordering: .releasing)
-            return OpaquePointer(bitPattern: UInt(generation) << UInt(Self.slotBits) | UInt(index))
+            return OpaquePointer(bitPattern: tag << 60 | UInt(generation) << UInt(Self.slotBits) | UInt(index))
         }
     }
 
     /// Runs `body` with the live client named by `handle` (counted in, so a concurrent free waits for it), or
     /// returns nil for a handle that is not live.
     func withObject<R>(_ handle: OpaquePointer?, _ body: (Object) throws -> R) rethrows -> R? {
-        guard let (index, generation) = Self.decode(handle), let s = slot(index) else { return nil }
+        guard let (index, generation) = decode(handle), let s = slot(index) else { return nil }
         var state = s.pointee.state.load(ordering: .acquiring)
         while true {
             guard state >> Self.generationShift == generation, state & Self.liveBit != 0,
@@ -115,7 +121,7 @@ final class HandleTable<Object: AnyObject & Sendable>: @unchecked Sendable {
 
     /// Frees the client named by `handle`. A handle that is not live (freed already, forged) is ignored.
     func remove(_ handle: OpaquePointer?) {
-        guard let (index, generation) = Self.decode(handle), let s = slot(index) else { return }
+        guard let (index, generation) = decode(handle), let s = slot(index) else { return }
         var state = s.pointee.state.load(ordering: .acquiring)
         while true {
             guard state >> Self.generationShift == generation, state & Self.liveBit != 0 else { return }

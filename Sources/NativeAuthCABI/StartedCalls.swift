@@ -36,7 +36,7 @@ enum StartableCall {
 
 /// One started call: what to run, the host's completion, and the answer once there is one.
 /// Handles of started calls (`na_op`), detected when freed like client handles.
-let startedCalls = HandleTable<StartedCall>()
+let startedCalls = HandleTable<StartedCall>(tag: 1)
 
 final class StartedCall: @unchecked Sendable {  // mutable state is guarded by the owning pool's mutex
     enum Phase { case queued, running, finished, delivering, delivered }
@@ -155,6 +155,8 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
     /// Threads inside a started call's export or done of this pool, and how deep: a na_client_free from there does
     /// not wait for what its own thread is doing.
     private var busyThreads: [UInt: Int] = [:]
+    /// Threads that freed the client from inside a call or done of this pool (see `shutdown`).
+    private var freedFrom: Set<UInt> = []
 
     init(workers: Int) {
         maxWorkers = max(1, workers)
@@ -327,7 +329,9 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
                 call.run()
                 pthread_mutex_lock(mutex)
                 call.phase = .finished
-                if eventFD >= 0 {
+                // In event-fd mode the host runs done — unless the client is being freed from inside this very
+                // call (a log or browser callback): then no dispatch will come, and the worker delivers it.
+                if eventFD >= 0 && !freedFrom.contains(Self.thisThread) {
                     leaveBusy()
                     enqueueCompletion(call)
                 } else {
@@ -444,6 +448,7 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
         completions.append(contentsOf: cancelledEarly)
         cancelledEarly.removeAll()
         let own = busyThreads[Self.thisThread] ?? 0
+        if own > 0 { freedFrom.insert(Self.thisThread) }
         while pending.count > own {
             if !completions.isEmpty {
                 let batch = completions

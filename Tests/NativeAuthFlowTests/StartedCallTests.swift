@@ -339,6 +339,37 @@ func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) async th
         #expect(c.call(na_get_accounts, [:]).doc["accounts"] == [])
     }
 
+    /// The client freed from inside a log callback of a started call, in event-fd mode: nobody can dispatch any
+    /// more, so that call's done still runs (on its worker), once.
+    @Test func freedFromInsideARunningCallStillCompletesIt() async throws {
+        let emu = try EmulatorProcess()
+        var h: OpaquePointer? = nil
+        #expect(na_client_new(#"{"authority":"\#(emu.authority)","client_id":"\#(emu.clientID)"}"#, &h, nil) == NA_OK)
+        var fd: Int32 = -1
+        #expect(na_client_event_fd(h, &fd) == NA_OK)
+        final class Freer: @unchecked Sendable {
+            let handle: OpaquePointer?
+            let freed = Atomic<Bool>(false)
+            init(_ h: OpaquePointer?) { handle = h }
+        }
+        let freer = Freer(h)
+        let log:
+            @convention(c) (Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void =
+                { _, _, _, user in
+                    guard let user else { return }
+                    let f = Unmanaged<Freer>.fromOpaque(user).takeUnretainedValue()
+                    if !f.freed.exchange(true, ordering: .acquiringAndReleasing) { na_client_free(f.handle) }
+                }
+        #expect(na_client_set_log_callback(h, 4, log, Unmanaged.passUnretained(freer).toOpaque()) == NA_OK)
+        let done = Completion()
+        #expect(na_start(h, "client_info", "{}", Completion.done, done.userData, nil) == NA_OK)
+        let a = try await done.wait(seconds: 10)
+        let wasFreed = freer.freed.load(ordering: .acquiring)
+        #expect(wasFreed)
+        #expect(done.answers.count == 1 && (a.rc == NA_OK || a.doc.errorCode == "cancelled"), "\(a.doc)")
+        #expect(na_client_dispatch(h) == NA_EINVAL)
+    }
+
     /// done may free its own op, start another call and free the client (on a worker, and inside dispatch).
     @Test(arguments: [false, true]) func doneMayCallBackIntoTheLibrary(eventFD: Bool) async throws {
         let emu = try EmulatorProcess()

@@ -5,7 +5,8 @@ import Synchronization
 ///
 /// A handle is not a pointer: it is `tag << 60 | generation << 20 | slot`, a number no allocator will ever hand out
 /// as an address for a live client; the tag tells the tables apart (clients 0, started calls 1), so an op passed
-/// where a client is expected — or the reverse — is `invalid_handle`, never another object. Each slot has one atomic state word — `generation << 24 | active calls << 1 | live` — so:
+/// where a client is expected — or the reverse — is `invalid_handle`, never another object. Each slot has one
+/// atomic state word — `generation << 24 | active calls << 1 | live` — so:
 /// - a call enters with one compare-and-swap that checks the generation and the live bit and counts itself in, and
 ///   leaves with one atomic decrement; calls on different clients never touch the same memory;
 /// - a freed, forged or never-valid handle fails the generation check (a slot is reused only with a new

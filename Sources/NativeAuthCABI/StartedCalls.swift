@@ -6,6 +6,7 @@ internal import CLinux
 internal import Glibc
 import NativeAuthCore
 import NativeAuthJSON
+import Synchronization
 
 /// The host's completion function.
 public typealias NADoneFunction = @convention(c) (Int32, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
@@ -137,10 +138,18 @@ final class StartedCall: @unchecked Sendable {  // mutable state is guarded by t
 /// after `idleSeconds` without work), and — in event-fd mode — the completions waiting for `na_client_dispatch`.
 final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mutex`
     static let idleSeconds = 10.0
+    /// How long a worker that just finished looks for more work before it sleeps: a host that starts its next call as
+    /// soon as done ran then finds a worker awake, instead of paying a futex wake-up.
+    static let spinSeconds = 50e-6
 
     let maxWorkers: Int
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let cond: UnsafeMutablePointer<pthread_cond_t>
+    /// Workers wait on `work` for calls; `na_client_free` waits on `settled` for completions.
+    private let work: UnsafeMutablePointer<pthread_cond_t>
+    private let settled: UnsafeMutablePointer<pthread_cond_t>
+    /// Calls queued plus early cancels waiting, mirrored for a spinning worker's lock-free look.
+    private let waiting = Atomic<Int>(0)
+    private var spinning = 0
     private var queue: [StartedCall] = []
     private var head = 0
     /// Calls whose done has not run yet (queued, running, waiting for delivery, or being delivered).
@@ -161,16 +170,20 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
     init(workers: Int) {
         maxWorkers = max(1, workers)
         mutex = .allocate(capacity: 1)
-        cond = .allocate(capacity: 1)
+        work = .allocate(capacity: 1)
+        settled = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
-        pthread_cond_init(cond, nil)
+        pthread_cond_init(work, nil)
+        pthread_cond_init(settled, nil)
     }
 
     deinit {
         if eventFD >= 0 { Glibc.close(eventFD) }
-        pthread_cond_destroy(cond)
+        pthread_cond_destroy(work)
+        pthread_cond_destroy(settled)
         pthread_mutex_destroy(mutex)
-        cond.deallocate()
+        work.deallocate()
+        settled.deallocate()
         mutex.deallocate()
     }
 
@@ -229,8 +242,11 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
             guard !closing else { return false }
             pending[ObjectIdentifier(call)] = call
             queue.append(call)
+            waiting.add(1, ordering: .releasing)
             if idle > 0 {
-                pthread_cond_signal(cond)
+                pthread_cond_signal(work)
+            } else if spinning > 0 {
+                // A worker that just finished is looking: it takes this call.
             } else if workers < maxWorkers {
                 workers += 1
                 spawn = true
@@ -243,6 +259,7 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
                 workers -= 1
                 guard workers == 0, let i = queue[head...].firstIndex(where: { $0 === call }) else { return false }
                 queue.remove(at: i)
+                waiting.subtract(1, ordering: .relaxed)
                 pending.removeValue(forKey: ObjectIdentifier(call))
                 return true
             }
@@ -259,6 +276,7 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
         locked {
             guard call.phase == .queued, let i = queue[head...].firstIndex(where: { $0 === call }) else { return }
             queue.remove(at: i)
+            waiting.subtract(1, ordering: .relaxed)
             call.dropRequest()
             call.setCancelled()
             call.phase = .finished
@@ -266,8 +284,11 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
                 enqueueCompletion(call)
             } else {
                 cancelledEarly.append(call)
+                waiting.add(1, ordering: .releasing)
                 if idle > 0 {
-                    pthread_cond_signal(cond)
+                    pthread_cond_signal(work)
+                } else if spinning > 0 {
+                    // A worker that just finished is looking.
                 } else {
                     // Every worker is busy (perhaps waiting for a browser): one more thread delivers it now.
                     workers += 1
@@ -293,7 +314,7 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
             &attr,
             { p in
                 guard let p else { return nil }
-                Unmanaged<StartedCalls>.fromOpaque(p).takeRetainedValue().work()
+                Unmanaged<StartedCalls>.fromOpaque(p).takeRetainedValue().runWorker()
                 return nil
             },
             me
@@ -303,22 +324,26 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
     }
 
     /// A worker: delivers early cancels, runs queued calls, and ends when idle too long or the client is freed.
-    private func work() {
+    private func runWorker() {
+        var justSpun = false
         pthread_mutex_lock(mutex)
         while true {
             if !cancelledEarly.isEmpty {
                 let call = cancelledEarly.removeFirst()
+                waiting.subtract(1, ordering: .relaxed)
                 call.phase = .delivering
                 busyThreads[Self.thisThread, default: 0] += 1
                 pthread_mutex_unlock(mutex)
                 call.deliver()
                 pthread_mutex_lock(mutex)
                 delivered(call)
+                justSpun = false
                 continue
             }
             if head < queue.count {
                 let call = queue[head]
                 head += 1
+                waiting.subtract(1, ordering: .relaxed)
                 if head > 64 && head * 2 > queue.count {
                     queue.removeFirst(head)
                     head = 0
@@ -341,18 +366,35 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
                     pthread_mutex_lock(mutex)
                     delivered(call)
                 }
+                justSpun = false
                 continue
             }
             if closing { break }
+            if !justSpun && spinning == 0 {
+                // One worker at a time looks for more work a little while before sleeping (see `spinSeconds`).
+                spinning += 1
+                pthread_mutex_unlock(mutex)
+                let until = now() + Self.spinSeconds
+                var checks = 0
+                while waiting.load(ordering: .acquiring) == 0 {
+                    checks &+= 1
+                    if checks & 63 == 0 && now() > until { break }
+                }
+                pthread_mutex_lock(mutex)
+                spinning -= 1
+                justSpun = true
+                continue
+            }
+            justSpun = false
             idle += 1
             let deadline = now() + Self.idleSeconds
             var ts = timespec(tv_sec: Int(deadline), tv_nsec: Int((deadline - Double(Int(deadline))) * 1e9))
-            let rc = pthread_cond_timedwait(cond, mutex, &ts)
+            let rc = pthread_cond_timedwait(work, mutex, &ts)
             idle -= 1
             if rc == ETIMEDOUT && head >= queue.count && cancelledEarly.isEmpty { break }
         }
         workers -= 1
-        pthread_cond_broadcast(cond)
+        pthread_cond_broadcast(settled)
         pthread_mutex_unlock(mutex)
     }
 
@@ -374,7 +416,7 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
         call.phase = .delivered
         pending.removeValue(forKey: ObjectIdentifier(call))
         leaveBusy()
-        pthread_cond_broadcast(cond)
+        if closing { pthread_cond_broadcast(settled) }
     }
 
     // MARK: - The event fd
@@ -384,7 +426,7 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
         completions.append(call)
         var one: UInt64 = 1
         _ = write(eventFD, &one, 8)
-        pthread_cond_broadcast(cond)  // a na_client_free waiting on this thread delivers it
+        if closing { pthread_cond_broadcast(settled) }  // a na_client_free waiting delivers it
     }
 
     /// `na_client_event_fd`: the fd (made on first use), switching the pool to event-fd mode; nil when the system
@@ -429,7 +471,7 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
     func shutdown() {
         let pendingNow = locked { () -> [StartedCall] in
             closing = true
-            pthread_cond_broadcast(cond)
+            pthread_cond_broadcast(work)
             return Array(pending.values)
         }
         for call in pendingNow { _ = call.cancellation.cancel() }
@@ -447,6 +489,7 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
         head = 0
         completions.append(contentsOf: cancelledEarly)
         cancelledEarly.removeAll()
+        waiting.store(0, ordering: .relaxed)
         let own = busyThreads[Self.thisThread] ?? 0
         if own > 0 { freedFrom.insert(Self.thisThread) }
         while pending.count > own {
@@ -465,7 +508,7 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
                 pthread_mutex_lock(mutex)
                 continue
             }
-            pthread_cond_wait(cond, mutex)
+            pthread_cond_wait(settled, mutex)
         }
         if eventFD >= 0 && pending.isEmpty {
             Glibc.close(eventFD)

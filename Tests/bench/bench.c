@@ -121,6 +121,15 @@ static void started_rows(void *client, double *lat, size_t n) {
         lat[i] = now_ns() - s;
     }
     report_latency("started_worker", lat, n, now_ns() - t0, 1);
+    /* Back to back: n started, then waited for — what each costs the program when it does not wait in between. */
+    {
+        long target = started_done + (long)n;
+        t0 = now_ns();
+        for (i = 0; i < n; i++)
+            if (na_start(client, "get_access_token", token_request, on_started, NULL, NULL) != 0) exit(1);
+        wait_started(target);
+        printf("{\"row\":\"started_pipelined_worker\",\"ns_per_call\":%.1f}\n", (now_ns() - t0) / (double)n);
+    }
     if (na_client_event_fd(client, &fd) != 0) exit(1);  /* for good: this client's completions now wait for us */
     t0 = now_ns();
     for (i = 0; i < n; i++) {
@@ -134,6 +143,17 @@ static void started_rows(void *client, double *lat, size_t n) {
         lat[i] = now_ns() - s;
     }
     report_latency("started_event_fd", lat, n, now_ns() - t0, 1);
+    {
+        long target = started_done + (long)n;
+        t0 = now_ns();
+        for (i = 0; i < n; i++)
+            if (na_start(client, "get_access_token", token_request, on_started, NULL, NULL) != 0) exit(1);
+        while (started_done < target) {
+            struct pollfd p = {fd, POLLIN, 0};
+            if (poll(&p, 1, 1000) > 0) na_client_dispatch(client);
+        }
+        printf("{\"row\":\"started_pipelined_event_fd\",\"ns_per_call\":%.1f}\n", (now_ns() - t0) / (double)n);
+    }
 }
 
 /* 1,000 cached-token calls started at once on one client (worker mode): all complete; the threads stay bounded. */

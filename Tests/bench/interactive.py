@@ -32,14 +32,16 @@ class InstantBrowser:
     def _visit(self, url: str) -> None:
         s = requests.Session()
         s.verify = self.verify
-        page = s.get(url, allow_redirects=False)
+        # Our library hands the browser a one-time start page on its listener that redirects to the authorization
+        # URL and sets a cookie the redirect must bring back: follow it, in one session (MSAL gives the URL itself).
+        page = s.get(url, timeout=30)
         request_id = html.unescape(re.search(r'name="request" value="([^"]+)"', page.text).group(1))
-        done = s.post(url, data={"request": request_id, "username": self.email, "password": self.password},
+        done = s.post(page.url, data={"request": request_id, "username": self.email, "password": self.password},
                       allow_redirects=False)
         if "Location" in done.headers:
             location = done.headers["Location"]
             self.redirect_sent_at = time.perf_counter()
-            requests.get(location, timeout=30)
+            s.get(location, timeout=30)
             return
         # response_mode=form_post (MSAL Python asks for it): the page posts hidden inputs to the redirect URI.
         action = html.unescape(re.search(r'action="([^"]+)"', done.text).group(1))

@@ -7,16 +7,15 @@ import ctypes
 import logging
 import os
 import threading
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
-from . import _native, errors
+from . import _calls, _native, errors
 from .documents import ClientInfo
-from .states import (AccessToken, Account, ApiResponse, FlowState, PasswordRequired, State, WWWAuthenticate,
-                     state_from_json)
+from .states import AccessToken, Account, ApiResponse, FlowState, State, WWWAuthenticate, state_from_json
 
 __all__ = ["Client", "LogHandler", "BrowserOpener", "parse_www_authenticate"]
 
-_GET_ACCESS_TOKEN = _native.lib.na_get_access_token
+_T = TypeVar("_T")
 _LEVELS = {"off": 0, "error": 1, "warning": 2, "info": 3, "verbose": 4}
 _PY_LEVELS = {1: logging.ERROR, 2: logging.WARNING, 3: logging.INFO, 4: logging.DEBUG}
 
@@ -26,48 +25,9 @@ BrowserOpener = Callable[[str], bool]
 """``browser(url) -> bool``: opens ``url`` and returns whether it could, without waiting for the sign-in."""
 
 
-class _TokenMemo:
-    """get_access_token's memo for one scope set: the encoded request, the last answer's bytes, its AccessToken."""
-
-    __slots__ = ("request", "raw", "token")
-
-    def __init__(self, request: bytes) -> None:
-        self.request = request
-        self.raw: Optional[bytes] = None
-        self.token: Optional[AccessToken] = None
-
-
-class Client:
-    """A native-authentication client for one app registration.
-
-    >>> with Client(authority="https://contoso.ciamlogin.com/contoso.onmicrosoft.com",
-    ...             client_id="00001111-aaaa-2222-bbbb-3333cccc4444") as client:
-    ...     state = client.sign_in("ann@contoso.com", "…", scopes=["api://…/ToDoList.Read"])
-
-    Give ``authority`` or ``tenant_subdomain``. Other settings mirror the C configuration (see docs/configuration.md):
-    ``challenge_types`` (default password and oob), ``capabilities`` ("mfa_required", "registration_required"),
-    ``redirect_uri``, ``connect_timeout_ms``, ``request_timeout_ms``, ``ca_bundle``, ``log_level`` ("off" … "verbose"),
-    ``authority_type`` ("ciam", "aad" or "oidc" for any OpenID Connect provider), ``post_logout_redirect_uri``,
-    ``browser_command``, and ``browser``: a callable ``browser(url) -> bool`` that opens URLs for the browser flows
-    (it must return without waiting for the sign-in; default: ``browser_command``, ``$BROWSER``, ``xdg-open``).
-    ``cache_path`` keeps tokens in that file (an absolute path; ``cache_path=True`` means the default,
-    ``$XDG_CACHE_HOME/nativeauth/token_cache.json``) in MSAL's unified token cache format, shared with other processes
-    and with MSAL for Python; ``cache_encryption_key`` (32 bytes, or their base64) encrypts it with AES-256-GCM, and
-    ``cache_key_store`` ("secret_service", "kernel_keyring" or "auto") encrypts it with a key nobody has to manage:
-    made on first use and kept in the user's Secret Service (GNOME Keyring, KWallet, …) or persistent kernel keyring
-    (``cache_key_store_timeout_ms`` bounds each D-Bus wait, default 2000); not both. No store reachable raises
-    KeyringUnavailableError — never a silent plaintext file. Without ``cache_path`` tokens live in memory only.
-    ``client_capabilities`` (e.g. ``["cp1"]``: this app answers claims challenges) are sent with every token and
-    authorization request as ``claims`` ``{"access_token":{"xms_cc":{"values":[…]}}}``, merged with the request's own
-    claims as MSAL does. ``request_headers`` (``{"x-name": "value"}``: a fraud or bot protection vendor's) go with
-    every request to the authority (native auth, token), never to APIs or other origins; names start with ``x-``
-    (not ``x-ms-``, ``x-client-``, ``x-broker-``, ``x-app-``: MSAL's), values have no control characters.
-    Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
-    ``logging`` module; they never contain secrets or usernames.
-
-    Calls block (they release the GIL) and may be made from many threads; ``close()`` is idempotent and safe while
-    other threads are inside calls.
-    """
+class _ClientCore:
+    """What `Client` and `nativeauth.aio.AsyncClient` share: the configuration, the handle, the log and browser
+    callbacks. Subclasses make the calls (`nativeauth._calls`) blocking or started."""
 
     def __init__(self, authority: Optional[str] = None, client_id: Optional[str] = None, *,
                  tenant_subdomain: Optional[str] = None, challenge_types: Optional[Sequence[str]] = None,
@@ -81,7 +41,10 @@ class Client:
                  cache_encryption_key: Union[bytes, str, None] = None, cache_key_store: Optional[str] = None,
                  cache_key_store_timeout_ms: Optional[int] = None,
                  client_capabilities: Optional[Sequence[str]] = None,
-                 request_headers: Optional[Mapping[str, str]] = None):
+                 request_headers: Optional[Mapping[str, str]] = None, async_workers: Optional[int] = None):
+        self._handle: Optional[int] = None
+        self._lock = threading.Lock()
+        self._check_library()
         if client_id is None or not isinstance(client_id, str):
             raise errors.InvalidArgumentError("client_id must be a str", status=-1)
         config: Dict[str, Any] = {"v": 1, "client_id": client_id}
@@ -89,7 +52,7 @@ class Client:
                            ("connect_timeout_ms", connect_timeout_ms), ("request_timeout_ms", request_timeout_ms),
                            ("retry_after_max_s", retry_after_max_s), ("ca_bundle", ca_bundle),
                            ("authority_type", authority_type), ("post_logout_redirect_uri", post_logout_redirect_uri),
-                           ("browser_command", browser_command)):
+                           ("browser_command", browser_command), ("async_workers", async_workers)):
             if value is not None:
                 config[key] = value
         if cache_path is not None and cache_path is not False:
@@ -122,45 +85,32 @@ class Client:
             raise errors.InvalidArgumentError(str(e), status=-1) from None
         if rc != 0:
             raise errors.from_document(rc, err)
-        self._handle: Optional[int] = handle
-        self._lock = threading.Lock()
+        self._handle = handle
         # get_access_token's memo, by (scopes, force_refresh).
-        self._token_requests: Dict[Tuple[Tuple[str, ...], bool], _TokenMemo] = {}
+        self._token_requests: _calls.TokenMemos = {}
         self._log_callback: Optional[_native.CallbackPointer] = None
         self._browser_callback: Optional[_native.CallbackPointer] = None
         self.last_end_session_url: Optional[str] = None
-        """The provider's end-session URL from the last `sign_out` (``None`` when it had none)."""
         if _LEVELS[log_level] > 0:
             self._install_logger(_LEVELS[log_level], log_handler)
         if browser is not None:
-            self.set_browser(browser)
+            self._set_browser(browser)
+        self._opened()
 
-    # -- lifecycle -------------------------------------------------------------------------------------------------
+    def _check_library(self) -> None:
+        """Before the client is made: raises when the loaded library cannot serve this kind of client."""
 
-    def close(self) -> None:
-        """Frees the client (tokens are wiped). Idempotent; calls racing it on other threads finish or raise
-        ClientClosedError."""
+    def _opened(self) -> None:
+        """After the client was made (the handle is set)."""
+
+    def _free(self) -> bool:
+        """Frees the handle, once: whether this call freed it."""
         with self._lock:
             handle, self._handle = self._handle, None
-        if handle is not None:
-            _native.lib.na_client_free(handle)
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    @property
-    def closed(self) -> bool:
-        """Whether `close` was called."""
-        return self._handle is None
+        if handle is None:
+            return False
+        _native.lib.na_client_free(handle)
+        return True
 
     def _install_logger(self, level: int, handler: Optional[LogHandler]) -> None:
         if handler is None:
@@ -178,16 +128,8 @@ class Client:
         self._log_callback = _native.LOG_FN(trampoline)  # keep a reference for the C side
         _native.lib.na_client_set_log_callback(self._handle, level, self._log_callback, None)
 
-    def set_browser(self, browser: Optional[BrowserOpener]) -> None:
-        """Sets the callable that opens URLs for the browser flows (``None``: the system's opener). It is called on
-        the thread of the sign-in (or sign-out) call and must return (True when it opened the URL) without waiting
-        for the sign-in to finish. The URLs it gets are one-time addresses on the library's loopback listener, which
-        send the browser on to the provider (the authorization URL itself only for a custom-scheme redirect URI).
-
-        The opener current when the browser is opened is used (not the one current when the sign-in started), and
-        once ``set_browser`` returns the previous opener is never called again: it waits for calls of it already
-        running on other threads. Called from inside the opener itself it raises FlowInvalidError (the status
-        NA_ESTATE) and changes nothing."""
+    def _set_browser(self, browser: Optional[BrowserOpener]) -> None:
+        """`Client.set_browser`."""
         handle = self._handle
         if handle is None:
             raise errors.ClientClosedError("the client is closed", status=-1)
@@ -217,36 +159,105 @@ class Client:
         self._browser_callback = thunk  # keep a reference for the C side
         del previous
 
+
+class Client(_ClientCore):
+    """A native-authentication client for one app registration.
+
+    >>> with Client(authority="https://contoso.ciamlogin.com/contoso.onmicrosoft.com",
+    ...             client_id="00001111-aaaa-2222-bbbb-3333cccc4444") as client:
+    ...     state = client.sign_in("ann@contoso.com", "…", scopes=["api://…/ToDoList.Read"])
+
+    Give ``authority`` or ``tenant_subdomain``. Other settings mirror the C configuration (see docs/configuration.md):
+    ``challenge_types`` (default password and oob), ``capabilities`` ("mfa_required", "registration_required"),
+    ``redirect_uri``, ``connect_timeout_ms``, ``request_timeout_ms``, ``ca_bundle``, ``log_level`` ("off" … "verbose"),
+    ``authority_type`` ("ciam", "aad" or "oidc" for any OpenID Connect provider), ``post_logout_redirect_uri``,
+    ``browser_command``, and ``browser``: a callable ``browser(url) -> bool`` that opens URLs for the browser flows
+    (it must return without waiting for the sign-in; default: ``browser_command``, ``$BROWSER``, ``xdg-open``).
+    ``cache_path`` keeps tokens in that file (an absolute path; ``cache_path=True`` means the default,
+    ``$XDG_CACHE_HOME/nativeauth/token_cache.json``) in MSAL's unified token cache format, shared with other processes
+    and with MSAL for Python; ``cache_encryption_key`` (32 bytes, or their base64) encrypts it with AES-256-GCM, and
+    ``cache_key_store`` ("secret_service", "kernel_keyring" or "auto") encrypts it with a key nobody has to manage:
+    made on first use and kept in the user's Secret Service (GNOME Keyring, KWallet, …) or persistent kernel keyring
+    (``cache_key_store_timeout_ms`` bounds each D-Bus wait, default 2000); not both. No store reachable raises
+    KeyringUnavailableError — never a silent plaintext file. Without ``cache_path`` tokens live in memory only.
+    ``client_capabilities`` (e.g. ``["cp1"]``: this app answers claims challenges) are sent with every token and
+    authorization request as ``claims`` ``{"access_token":{"xms_cc":{"values":[…]}}}``, merged with the request's own
+    claims as MSAL does. ``request_headers`` (``{"x-name": "value"}``: a fraud or bot protection vendor's) go with
+    every request to the authority (native auth, token), never to APIs or other origins; names start with ``x-``
+    (not ``x-ms-``, ``x-client-``, ``x-broker-``, ``x-app-``: MSAL's), values have no control characters.
+    Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
+    ``logging`` module; they never contain secrets or usernames. ``async_workers`` (1..64, default 4) is for
+    `nativeauth.aio.AsyncClient`, which takes the same arguments: how many library threads run its calls at once. A
+    ``Client`` runs each call on its caller's thread.
+
+    Calls block (they release the GIL) and may be made from many threads; ``close()`` is idempotent and safe while
+    other threads are inside calls.
+    """
+
+    last_end_session_url: Optional[str]
+    """The provider's end-session URL from the last `sign_out` (``None`` when it had none)."""
+
+    # -- lifecycle -------------------------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close` was called."""
+        return self._handle is None
+
+    def set_browser(self, browser: Optional[BrowserOpener]) -> None:
+        """Sets the callable that opens URLs for the browser flows (``None``: the system's opener). It is called on
+        the thread running the sign-in (or sign-out) call — the caller's for a `Client`, one of the library's workers
+        for an `nativeauth.aio.AsyncClient` — and must return (True when it opened the URL) without waiting
+        for the sign-in to finish. The URLs it gets are one-time addresses on the library's loopback listener, which
+        send the browser on to the provider (the authorization URL itself only for a custom-scheme redirect URI).
+
+        The opener current when the browser is opened is used (not the one current when the sign-in started), and
+        once ``set_browser`` returns the previous opener is never called again: it waits for calls of it already
+        running on other threads. Called from inside the opener itself it raises FlowInvalidError (the status
+        NA_ESTATE) and changes nothing."""
+        self._set_browser(browser)
+
+    def close(self) -> None:
+        """Frees the client (tokens are wiped). Idempotent; calls racing it on other threads finish or raise
+        ClientClosedError."""
+        self._free()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
     # -- plumbing --------------------------------------------------------------------------------------------------
 
-    def _call(self, name: str, request: Dict[str, Any], state: Optional[State] = None) -> Dict[str, Any]:
+    def _run(self, call: _calls.Call[_T]) -> _T:
         handle = self._handle
         if handle is None:
             raise errors.ClientClosedError("the client is closed", status=-1)
         try:
-            rc, doc = _native.call(name, handle, {"v": 1, **request})
+            rc, doc = _native.call("na_" + call.name, handle, call.request)
         except ValueError as e:
             raise errors.InvalidArgumentError(str(e), status=-1) from None
-        if rc != 0:
-            raise errors.from_document(rc, doc, state=state)
-        return cast(Dict[str, Any], doc)
+        return call.result(rc, doc)
+
+    def _run_raw(self, call: _calls.RawCall[_T]) -> _T:
+        handle = self._handle
+        if handle is None:
+            raise errors.ClientClosedError("the client is closed", status=-1)
+        return call.result(*_native.call_raw(getattr(_native.lib, "na_" + call.name), handle, call.request))
 
     def _state(self, doc: Mapping[str, Any]) -> State:
         return state_from_json(self, doc)
 
     def _submit_flow(self, state: FlowState, request: Dict[str, Any]) -> State:
         # nativeauth.states.FlowClient: what a FlowState calls to continue its flow.
-        try:
-            return self._state(self._call("na_flow_submit", request))
-        except errors.NativeAuthError as e:
-            if e.details.get("flow") == state.flow:
-                e.state = state  # retryable: the same state continues
-            raise
-
-    def _retry_state(self, e: errors.NativeAuthError) -> None:
-        flow = e.details.get("flow")
-        if flow and e.state is None:
-            e.state = PasswordRequired("sign_in", flow, self)
+        return self._run(_calls.flow_submit(self._state, state, request))
 
     # -- native authentication -------------------------------------------------------------------------------------
 
@@ -259,44 +270,17 @@ class Client:
 
         Raises InvalidCredentialsError (whose ``state`` lets you retry the password), UserNotFoundError,
         BrowserRequiredError, … ."""
-        req: Dict[str, Any] = {"username": _str("username", username)}
-        if password is not None:
-            req["password"] = _str("password", password)
-        if scopes is not None:
-            req["scopes"] = _scopes(scopes)
-        if claims is not None:
-            req["claims"] = _claims(claims)
-        if request_headers is not None:
-            req["request_headers"] = dict(request_headers)
-        try:
-            return self._state(self._call("na_sign_in", req))
-        except errors.NativeAuthError as e:
-            self._retry_state(e)
-            raise
+        return self._run(_calls.sign_in(self._state, username, password, scopes, claims, request_headers))
 
     def sign_up(self, username: str, password: Optional[str] = None, *, attributes: Optional[Mapping[str, Any]] = None,
                 request_headers: Optional[Mapping[str, str]] = None) -> State:
         """Starts a sign-up; returns ``CodeRequired`` (the email is verified first). ``request_headers`` as for
         `sign_in`."""
-        req: Dict[str, Any] = {"username": _str("username", username)}
-        if password is not None:
-            req["password"] = _str("password", password)
-        if attributes is not None:
-            if not isinstance(attributes, Mapping):
-                raise errors.InvalidArgumentError("attributes must be a mapping", status=-1)
-            req["attributes"] = dict(attributes)
-        if request_headers is not None:
-            req["request_headers"] = dict(request_headers)
-        return self._state(self._call("na_sign_up", req))
+        return self._run(_calls.sign_up(self._state, username, password, attributes, request_headers))
 
     def reset_password(self, username: str, *, request_headers: Optional[Mapping[str, str]] = None) -> State:
         """Starts a password reset; returns ``CodeRequired``. ``request_headers`` as for `sign_in`."""
-        req: Dict[str, Any] = {"username": _str("username", username)}
-        if request_headers is not None:
-            req["request_headers"] = dict(request_headers)
-        return self._state(self._call("na_reset_password", req))
-
-    # -- browser and device code -----------------------------------------------------------------------------------
+        return self._run(_calls.reset_password(self._state, username, request_headers))
 
     def sign_in_interactive(self, scopes: Optional[Sequence[str]] = None, *, login_hint: Optional[str] = None,
                             prompt: Optional[str] = None, domain_hint: Optional[str] = None,
@@ -314,30 +298,13 @@ class Client:
         bounds the whole sign-in. Raises BrowserUnavailableError (the sign-in has ended; start again with
         ``browser="none"`` to show an address), AccessDeniedError, InteractionRequiredError, IdTokenInvalidError,
         RequestTimeoutError, CancelledError, FlowInvalidError."""
-        req: Dict[str, Any] = {"browser": _str("browser", browser)}
-        if scopes is not None:
-            req["scopes"] = _scopes(scopes)
-        for key, value in (("login_hint", login_hint), ("prompt", prompt), ("domain_hint", domain_hint),
-                           ("response_mode", response_mode)):
-            if value is not None:
-                req[key] = _str(key, value)
-        if claims is not None:
-            req["claims"] = _claims(claims)
-        if extra_query_parameters is not None:
-            req["extra_query_parameters"] = dict(extra_query_parameters)
-        if timeout is not None:
-            req["timeout_ms"] = int(timeout * 1000)
-        return self._state(self._call("na_sign_in_interactive", req))
+        return self._run(_calls.sign_in_interactive(self._state, scopes, login_hint, prompt, domain_hint, claims,
+                                                    extra_query_parameters, response_mode, browser, timeout))
 
     def sign_in_device_code(self, scopes: Optional[Sequence[str]] = None) -> State:
         """Starts a device-code sign-in for machines without a browser: returns ``DeviceCodeRequired`` (show its
         ``message``, then ``wait()``). Raises NotSupportedError when the provider has no device-code endpoint."""
-        req: Dict[str, Any] = {}
-        if scopes is not None:
-            req["scopes"] = _scopes(scopes)
-        return self._state(self._call("na_sign_in_device_code", req))
-
-    # -- tokens, APIs, account -------------------------------------------------------------------------------------
+        return self._run(_calls.sign_in_device_code(self._state, scopes))
 
     def get_access_token(self, scopes: Optional[Sequence[str]] = None, *, force_refresh: bool = False,
                          claims: Union[Mapping[str, Any], str, None] = None,
@@ -349,48 +316,12 @@ class Client:
         DeclinedScopesError when the server grants fewer scopes than asked,
         InteractionRequiredError when the user must sign in again (its ``login_hint`` is for
         ``sign_in_interactive``), AccountRequiredError, ThrottledError, … ."""
-        if scopes is None:
-            scopes = []
-        if claims is not None or account is not None:
-            req: Dict[str, Any] = {"scopes": _scopes(scopes), "force_refresh": bool(force_refresh)}
-            if claims is not None:
-                req["claims"] = _claims(claims)
-            if account is not None:
-                req["account"] = _str("account", account)
-            return AccessToken.from_json(self._call("na_get_access_token", req))
         # The hot path: the request is encoded once per scope set, and an answer identical to the previous one (a
         # cached token) is not parsed again.
-        key: Optional[Tuple[Tuple[str, ...], bool]] = None
-        memo: Optional[_TokenMemo] = None
-        if isinstance(scopes, (list, tuple)):
-            key = (tuple(scopes), force_refresh)
-            try:
-                memo = self._token_requests.get(key)
-            except TypeError:  # an unhashable element: no memo; _scopes() below refuses it
-                key = None
-        if memo is None:
-            request = {"v": 1, "scopes": _scopes(scopes), "force_refresh": bool(force_refresh)}
-            try:
-                memo = _TokenMemo(_native.encode(request))
-            except ValueError as e:
-                raise errors.InvalidArgumentError(str(e), status=-1) from None
-            if key is not None:
-                if len(self._token_requests) >= 256:
-                    self._token_requests.clear()
-                self._token_requests[key] = memo
-        handle = self._handle
-        if handle is None:
-            raise errors.ClientClosedError("the client is closed", status=-1)
-        rc, raw = _native.call_raw(_GET_ACCESS_TOKEN, handle, memo.request)
-        cached = memo.token
-        if rc == 0 and cached is not None and raw == memo.raw:
-            return cached
-        rc, doc = _native.parse(rc, raw.decode("utf-8", errors="replace"))
-        if rc != 0:
-            raise errors.from_document(rc, doc)
-        token = AccessToken.from_json(doc)
-        memo.raw, memo.token = raw, token
-        return token
+        call = _calls.get_access_token(self._token_requests, scopes, force_refresh, claims, account)
+        if isinstance(call, _calls.RawCall):
+            return self._run_raw(call)
+        return self._run(call)
 
     def call_api(self, url: str, scopes: Optional[Sequence[str]] = None, *, method: str = "GET",
                  headers: Optional[Mapping[str, str]] = None,
@@ -403,51 +334,33 @@ class Client:
         token for ``invalid_token``, a token with the claims of a claims challenge (``insufficient_claims``:
         Conditional Access, Continuous Access Evaluation — announce ``client_capabilities=["cp1"]``); when that needs
         the user, InteractionRequiredError carries the ``claims`` for `sign_in_interactive`."""
-        req: Dict[str, Any] = {"url": _str("url", url), "method": _str("method", method),
-                               "force_refresh": bool(force_refresh)}
-        if scopes is not None:
-            req["scopes"] = _scopes(scopes)
-        if account is not None:
-            req["account"] = _str("account", account)
-        if headers is not None:
-            req["headers"] = dict(headers)
-        if body is not None:
-            req["body"] = body
-        return ApiResponse.from_json(self._call("na_call_api", req))
+        return self._run(_calls.call_api(url, scopes, method, headers, body, force_refresh, account))
 
     @property
     def account(self) -> Optional[Account]:
         """The signed-in account with its ``id_token``, or ``None``. Raises `nativeauth.AccountRequiredError` when
         several are signed in: use `accounts`."""
-        try:
-            return Account.from_json(self._call("na_get_account", {"include_id_token": True})["account"])
-        except errors.NoAccountError:
-            return None
+        return self._run(_calls.get_account())
 
     @property
     def accounts(self) -> List[Account]:
         """Every signed-in account (with its ``id_token``), ordered by username."""
-        doc = self._call("na_get_accounts", {"include_id_token": True})
-        return [Account.from_json(a) for a in doc.get("accounts", ())]
+        return self._run(_calls.get_accounts())
 
     def sign_out(self, account: Optional[str] = None, *, all: bool = False, browser: str = "none") -> bool:
         """Forgets an account's tokens (the only one, ``account``, or with ``all`` every one). With
         ``browser="system"`` the provider's end-session page is opened too (its URL is ``last_end_session_url``):
         the browser gets a one-time address on 127.0.0.1 that sends it there, and the call waits up to 10 seconds for
         the browser to fetch it. Returns whether someone was signed out."""
-        req: Dict[str, Any] = {"all": bool(all), "browser": _str("browser", browser)}
-        if account is not None:
-            req["account"] = _str("account", account)
-        doc = self._call("na_sign_out", req)
-        url = doc.get("end_session_url")
-        self.last_end_session_url = url if isinstance(url, str) else None
-        return bool(doc.get("was_signed_in"))
+        signed_out, self.last_end_session_url = self._run(_calls.sign_out(account, all, browser))
+        return signed_out
 
     @property
     def info(self) -> ClientInfo:
         """``na_client_info``'s document: the library ``version`` and the effective ``config`` (see
         `nativeauth.documents.ClientConfig`)."""
-        return cast(ClientInfo, self._call("na_client_info", {}))
+        return self._run(_calls.client_info())
+
 
 
 def parse_www_authenticate(header: str) -> WWWAuthenticate:
@@ -480,29 +393,3 @@ def parse_www_authenticate(header: str) -> WWWAuthenticate:
     if rc != 0:
         raise errors.from_document(rc, doc)
     return WWWAuthenticate.from_json(doc)
-
-
-def _str(name: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise errors.InvalidArgumentError(f"{name} must be a str, not {type(value).__name__}", status=-1)
-    return value
-
-
-
-def _claims(claims: Union[Mapping[str, Any], str]) -> Any:
-    """A ``claims`` argument: a mapping, or the JSON text of an object as ``InteractionRequiredError.claims`` and
-    `parse_www_authenticate` give it (the library checks it is an object)."""
-    if isinstance(claims, str):
-        return claims
-    if not isinstance(claims, Mapping):
-        raise errors.InvalidArgumentError("claims must be a mapping or the JSON text of an object", status=-1)
-    return dict(claims)
-
-def _scopes(scopes: Any) -> List[str]:
-    try:
-        items = None if isinstance(scopes, (str, bytes)) else list(scopes)
-    except TypeError:
-        items = None
-    if items is None or not all(isinstance(s, str) for s in items):
-        raise errors.InvalidArgumentError("scopes must be a sequence of str", status=-1)
-    return items

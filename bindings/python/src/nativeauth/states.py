@@ -20,7 +20,8 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, Mapping, Optional, Protocol, Sequence, Tuple, Type, TypeVar
+from typing import (Any, ClassVar, Dict, Generic, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple, Type,
+                    TypeVar)
 
 from .errors import InternalError, InvalidArgumentError
 
@@ -270,30 +271,24 @@ class FlowClient(Protocol):
         ...
 
 
+# The flow states are made of two parts: the fields of each state (the private ``_…Fields`` classes below, shared) and
+# the continuations, which are methods here and coroutines in `nativeauth.aio` (its ``Async…`` states combine the same
+# fields with its ``AsyncFlowState``). ``_C`` is the client the continuations call: a FlowClient here.
+
+_C = TypeVar("_C")
+
+
 @dataclass(frozen=True)
-class FlowState(State):
-    """A state that continues: it names library-held flow state (the server's continuation token never leaves the
-    library). Each continuation returns the next state; a retryable error carries this state as ``error.state``."""
+class _Flow(State, Generic[_C]):
+    """What every state that continues holds."""
 
     flow: str = field(repr=False)
     """The opaque handle of the flow in the library (``"f_…"``)."""
-    _client: FlowClient = field(repr=False, compare=False)
-
-    def _submit(self, **request: Any) -> State:
-        return self._client._submit_flow(self, {"flow": self.flow, **request})
-
-    def cancel(self) -> None:
-        """Forgets the flow. May be called from another thread while a call waits on it (which then raises
-        `nativeauth.CancelledError`)."""
-        self._submit(action="cancel")
+    _client: _C = field(repr=False, compare=False)
 
 
 @dataclass(frozen=True)
-class CodeRequired(FlowState):
-    """A one-time code was sent (``"code_required"``): to ``sent_to`` (masked) over ``channel``; it has
-    ``code_length`` digits. ``resend_interval`` is how many seconds to wait before `resend_code`, when the server
-    said."""
-
+class _CodeRequiredFields(_Flow[_C]):
     status: ClassVar[str] = "code_required"
 
     sent_to: str = ""
@@ -305,89 +300,38 @@ class CodeRequired(FlowState):
     resend_interval: Optional[int] = None
     """Seconds before a new code may be asked for, when the server said."""
 
-    def submit_code(self, code: str) -> State:
-        """Submits the code: the next state (`SignedIn`, `PasswordRequired`, …). Raises
-        `nativeauth.InvalidCodeError` (whose ``state`` is this one) for a wrong code."""
-        return self._submit(action="submit_code", code=_text("code", code))
-
-    def resend_code(self) -> CodeRequired:
-        """Sends a new code (the previous one stops working)."""
-        return _expect(self._submit(action="resend_code"), CodeRequired)
-
 
 @dataclass(frozen=True)
-class PasswordRequired(FlowState):
-    """A password is needed (``"password_required"``): the sign-in password, the sign-up password, or the new
-    password of a reset."""
-
+class _PasswordRequiredFields(_Flow[_C]):
     status: ClassVar[str] = "password_required"
 
-    def submit_password(self, password: str) -> State:
-        """Submits the password: the next state. Raises `nativeauth.InvalidCredentialsError` or
-        `nativeauth.InvalidPasswordError` (with ``reason``), whose ``state`` is this one."""
-        return self._submit(action="submit_password", password=_text("password", password))
-
 
 @dataclass(frozen=True)
-class AttributesRequired(FlowState):
-    """A sign-up needs attributes (``"attributes_required"``): ``required_attributes`` lists them."""
-
+class _AttributesRequiredFields(_Flow[_C]):
     status: ClassVar[str] = "attributes_required"
 
     required_attributes: Tuple[RequiredAttribute, ...] = ()
     """The attributes the server asks for."""
 
-    def submit_attributes(self, attributes: Mapping[str, Any]) -> State:
-        """Submits attribute values by name: the next state (`SignUpCompleted`, …). Raises
-        `nativeauth.AttributesInvalidError` naming the refused ones."""
-        if not isinstance(attributes, Mapping):
-            raise InvalidArgumentError("attributes must be a mapping of names to values", code="invalid_argument",
-                                       status=-1)
-        return self._submit(action="submit_attributes", attributes=dict(attributes))
-
 
 @dataclass(frozen=True)
-class MfaRequired(FlowState):
-    """A second factor is needed (``"mfa_required"``): `request_challenge` sends a code to one of ``methods``."""
-
+class _MfaRequiredFields(_Flow[_C]):
     status: ClassVar[str] = "mfa_required"
 
     methods: Tuple[AuthMethod, ...] = ()
     """The user's strong-authentication methods."""
 
-    def request_challenge(self, method: Optional[AuthMethod] = None) -> CodeRequired:
-        """Sends a code to ``method`` (default: the first of ``methods``)."""
-        req: Dict[str, Any] = {"action": "request_challenge"}
-        if method is not None:
-            req["method_id"] = method.id
-        return _expect(self._submit(**req), CodeRequired)
-
 
 @dataclass(frozen=True)
-class RegistrationRequired(FlowState):
-    """A strong-authentication method must be registered (``"registration_required"``): `register_method` sends a
-    code to a contact (or signs the user in straight away when the contact needs no verification)."""
-
+class _RegistrationRequiredFields(_Flow[_C]):
     status: ClassVar[str] = "registration_required"
 
     methods: Tuple[AuthMethod, ...] = ()
     """The methods that may be registered."""
 
-    def register_method(self, contact: str, method: Optional[AuthMethod] = None) -> State:
-        """Registers ``contact`` (an email address) for ``method`` (default: the first): `CodeRequired`, or
-        `SignedIn`. Raises `nativeauth.InvalidContactError`."""
-        req: Dict[str, Any] = {"action": "register_method", "contact": _text("contact", contact)}
-        if method is not None:
-            req["method_id"] = method.id
-        return self._submit(**req)
-
 
 @dataclass(frozen=True)
-class BrowserPending(FlowState):
-    """A browser sign-in waits for its redirect (``"browser_pending"``, from ``browser="none"``): show
-    ``authorization_url`` to the user, then `wait` for the redirect on the loopback listener, or `submit_redirect`
-    with a redirect your app captured itself. ``cancel()`` may be called from another thread while `wait` blocks."""
-
+class _BrowserPendingFields(_Flow[_C]):
     status: ClassVar[str] = "browser_pending"
 
     authorization_url: str = ""
@@ -398,20 +342,9 @@ class BrowserPending(FlowState):
     expires_in: int = 0
     """Seconds until the sign-in expires."""
 
-    def wait(self, timeout: Optional[float] = None) -> State:
-        """Waits up to ``timeout`` seconds (default: 300) for the redirect: `SignedIn`, or this state again."""
-        return self._submit(**_wait_args(timeout))
-
-    def submit_redirect(self, redirect_url: str) -> State:
-        """Completes the sign-in with the redirect URL as the app received it: `SignedIn`."""
-        return self._submit(action="submit_redirect", redirect_url=_text("redirect_url", redirect_url))
-
 
 @dataclass(frozen=True)
-class DeviceCodeRequired(FlowState):
-    """A device-code sign-in (``"device_code_required"``): show ``message`` (or ``verification_uri`` and
-    ``user_code``), then `wait`."""
-
+class _DeviceCodeRequiredFields(_Flow[_C]):
     status: ClassVar[str] = "device_code_required"
 
     user_code: str = ""
@@ -427,34 +360,140 @@ class DeviceCodeRequired(FlowState):
     message: str = ""
     """What to tell the user."""
 
+
+@dataclass(frozen=True)
+class _SignUpCompletedFields(_Flow[_C]):
+    status: ClassVar[str] = "sign_up_completed"
+
+
+@dataclass(frozen=True)
+class _PasswordResetCompletedFields(_Flow[_C]):
+    status: ClassVar[str] = "password_reset_completed"
+
+
+@dataclass(frozen=True)
+class FlowState(_Flow[FlowClient]):
+    """A state that continues: it names library-held flow state (``flow``, an opaque handle ``"f_…"``: the server's
+    continuation token never leaves the library). Each continuation returns the next state; a retryable error carries
+    this state as ``error.state``."""
+
+    def _submit(self, request: Dict[str, Any]) -> State:
+        return self._client._submit_flow(self, {"flow": self.flow, **request})
+
+    def cancel(self) -> None:
+        """Forgets the flow. May be called from another thread while a call waits on it (which then raises
+        `nativeauth.CancelledError`)."""
+        self._submit(_cancel())
+
+
+@dataclass(frozen=True)
+class CodeRequired(FlowState, _CodeRequiredFields[FlowClient]):
+    """A one-time code was sent (``"code_required"``): to ``sent_to`` (masked) over ``channel``; it has
+    ``code_length`` digits. ``resend_interval`` is how many seconds to wait before `resend_code`, when the server
+    said."""
+
+    def submit_code(self, code: str) -> State:
+        """Submits the code: the next state (`SignedIn`, `PasswordRequired`, …). Raises
+        `nativeauth.InvalidCodeError` (whose ``state`` is this one) for a wrong code."""
+        return self._submit(_submit_code(code))
+
+    def resend_code(self) -> CodeRequired:
+        """Sends a new code (the previous one stops working)."""
+        return _expect(self._submit(_resend_code()), CodeRequired)
+
+
+@dataclass(frozen=True)
+class PasswordRequired(FlowState, _PasswordRequiredFields[FlowClient]):
+    """A password is needed (``"password_required"``): the sign-in password, the sign-up password, or the new
+    password of a reset."""
+
+    def submit_password(self, password: str) -> State:
+        """Submits the password: the next state. Raises `nativeauth.InvalidCredentialsError` or
+        `nativeauth.InvalidPasswordError` (with ``reason``), whose ``state`` is this one."""
+        return self._submit(_submit_password(password))
+
+
+@dataclass(frozen=True)
+class AttributesRequired(FlowState, _AttributesRequiredFields[FlowClient]):
+    """A sign-up needs attributes (``"attributes_required"``): ``required_attributes`` lists them."""
+
+    def submit_attributes(self, attributes: Mapping[str, Any]) -> State:
+        """Submits attribute values by name: the next state (`SignUpCompleted`, …). Raises
+        `nativeauth.AttributesInvalidError` naming the refused ones."""
+        return self._submit(_submit_attributes(attributes))
+
+
+@dataclass(frozen=True)
+class MfaRequired(FlowState, _MfaRequiredFields[FlowClient]):
+    """A second factor is needed (``"mfa_required"``): `request_challenge` sends a code to one of ``methods`` (the
+    user's strong-authentication methods)."""
+
+    def request_challenge(self, method: Optional[AuthMethod] = None) -> CodeRequired:
+        """Sends a code to ``method`` (default: the first of ``methods``)."""
+        return _expect(self._submit(_request_challenge(method)), CodeRequired)
+
+
+@dataclass(frozen=True)
+class RegistrationRequired(FlowState, _RegistrationRequiredFields[FlowClient]):
+    """A strong-authentication method must be registered (``"registration_required"``): `register_method` sends a
+    code to a contact (or signs the user in straight away when the contact needs no verification); ``methods`` are
+    the methods that may be registered."""
+
+    def register_method(self, contact: str, method: Optional[AuthMethod] = None) -> State:
+        """Registers ``contact`` (an email address) for ``method`` (default: the first): `CodeRequired`, or
+        `SignedIn`. Raises `nativeauth.InvalidContactError`."""
+        return self._submit(_register_method(contact, method))
+
+
+@dataclass(frozen=True)
+class BrowserPending(FlowState, _BrowserPendingFields[FlowClient]):
+    """A browser sign-in waits for its redirect (``"browser_pending"``, from ``browser="none"``): show
+    ``authorization_url`` to the user, then `wait` for the redirect (to ``redirect_uri``) on the loopback listener,
+    or `submit_redirect` with a redirect your app captured itself; the sign-in expires in ``expires_in`` seconds.
+    ``cancel()`` may be called from another thread while `wait` blocks.
+
+    With a loopback redirect URI ``authorization_url`` is a one-time start page on the library's listener (served
+    while `wait` runs; a second fetch stops the sign-in), else the provider's authorization URL."""
+
+    def wait(self, timeout: Optional[float] = None) -> State:
+        """Waits up to ``timeout`` seconds (default: 300) for the redirect: `SignedIn`, or this state again."""
+        return self._submit(_wait(timeout))
+
+    def submit_redirect(self, redirect_url: str) -> State:
+        """Completes the sign-in with the redirect URL as the app received it: `SignedIn`."""
+        return self._submit(_submit_redirect(redirect_url))
+
+
+@dataclass(frozen=True)
+class DeviceCodeRequired(FlowState, _DeviceCodeRequiredFields[FlowClient]):
+    """A device-code sign-in (``"device_code_required"``): show ``message`` (or ``verification_uri`` and
+    ``user_code``), then `wait` (the code expires in ``expires_in`` seconds; the server is polled every ``interval``
+    seconds)."""
+
     def wait(self, timeout: Optional[float] = None) -> State:
         """Polls until the user approves (`SignedIn`), or ``timeout`` seconds pass (default: 900; this state
         again). Raises `nativeauth.AccessDeniedError`, `nativeauth.FlowExpiredError`,
         `nativeauth.CancelledError`."""
-        return self._submit(**_wait_args(timeout))
+        return self._submit(_wait(timeout))
 
 
 @dataclass(frozen=True)
-class SignUpCompleted(FlowState):
+class SignUpCompleted(FlowState, _SignUpCompletedFields[FlowClient]):
     """The account was created (``"sign_up_completed"``): `sign_in` signs the new user in without a password. (With
     an empty ``flow`` the server allowed no automatic sign-in: call `nativeauth.Client.sign_in`.)"""
 
-    status: ClassVar[str] = "sign_up_completed"
-
     def sign_in(self, scopes: Optional[Sequence[str]] = None, claims: Optional[Mapping[str, Any]] = None) -> State:
         """Signs the new user in: `SignedIn`."""
-        return self._submit(**_sign_in_args(scopes, claims))
+        return self._submit(_sign_in(scopes, claims))
 
 
 @dataclass(frozen=True)
-class PasswordResetCompleted(FlowState):
+class PasswordResetCompleted(FlowState, _PasswordResetCompletedFields[FlowClient]):
     """The password was reset (``"password_reset_completed"``): `sign_in` signs the user in with it."""
-
-    status: ClassVar[str] = "password_reset_completed"
 
     def sign_in(self, scopes: Optional[Sequence[str]] = None, claims: Optional[Mapping[str, Any]] = None) -> State:
         """Signs the user in: `SignedIn`."""
-        return self._submit(**_sign_in_args(scopes, claims))
+        return self._submit(_sign_in(scopes, claims))
 
 
 def _expect(state: State, cls: Type[_S]) -> _S:
@@ -471,7 +510,50 @@ def _text(name: str, value: Any) -> str:
     return value
 
 
-def _wait_args(timeout: Optional[float]) -> Dict[str, Any]:
+# -- the request of each step of a flow (``na_flow_submit`` without "flow"), for the states here and in aio -----------
+
+def _cancel() -> Dict[str, Any]:
+    return {"action": "cancel"}
+
+
+def _submit_code(code: str) -> Dict[str, Any]:
+    return {"action": "submit_code", "code": _text("code", code)}
+
+
+def _resend_code() -> Dict[str, Any]:
+    return {"action": "resend_code"}
+
+
+def _submit_password(password: str) -> Dict[str, Any]:
+    return {"action": "submit_password", "password": _text("password", password)}
+
+
+def _submit_attributes(attributes: Mapping[str, Any]) -> Dict[str, Any]:
+    if not isinstance(attributes, Mapping):
+        raise InvalidArgumentError("attributes must be a mapping of names to values", code="invalid_argument",
+                                   status=-1)
+    return {"action": "submit_attributes", "attributes": dict(attributes)}
+
+
+def _request_challenge(method: Optional[AuthMethod]) -> Dict[str, Any]:
+    req: Dict[str, Any] = {"action": "request_challenge"}
+    if method is not None:
+        req["method_id"] = method.id
+    return req
+
+
+def _register_method(contact: str, method: Optional[AuthMethod]) -> Dict[str, Any]:
+    req: Dict[str, Any] = {"action": "register_method", "contact": _text("contact", contact)}
+    if method is not None:
+        req["method_id"] = method.id
+    return req
+
+
+def _submit_redirect(redirect_url: str) -> Dict[str, Any]:
+    return {"action": "submit_redirect", "redirect_url": _text("redirect_url", redirect_url)}
+
+
+def _wait(timeout: Optional[float]) -> Dict[str, Any]:
     req: Dict[str, Any] = {"action": "wait"}
     if timeout is not None:
         if not isinstance(timeout, (int, float)) or timeout < 0:
@@ -481,7 +563,7 @@ def _wait_args(timeout: Optional[float]) -> Dict[str, Any]:
     return req
 
 
-def _sign_in_args(scopes: Optional[Sequence[str]], claims: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+def _sign_in(scopes: Optional[Sequence[str]], claims: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
     req: Dict[str, Any] = {"action": "sign_in"}
     if scopes is not None:
         req["scopes"] = list(scopes)
@@ -490,8 +572,35 @@ def _sign_in_args(scopes: Optional[Sequence[str]], claims: Optional[Mapping[str,
     return req
 
 
+# -- result documents to states ------------------------------------------------------------------------------------
+
+class _Family(NamedTuple):
+    """The classes the states of one kind of client are made of: by ``"status"``, each class of a family takes the
+    same fields (the ``_…Fields`` it is made of). `state_from_json` makes these; `nativeauth.aio` its own."""
+
+    code_required: Type[_CodeRequiredFields[Any]]
+    password_required: Type[_PasswordRequiredFields[Any]]
+    attributes_required: Type[_AttributesRequiredFields[Any]]
+    mfa_required: Type[_MfaRequiredFields[Any]]
+    registration_required: Type[_RegistrationRequiredFields[Any]]
+    sign_up_completed: Type[_SignUpCompletedFields[Any]]
+    password_reset_completed: Type[_PasswordResetCompletedFields[Any]]
+    browser_pending: Type[_BrowserPendingFields[Any]]
+    device_code_required: Type[_DeviceCodeRequiredFields[Any]]
+
+
+_STATES = _Family(CodeRequired, PasswordRequired, AttributesRequired, MfaRequired, RegistrationRequired,
+                  SignUpCompleted, PasswordResetCompleted, BrowserPending, DeviceCodeRequired)
+
+
 def state_from_json(client: FlowClient, d: Mapping[str, Any]) -> State:
     """The `State` of a flow result document (internal: states that continue hold ``client``)."""
+    return _state_from_json(_STATES, client, d)
+
+
+def _state_from_json(family: _Family, client: Any, d: Mapping[str, Any]) -> State:
+    """The state of a flow result document, of the classes of ``family``, holding ``client`` when it continues: the
+    one reading of the flow documents, for `nativeauth.Client` and `nativeauth.aio.AsyncClient` alike."""
     status = d.get("status")
     flow_type = str(d.get("flow_type") or "")
     flow = str(d.get("flow") or "")
@@ -499,29 +608,31 @@ def state_from_json(client: FlowClient, d: Mapping[str, Any]) -> State:
         return SignedIn(flow_type, Account.from_json(d.get("account") or {}), AccessToken.from_json(d.get("token") or {}))
     if status == "code_required":
         interval = d.get("resend_interval")
-        return CodeRequired(flow_type, flow, client, str(d.get("sent_to") or ""), str(d.get("channel") or "email"),
-                            _int(d.get("code_length")), None if interval is None else _int(interval))
+        return family.code_required(flow_type, flow, client, str(d.get("sent_to") or ""),
+                                    str(d.get("channel") or "email"), _int(d.get("code_length")),
+                                    None if interval is None else _int(interval))
     if status == "password_required":
-        return PasswordRequired(flow_type, flow, client)
+        return family.password_required(flow_type, flow, client)
     if status == "attributes_required":
         attrs = tuple(RequiredAttribute.from_json(a) for a in d.get("required_attributes") or ())
-        return AttributesRequired(flow_type, flow, client, attrs)
+        return family.attributes_required(flow_type, flow, client, attrs)
     if status in ("mfa_required", "registration_required"):
         methods = tuple(AuthMethod.from_json(m) for m in d.get("methods") or ())
         if status == "mfa_required":
-            return MfaRequired(flow_type, flow, client, methods)
-        return RegistrationRequired(flow_type, flow, client, methods)
+            return family.mfa_required(flow_type, flow, client, methods)
+        return family.registration_required(flow_type, flow, client, methods)
     if status == "sign_up_completed":
-        return SignUpCompleted(flow_type, flow, client)
+        return family.sign_up_completed(flow_type, flow, client)
     if status == "password_reset_completed":
-        return PasswordResetCompleted(flow_type, flow, client)
+        return family.password_reset_completed(flow_type, flow, client)
     if status == "browser_pending":
-        return BrowserPending(flow_type, flow, client, str(d.get("authorization_url") or ""),
-                              str(d.get("redirect_uri") or ""), _int(d.get("expires_in")))
+        return family.browser_pending(flow_type, flow, client, str(d.get("authorization_url") or ""),
+                                      str(d.get("redirect_uri") or ""), _int(d.get("expires_in")))
     if status == "device_code_required":
-        return DeviceCodeRequired(flow_type, flow, client, str(d.get("user_code") or ""),
-                                  str(d.get("verification_uri") or ""), _opt_str(d.get("verification_uri_complete")),
-                                  _int(d.get("expires_in")), _int(d.get("interval"), 5), str(d.get("message") or ""))
+        return family.device_code_required(flow_type, flow, client, str(d.get("user_code") or ""),
+                                           str(d.get("verification_uri") or ""),
+                                           _opt_str(d.get("verification_uri_complete")), _int(d.get("expires_in")),
+                                           _int(d.get("interval"), 5), str(d.get("message") or ""))
     if status == "cancelled":
         return State(flow_type)
     raise InternalError(f"unknown state {status!r}", code="internal", status=-9)

@@ -53,6 +53,23 @@ for _name in OPERATIONS:
     _fn.restype = ctypes.c_int
     _fn.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _OUT]
 
+# The asynchronous calls (na_start …): declared when the library has them, so that this module still loads a library
+# built before them; ASYNC says which (nativeauth.aio refuses to make a client without them).
+DONE_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+ASYNC_FUNCTIONS = ("na_start", "na_op_cancel", "na_op_free", "na_client_event_fd", "na_client_dispatch")
+ASYNC = all(hasattr(lib, _name) for _name in ASYNC_FUNCTIONS)
+if ASYNC:
+    lib.na_start.restype = ctypes.c_int
+    lib.na_start.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, DONE_FN, ctypes.c_void_p, _OUT]
+    lib.na_op_cancel.restype = ctypes.c_int
+    lib.na_op_cancel.argtypes = [ctypes.c_void_p]
+    lib.na_op_free.restype = None
+    lib.na_op_free.argtypes = [ctypes.c_void_p]
+    lib.na_client_event_fd.restype = ctypes.c_int
+    lib.na_client_event_fd.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    lib.na_client_dispatch.restype = ctypes.c_int
+    lib.na_client_dispatch.argtypes = [ctypes.c_void_p]
+
 
 def take_string(ptr: ctypes.c_void_p) -> str:
     """Reads and frees a string the library returned."""

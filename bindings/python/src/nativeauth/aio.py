@@ -65,6 +65,7 @@ from .states import (AccessToken, Account, ApiResponse, AuthMethod, State, _Attr
                      _register_method, _RegistrationRequiredFields, _request_challenge, _resend_code, _sign_in,
                      _SignUpCompletedFields, _state_from_json, _submit_attributes, _submit_code, _submit_password,
                      _submit_redirect, _wait)
+from .states import _C as _C  # noqa: F401 — the states' generated __init__ names it: their signature resolves here
 
 __all__ = ["AsyncClient", "AsyncFlowClient", "AsyncFlowState", "AsyncCodeRequired", "AsyncPasswordRequired",
            "AsyncAttributesRequired", "AsyncMfaRequired", "AsyncRegistrationRequired", "AsyncBrowserPending",
@@ -247,11 +248,11 @@ class AsyncClient(_ClientCore):
     def _bind(self) -> asyncio.AbstractEventLoop:
         """The running loop, which the client belongs to: the first to use it, or the next once that one closed."""
         loop = asyncio.get_running_loop()
-        if loop is self._loop:
-            return loop
         handle = self._handle
         if handle is None:
             raise errors.ClientClosedError("the client is closed", status=-1)
+        if loop is self._loop:
+            return loop
         bound = self._loop
         if bound is not None and not bound.is_closed():
             raise RuntimeError(self._other_loop())
@@ -265,8 +266,6 @@ class AsyncClient(_ClientCore):
         """Starts operation ``name`` and waits for its done: (status, the result document's bytes)."""
         loop = self._bind()
         handle = self._handle
-        if handle is None:
-            raise errors.ClientClosedError("the client is closed", status=-1)
         key = next(_KEYS)
         future: asyncio.Future[_Result] = loop.create_future()
         _PENDING[key] = _Pending(future, self._thread)

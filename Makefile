@@ -137,7 +137,7 @@ call-docs:
 # The Python package's API reference, from its docstrings (pdoc imports the package, so it needs the library). A pdoc
 # warning (an unresolvable annotation, a module that does not import) fails the target. build/ is git-ignored.
 PY_DOCS    := build/docs/python
-PY_MODULES := nativeauth nativeauth.client nativeauth.states nativeauth.documents nativeauth.errors
+PY_MODULES := nativeauth nativeauth.client nativeauth.states nativeauth.documents nativeauth.errors nativeauth.aio
 docs: call-docs lib
 	@rm -rf $(PY_DOCS)
 	PYTHONPATH=$(CURDIR)/bindings/python/src NATIVEAUTH_LIBRARY=$(CURDIR)/$(RELEASE_SO) \

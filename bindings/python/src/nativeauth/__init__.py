@@ -22,6 +22,9 @@ device code. A thin, typed layer (ctypes, standard library only) over the C libr
   C documents' members.
 - `nativeauth.documents`: ``TypedDict`` shapes of the documents that stay mappings (`Client.info`).
 - `nativeauth.errors`: the exceptions, one class per stable error code, rooted at `NativeAuthError`.
+- `nativeauth.aio`: asyncio — `nativeauth.aio.AsyncClient`, the same calls as coroutines on one event loop
+  (``async with AsyncClient(…) as client: state = await client.sign_in(…)``; ``await asyncio.gather(…)`` of many),
+  with its ``Async…`` flow states; no thread per call, cancelling a task cancels the library's operation.
 
 The C reference — each call's request and result documents, the configuration, the error codes — is in the
 repository's ``docs/`` (``docs/calls/*.md``, ``docs/configuration.md``, ``docs/errors.md``) and

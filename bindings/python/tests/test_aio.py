@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import os
 import pathlib
 import socket
@@ -330,7 +331,7 @@ def test_errors_are_the_sync_clients(emulator: Emulator) -> None:
 
 def test_closing(emulator: Emulator) -> None:
     """aclose cancels a call in flight (it raises the library's CancelledError, its done having run), frees the client,
-    and every call after it raises ClientClosedError."""
+    and every call after it raises ClientClosedError. A client dropped unclosed warns, and leaves the loop."""
 
     async def main() -> None:
         client = make(emulator)
@@ -353,6 +354,14 @@ def test_closing(emulator: Emulator) -> None:
         with pytest.raises(na.ClientClosedError):
             async with client:
                 pass
+
+        dropped = make(emulator)
+        assert (await dropped.info())["config"]["client_id"] == emulator.client_id
+        fd = dropped._fd
+        with pytest.warns(ResourceWarning, match="unclosed AsyncClient"):
+            del dropped
+            gc.collect()
+        assert not asyncio.get_running_loop().remove_reader(fd)  # its event fd left the loop with it
 
     run(main())
 

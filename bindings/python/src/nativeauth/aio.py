@@ -228,18 +228,14 @@ class AsyncClient(_ClientCore):
         try:
             warnings.warn(f"unclosed {type(self).__name__}: use 'async with' or 'await client.aclose()'",
                           ResourceWarning, source=self)
-        except Exception:
+            loop = self._loop
+            if loop is not None and not loop.is_closed() and threading.get_ident() != self._thread:
+                # The reader belongs to the loop: it is removed, and the client freed, on the loop's thread.
+                loop.call_soon_threadsafe(_release, loop, self._fd, handle)
+                return
+            _release(loop, self._fd, handle)
+        except Exception:  # interpreter shutdown, a loop closed meanwhile: nothing more can be done
             pass
-        loop = self._loop
-        try:
-            if loop is not None and not loop.is_closed():
-                if threading.get_ident() != self._thread:  # the reader is the loop's: remove and free there
-                    loop.call_soon_threadsafe(_release, loop, self._fd, handle)
-                    return
-                loop.remove_reader(self._fd)
-        except Exception:
-            pass
-        _native.lib.na_client_free(handle)
 
     def _other_loop(self) -> str:
         return ("this AsyncClient belongs to another event loop (the one it was first used on, still open): use it "
@@ -383,10 +379,11 @@ class AsyncClient(_ClientCore):
         return await self._run(_calls.client_info())
 
 
-def _release(loop: asyncio.AbstractEventLoop, fd: int, handle: int) -> None:
-    """Frees a client dropped on another thread than its loop's, on the loop's (its reader is removed first)."""
+def _release(loop: Optional[asyncio.AbstractEventLoop], fd: int, handle: int) -> None:
+    """Frees a client dropped unclosed: its event fd leaves the loop first (when the loop is still open)."""
     try:
-        loop.remove_reader(fd)
+        if loop is not None and not loop.is_closed():
+            loop.remove_reader(fd)
     finally:
         _native.lib.na_client_free(handle)
 

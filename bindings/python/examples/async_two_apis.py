@@ -28,14 +28,16 @@ def masked(token: str) -> str:
 async def call(client: AsyncClient, name: str, url: str, scope: str) -> bool:
     """One API: its token (from the cache or one refresh), then the call with it."""
     token = await client.get_access_token([scope])
-    print(f"  token for {name}: {masked(token.access_token)}, {'from the cache' if token.from_cache else 'from the server'}")
+    source = "from the cache" if token.from_cache else "from the server"
+    print(f"  token for {name}: {masked(token.access_token)}, {source}")
     response = await client.call_api(url, [scope])
     print(f"  {name} answered HTTP {response.status}: {json.dumps(response.body, separators=(',', ':'))}")
     return response.ok
 
 
 async def main() -> int:
-    apis = [("API 1", setting("API1_URL"), setting("API1_SCOPE")), ("API 2", setting("API2_URL"), setting("API2_SCOPE"))]
+    apis = [("API 1", setting("API1_URL"), setting("API1_SCOPE")),
+            ("API 2", setting("API2_URL"), setting("API2_SCOPE"))]
     username = setting("NATIVEAUTH_USERNAME")
     async with AsyncClient(setting("NATIVEAUTH_AUTHORITY"), setting("NATIVEAUTH_CLIENT_ID"),
                            ca_bundle=os.environ.get("NATIVEAUTH_CA_BUNDLE")) as client:

@@ -122,7 +122,8 @@ def flow_submit(states: StateMaker, state: Any, request: Dict[str, Any]) -> Call
 
 def sign_in_interactive(states: StateMaker, scopes: Optional[Sequence[str]], login_hint: Optional[str],
                         prompt: Optional[str], domain_hint: Optional[str],
-                        claims: Union[Mapping[str, Any], str, None], extra_query_parameters: Optional[Mapping[str, str]],
+                        claims: Union[Mapping[str, Any], str, None],
+                        extra_query_parameters: Optional[Mapping[str, str]],
                         response_mode: Optional[str], browser: str, timeout: Optional[float]) -> Call[State]:
     """``na_sign_in_interactive``."""
     req: Dict[str, Any] = {"browser": _str("browser", browser)}

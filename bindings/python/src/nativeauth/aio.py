@@ -16,8 +16,8 @@
 Every method of `nativeauth.Client` is here, with the same name and parameters, as a coroutine; the properties that
 read (``account``, ``accounts``, ``info``) are coroutine methods of the same names (``await client.account()``).
 Results are the same classes (`nativeauth.SignedIn`, `nativeauth.AccessToken`, `nativeauth.ApiResponse`, …), errors
-the same exceptions (`nativeauth.InvalidCodeError`, …); the states that continue are the ``Async…`` classes here, with
-the fields of their namesakes and coroutines for continuations (``await state.submit_code(code)``).
+the same exceptions (`nativeauth.InvalidCodeError`, …); the states that continue are the ``Async…`` classes here,
+with the fields of their namesakes and coroutines for continuations (``await state.submit_code(code)``).
 
 How it runs.  No thread is made per call and nothing runs in an executor: each call is started with ``na_start`` and
 runs on the library's own worker threads (at most ``async_workers`` per client, default 4; a browser or device-code
@@ -33,8 +33,9 @@ device-code approval or another caller's refresh ends. The coroutine still waits
 — before it raises `asyncio.CancelledError`, so nothing of it is left running. A sign-in cancelled so has stored
 nothing; one that was past cancelling (its tokens stored) keeps its effect, and the task still raises
 `asyncio.CancelledError`. A flow step whose request was aborted keeps its flow (the state may be submitted again); a
-cancelled ``wait`` ends the flow. (`nativeauth.CancelledError`, a `nativeauth.FlowError`, is something else: the
-library's answer to a call whose flow was cancelled by ``state.cancel()`` or whose client was closed.)
+cancelled ``wait`` ends the flow (cancelled while one of its polls was on the wire, it keeps it, as an aborted step).
+(`nativeauth.CancelledError`, a `nativeauth.FlowError`, is something else: the library's answer to a call whose flow
+was cancelled by ``state.cancel()`` or whose client was closed.)
 
 One event loop.  An `AsyncClient` belongs to the event loop it is first used on (entered with ``async with``, or its
 first call). Used from another loop while that one is open, it raises `RuntimeError` and does nothing: make one client

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import base64
-import ctypes
 import logging
 import os
 import threading
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
 
 from . import _calls, _native, errors
 from .documents import ClientInfo

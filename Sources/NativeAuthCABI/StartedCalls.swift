@@ -271,7 +271,10 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
     /// `na_op_cancel`: true when the call will end `cancelled`. A call still queued leaves the queue and is
     /// delivered next.
     func cancel(_ call: StartedCall) -> Bool {
-        guard call.cancellation.cancel() else { return false }
+        // Ended (its answer kept, or being delivered): too late, even when that answer is a cancel's.
+        guard locked({ call.phase == .queued || call.phase == .running }), call.cancellation.cancel() else {
+            return false
+        }
         var spawn = false
         locked {
             guard call.phase == .queued, let i = queue[head...].firstIndex(where: { $0 === call }) else { return }

@@ -28,8 +28,9 @@ final class Completion: Sendable {
 
     var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
-    /// Waits (polling, bounded; yielding the test's thread to others) until done ran; the answer.
-    func wait(seconds: Double = 20) async throws -> Answer {
+    /// Waits (polling, bounded — generously: under ASan with every suite running on two cores a sign-in has taken
+    /// over 20 s; yielding the test's thread to others) until done ran; the answer.
+    func wait(seconds: Double = 90) async throws -> Answer {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if let a = answer { return a }
@@ -50,7 +51,7 @@ extension ABIClient {
 
 /// Polls `condition` until it holds or `seconds` pass. Async, so that a waiting test does not hold one of the few
 /// threads of Swift's cooperative pool, which the in-process emulator of other suites needs.
-func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) async throws -> Bool {
+func eventually(_ seconds: Double = 90, _ condition: () throws -> Bool) async throws -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if try condition() { return true }

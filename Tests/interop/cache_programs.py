@@ -36,7 +36,7 @@ def na_read(a: dict) -> dict:
     before = len(emulator_requests(a))
     out: dict = {}
     with nativeauth_client(a) as c:
-        out["accounts"] = [x["username"] for x in c._call("na_get_accounts", {})["accounts"]]
+        out["accounts"] = [x.username for x in c.accounts]
         tokens = []
         for scopes in a["scopes"]:
             t = c.get_access_token(scopes)

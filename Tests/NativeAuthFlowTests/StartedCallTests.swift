@@ -36,6 +36,9 @@ final class Completion: Sendable {
             if let a = answer { return a }
             try await Task.sleep(nanoseconds: 1_000_000)
         }
+        // A test task may resume from its sleep long after the deadline (Swift's cooperative pool is small and other
+        // suites block it): look once more before calling done late.
+        if let a = answer { return a }
         throw TestFailure("done did not run within \(seconds) s")
     }
 }

@@ -65,6 +65,18 @@ func eventually(_ seconds: Double = 90, _ condition: () throws -> Bool) async th
     return try condition()
 }
 
+/// A server that answers every request after 8 s: a started call's request stays on the wire until cancelled.
+func slowServer() throws -> TestHTTPServer {
+    try TestHTTPServer { _ in
+        .reply(
+            status: 200,
+            headers: [("Content-Type", "application/json")],
+            body: Array(#"{"continuation_token":"CT"}"#.utf8),
+            delayMs: 8000
+        )
+    }
+}
+
 /// The asynchronous C API (na_start, na_op_cancel, na_op_free, na_client_event_fd, na_client_dispatch) against the
 /// emulator and a server that answers late.
 @Suite(.serialized) struct StartedCallTests {
@@ -255,14 +267,7 @@ func eventually(_ seconds: Double = 90, _ condition: () throws -> Bool) async th
 
     /// With one worker busy, a queued call that is cancelled is answered at once, not after the busy one.
     @Test func cancellingAQueuedCallAnswersAtOnce() async throws {
-        let server = try TestHTTPServer { _ in
-            .reply(
-                status: 200,
-                headers: [("Content-Type", "application/json")],
-                body: Array(#"{"continuation_token":"CT"}"#.utf8),
-                delayMs: 8000
-            )
-        }
+        let server = try slowServer()
         defer { server.stop() }
         let c = try ABIClient(authority: server.baseURL + "/contoso.onmicrosoft.com", ["async_workers": 1])
         let busy = Completion()
@@ -281,14 +286,7 @@ func eventually(_ seconds: Double = 90, _ condition: () throws -> Bool) async th
     /// Freeing the client with calls running and queued: every done has run, once, with "cancelled", when
     /// na_client_free returns — in worker mode and in event-fd mode.
     @Test(arguments: [false, true]) func freeingTheClientCompletesEveryCallOnce(eventFD: Bool) async throws {
-        let server = try TestHTTPServer { _ in
-            .reply(
-                status: 200,
-                headers: [("Content-Type", "application/json")],
-                body: Array(#"{"continuation_token":"CT"}"#.utf8),
-                delayMs: 8000
-            )
-        }
+        let server = try slowServer()
         defer { server.stop() }
         var h: OpaquePointer? = nil
         let config = #"{"authority":"\#(server.baseURL)/t","client_id":"c","async_workers":2}"#

@@ -112,3 +112,22 @@ static inline long nashim_add_key(const char *type, const char *description, con
     return -1;
 #endif
 }
+
+/* SO_PEERCRED (socket(7), unix(7)): the effective uid of the process at the other end of a connected Unix socket —
+ * for a listening socket, of the process that called listen(2) (the kernel records it then; a later setuid of that
+ * process changes nothing). 0 with *uid (and *pid) set, or -1 with errno. struct ucred needs _GNU_SOURCE, which
+ * this header cannot define (the C library's headers are read first), so its layout is spelled out here. */
+#include <sys/socket.h>
+static inline int nashim_peer_uid(int fd, uint32_t *uid, int32_t *pid) {
+    struct { int32_t pid; uint32_t uid; uint32_t gid; } credentials;
+    socklen_t length = (socklen_t)sizeof credentials;
+    memset(&credentials, 0, sizeof credentials);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    if (length != (socklen_t)sizeof credentials) {
+        errno = EPROTO;
+        return -1;
+    }
+    *uid = credentials.uid;
+    *pid = credentials.pid;
+    return 0;
+}

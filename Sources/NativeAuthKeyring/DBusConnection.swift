@@ -1,3 +1,4 @@
+internal import CLinux
 internal import Glibc
 
 /// A point in time on the monotonic clock by which an operation must be over.
@@ -32,6 +33,8 @@ enum DBusFailure: Error, Equatable, Sendable, CustomStringConvertible {
     case disconnected(String)
     /// The bus refused our credentials.
     case authenticationFailed(String)
+    /// The socket is held by a process of another user: nothing is sent to it.
+    case untrustedBus(String)
     /// The peer broke the protocol (a malformed or oversized message, an unexpected answer).
     case protocolError(String)
     /// A call was answered with an error.
@@ -40,7 +43,7 @@ enum DBusFailure: Error, Equatable, Sendable, CustomStringConvertible {
     var description: String {
         switch self {
         case .noAddress(let s), .cannotConnect(let s), .timedOut(let s), .disconnected(let s),
-            .authenticationFailed(let s), .protocolError(let s):
+            .authenticationFailed(let s), .untrustedBus(let s), .protocolError(let s):
             return s
         case .errorReply(let name, let message):
             return message.isEmpty ? name : "\(name): \(message.prefix(200))"
@@ -48,12 +51,12 @@ enum DBusFailure: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A connection to a message bus over a Unix socket: SASL `EXTERNAL` authentication (the kernel tells the bus who we
-/// are), `Hello`, then method calls, each answered by the reply with its serial (signals and other messages that
-/// arrive meanwhile are dropped). Every wait — connecting, authenticating, each reply — ends at the connection's
-/// deadline: nothing here waits for D-Bus's own 25-second call timeout or a service's 120-second activation. The
-/// socket is non-blocking and close-on-exec, writes never raise SIGPIPE, and it is closed when the value goes.
-/// Used by one thread.
+/// A connection to a message bus over a Unix socket: the bus's owner checked (`SO_PEERCRED`: this user or root, before
+/// a byte is sent), SASL `EXTERNAL` authentication (the kernel tells the bus who we are), `Hello`, then method calls,
+/// each answered by the reply with its serial (signals and other messages that arrive meanwhile are dropped). Every
+/// wait — connecting, authenticating, each reply — ends at the connection's deadline: nothing here waits for D-Bus's
+/// own 25-second call timeout or a service's 120-second activation. The socket is non-blocking and close-on-exec,
+/// writes never raise SIGPIPE, and it is closed when the value goes. Used by one thread.
 final class DBusConnection {
     private var fd: Int32 = -1
     private let inbox = WipedBuffer(capacity: 4096)
@@ -68,7 +71,8 @@ final class DBusConnection {
     /// The longest SASL line read from the bus.
     static let maxAuthLine = 1024
 
-    /// Connects to the first endpoint of `address` that accepts, authenticates and says `Hello`, by `deadline`.
+    /// Connects to the first endpoint of `address` that accepts and is held by this user or root, authenticates and
+    /// says `Hello`, by `deadline`. An endpoint held by another user is skipped with nothing sent to it.
     init(address: String, deadline: Deadline) throws(DBusFailure) {
         self.deadline = deadline
         let (endpoints, skipped) = DBusEndpoint.parse(address)
@@ -80,6 +84,11 @@ final class DBusConnection {
         for e in endpoints where fd < 0 {
             switch Self.connect(e, deadline: deadline) {
             case .success(let socket):
+                if let refused = Self.checkOwner(socket, e) {
+                    _ = Glibc.close(socket)
+                    failures.append(refused.description)
+                    continue
+                }
                 fd = socket
                 endpoint = e
             case .failure(let why):
@@ -122,6 +131,29 @@ final class DBusConnection {
     }
 
     // MARK: Connecting
+
+    /// Why the bus at the other end of `socket` is not to be trusted, or nil when it is run by this process's
+    /// effective user or by root. Anyone may bind a name in the abstract namespace, and a socket file of a bus that
+    /// ended may be re-created by another user (a `DBUS_SESSION_BUS_ADDRESS` left in a long-lived tmux or SSH
+    /// session): such a listener would be handed the cache key. The kernel records the listener's credentials when it
+    /// called `listen`; they cannot be forged by the listener.
+    static func checkOwner(_ socket: Int32, _ endpoint: DBusEndpoint) -> DBusFailure? {
+        var uid: UInt32 = 0
+        var pid: Int32 = 0
+        guard nashim_peer_uid(socket, &uid, &pid) == 0 else {
+            return .untrustedBus(
+                "cannot tell who runs the bus at \(endpoint.description) (SO_PEERCRED: \(errnoText(errno))); it is "
+                    + "not used"
+            )
+        }
+        let me = geteuid()
+        guard uid != me && uid != 0 else { return nil }
+        return .untrustedBus(
+            "the bus at \(endpoint.description) is run by another user (uid \(uid), process \(pid)), not by this user "
+                + "(uid \(me)) or root; nothing was sent to it (is DBUS_SESSION_BUS_ADDRESS left from a session that "
+                + "ended?)"
+        )
+    }
 
     private static func connect(_ endpoint: DBusEndpoint, deadline: Deadline) -> Result<Int32, DBusFailure> {
         let fd = socket(

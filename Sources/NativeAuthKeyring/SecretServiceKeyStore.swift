@@ -176,11 +176,15 @@ private struct Exchange {
         }
     }
 
-    /// A session for secrets in the clear ("plain"): the key travels only over this Unix socket to the user's own
-    /// session bus and from there to the user's own Secret Service — every process that could read it there can
-    /// read the user's keyring anyway. (The spec's Diffie-Hellman algorithm would guard against an eavesdropper on
-    /// the bus, which on a session bus can only be the user; it would cost a 1024-bit modular exponentiation and an
-    /// AES round trip per lookup.) The session ends when the connection closes.
+    /// A session for secrets in the clear ("plain"), once the service that answers is known to run as this user or
+    /// root. The key travels over this Unix socket to a bus run by this user or root (`DBusConnection` checks its
+    /// owner before sending a byte) and from there to a Secret Service run by this user or root (checked here): every
+    /// process that could read it on the way can read the user's keyring anyway. The spec's Diffie-Hellman
+    /// algorithm (`dh-ietf1024-sha256-aes128-cbc-pkcs7`) is not used: it guards only against a passive eavesdropper
+    /// on the bus — on a session bus only the user's own processes or root may monitor it — and not against a
+    /// listener that poses as the bus or the service (it would simply complete the exchange itself), which is what
+    /// the owner checks refuse; it would cost a 1024-bit modular exponentiation and an AES round trip per lookup.
+    /// The session ends when the connection closes.
     func openSession() throws(NativeAuthError) -> String {
         let opened = try call(
             SecretServiceKeyStore.servicePath,
@@ -189,7 +193,31 @@ private struct Exchange {
             [.string("plain"), .variant(.string(""))]
         )
         guard opened.count == 2, let session = opened[1].objectPathValue else { throw unexpected("OpenSession") }
+        try checkServiceOwner()
         return session
+    }
+
+    /// The Secret Service (which `OpenSession` started if need be) runs as this user or root. A bus run by root may
+    /// let other users connect and own names (one configured so, or the system bus named by mistake): the key is
+    /// not handed to whoever owns `org.freedesktop.secrets` there.
+    func checkServiceOwner() throws(NativeAuthError) {
+        let owner = try call(
+            .call(
+                DBusConnection.bus,
+                "/org/freedesktop/DBus",
+                DBusConnection.bus,
+                "GetConnectionUnixUser",
+                [.string(SecretServiceKeyStore.service)]
+            )
+        )
+        guard owner.count == 1, case .uint32(let uid) = owner[0] else { throw unexpected("GetConnectionUnixUser") }
+        let me = geteuid()
+        guard uid == me || uid == 0 else {
+            throw failure(
+                "\(SecretServiceKeyStore.service) on the bus at \(bus.endpoint.description) is run by another user "
+                    + "(uid \(uid)), not by this user (uid \(me)) or root; the key is not sent to it"
+            )
+        }
     }
 
     /// Unlocks `objects` if that needs no prompt; the objects it unlocked. Throws when it needs one.

@@ -45,11 +45,17 @@ struct StatusCommand: ContextCommand {
         }
     }
 
+    /// Asks `store` for the key of the cache file at `cachePath`: under its canonical name, then (where that differs)
+    /// under the path as given, as earlier versions named it.
     static func probe(_ store: any CacheKeyStore, cachePath: String) -> Probe {
         var probe = Probe(name: store.name)
         let start = monotonicNow()
+        let canonical = CacheKeyring.keyName(for: cachePath)
         do {
-            probe.holdsKey = try store.lookup(cachePath: cachePath) != nil
+            probe.holdsKey = try store.lookup(cachePath: canonical) != nil
+            if !probe.holdsKey && canonical != cachePath {
+                probe.holdsKey = try store.lookup(cachePath: cachePath) != nil
+            }
             probe.reachable = true
         } catch {
             probe.message = error.message

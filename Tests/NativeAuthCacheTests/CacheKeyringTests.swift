@@ -11,11 +11,14 @@ final class FakeKeyStore: CacheKeyStore {
     let keys = Mutex<[String: [UInt8]]>([:])
     let reachable = Mutex(true)
     let lookups = Mutex(0)
+    /// The names asked for, in order.
+    let asked = Mutex<[String]>([])
 
     init(_ name: String) { self.name = name }
 
     func lookup(cachePath: String) throws(NativeAuthError) -> Secret? {
         lookups.withLock { $0 += 1 }
+        asked.withLock { $0.append(cachePath) }
         guard reachable.withLock({ $0 }) else { throw NativeAuthError(.keyringUnavailable, "\(name) is down") }
         return keys.withLock { $0[cachePath] }.map { k in k.withUnsafeBytes { Secret(bytes: $0) } }
     }

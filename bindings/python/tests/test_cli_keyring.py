@@ -9,7 +9,10 @@ import json
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
+import threading
+import time
 from typing import Dict, Iterator, List, Optional
 
 import pytest
@@ -17,6 +20,7 @@ import pytest
 from cli_support import native_command
 from emulator_protocol import Emulator
 from keyring_session import SecretServiceSession, have_keyring_tools
+from test_keyring import kernel_unlink
 
 ANN, ANN_PW = "ann@contoso.com", "Demo-Passw0rd!"
 NO_KEYRING_C = pathlib.Path(__file__).with_name("no_keyring.c")
@@ -161,3 +165,51 @@ def test_with_neither_store_login_and_status_fail_with_exit_code_7_saying_what_t
     assert run("status", prefix=[no_keyring]).returncode == 0
     for out in run.outputs:
         assert ANN_PW not in out and key not in out
+
+
+class HungBus:
+    """A socket that accepts connections and never says a word (a session bus that hangs); counts the connections."""
+
+    def __init__(self, path: pathlib.Path) -> None:
+        self.path = path
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(path))
+        self.listener.listen(16)
+        self.accepted: List[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.accepted.append(conn)  # kept open, never answered
+
+    def close(self) -> None:
+        self.listener.close()
+        for conn in self.accepted:
+            conn.close()
+
+
+def test_a_hung_session_bus_costs_nothing_when_the_key_is_in_the_kernel_keyring(
+        emulator: Emulator, tmp_path: pathlib.Path) -> None:
+    run = Run(tmp_path, emulator)  # no session bus: the key goes to the kernel keyring, and that is remembered
+    try:
+        assert run.login().returncode == 0
+        hung = HungBus(tmp_path / "hung-bus")
+        run.env["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={hung.path}"
+        try:
+            started = time.monotonic()
+            token = run("token", "-s", run.scope)
+            elapsed = time.monotonic() - started
+            assert token.returncode == 0, token.stderr
+            # The Secret Service was not asked: the bus was never connected to (it would have cost the 2 s bound).
+            assert hung.accepted == []
+            print(f"nativeauth token with a hung session bus, key in the kernel keyring: {elapsed:.3f} s")
+        finally:
+            hung.close()
+        assert run("logout").returncode == 0
+    finally:
+        kernel_unlink(run.cache)
+

@@ -224,3 +224,74 @@ def test_key_store_configuration_errors(emulator: Emulator, tmp_path: pathlib.Pa
         na.Client(emulator.authority, emulator.client_id, cache_path=tmp_path / "c", cache_key_store="keychain")
     with pytest.raises(na.InvalidArgumentError):
         na.Client(emulator.authority, emulator.client_id, cache_key_store="auto")
+
+
+def kernel_add(cache: pathlib.Path, key: bytes) -> None:
+    """Keeps `key` in the persistent keyring under the name an earlier version gave the key of `cache`."""
+    env = dict(os.environ, DESC=f"nativeauth:cache-key:{cache}")
+    r = subprocess.run(["keyctl", "session", "-", "sh", "-c", 'P=$(keyctl get_persistent @s) || exit 9; '
+                        'keyctl padd user "$DESC" "$P" >/dev/null'], input=key, env=env, capture_output=True,
+                       timeout=10)
+    assert r.returncode == 0, r.stderr
+
+
+def symlinked(tmp_path: pathlib.Path) -> "tuple[pathlib.Path, pathlib.Path]":
+    """A real directory and a symbolic link to it (a symlinked home, another spelling of XDG_CACHE_HOME)."""
+    real = tmp_path.resolve() / "real"
+    real.mkdir(mode=0o700)
+    link = tmp_path.resolve() / "link"
+    link.symlink_to(real)
+    return real, link
+
+
+def test_the_same_cache_through_a_symlinked_directory_finds_its_key(
+        emulator: Emulator, tmp_path: pathlib.Path) -> None:
+    real, link = symlinked(tmp_path)
+    try:
+        first = run_worker(emulator, real / "cache.bin", "kernel_keyring", ["sign_in"])
+        token = first["steps"][0]["token"]
+        second = run_worker(emulator, link / "cache.bin", "kernel_keyring", ["token", "account"])
+        assert second["steps"][0] == {"ok": True, "token": token, "from_cache": True}, second
+        assert second["steps"][1]["username"] == ANN
+        assert [p.name for p in real.iterdir() if ".corrupt-" in p.name] == []  # nobody signed out
+        assert kernel_key(link / "cache.bin") is None  # one key, named after the real path
+        assert kernel_key(real / "cache.bin") is not None
+    finally:
+        kernel_unlink(real / "cache.bin")
+        kernel_unlink(link / "cache.bin")
+
+
+def test_a_key_kept_under_the_path_as_given_is_found_and_copied_to_the_canonical_name(
+        emulator: Emulator, tmp_path: pathlib.Path) -> None:
+    real, link = symlinked(tmp_path)
+    key = os.urandom(32)
+    # What an earlier version left: the file sealed with a key named after the path it was given.
+    with na.Client(emulator.authority, emulator.client_id, cache_path=link / "cache.bin",
+                   cache_encryption_key=key) as c:
+        state = c.sign_in(ANN, ANN_PW, scopes=[emulator.apis["ToDoList"]["scopes"][0]])
+        assert isinstance(state, na.SignedIn)
+        token = state.token.access_token
+    try:
+        kernel_add(link / "cache.bin", key)
+        r = run_worker(emulator, link / "cache.bin", "kernel_keyring", ["token"])
+        assert r["steps"][0] == {"ok": True, "token": token, "from_cache": True}, r
+        assert kernel_key(real / "cache.bin") == key  # copied to the canonical name
+        assert kernel_key(link / "cache.bin") == key  # (and left for earlier versions)
+        again = run_worker(emulator, real / "cache.bin", "kernel_keyring", ["token"])
+        assert again["steps"][0]["from_cache"]
+        assert [p.name for p in real.iterdir() if ".corrupt-" in p.name] == []
+    finally:
+        kernel_unlink(real / "cache.bin")
+        kernel_unlink(link / "cache.bin")
+
+
+def test_the_secret_service_names_the_key_after_the_real_path(
+        emulator: Emulator, secret_service: SecretServiceSession, tmp_path: pathlib.Path) -> None:
+    real, link = symlinked(tmp_path)
+    first = run_worker(emulator, link / "cache.bin", "secret_service", ["sign_in"], env=secret_service.env)
+    token = first["steps"][0]["token"]
+    second = run_worker(emulator, real / "cache.bin", "secret_service", ["token"], env=secret_service.env)
+    assert second["steps"][0] == {"ok": True, "token": token, "from_cache": True}, second
+    found = secret_service.secret_tool("search", "--all", "application", "nativeauth", "cache_path",
+                                       str(real / "cache.bin"))
+    assert found.stdout.count("label = ") == 1, found.stdout

@@ -41,7 +41,7 @@ enum ClientFactory {
         apiOptions.addClientRequestID = false
         let logger = Logger(level: config.logLevel)
         var store: any TokenStore = MemoryTokenStore()
-        if case .file(let path, var key, let keyStore) = config.cache {
+        if case .file(let path, var key, let keyStore, let migrate) = config.cache {
             var keyStoreName: String? = nil
             if let keyStore {
                 let found = try CacheKeyring(stores: keyStores(keyStore, environment: environment)).key(for: path)
@@ -54,6 +54,7 @@ enum ClientFactory {
                 clientID: config.clientID,
                 key: key,
                 keyStore: keyStoreName,
+                migratePlaintext: migrate,
                 logger: logger
             )
         }
@@ -97,10 +98,11 @@ enum ClientFactory {
             "ca_bundle_source": .string(c.caBundleSource),
             "cache": ["type": "memory"],
         ]
-        if case .file(let path, let key, let keyStore) = c.cache {
+        if case .file(let path, let key, let keyStore, let migrate) = c.cache {
             var cache: [String: JSONValue] = [
                 "type": "file", "path": .string(path), "encrypted": .bool(key != nil || keyStore != nil),
             ]
+            if migrate { cache["migrate_plaintext_cache"] = true }
             if let keyStore {
                 // Where the key is: the store that held it (auto: the one that answered).
                 cache["key_store"] = .string(store?.keyStore ?? keyStore.choice.rawValue)

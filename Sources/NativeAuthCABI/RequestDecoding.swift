@@ -362,7 +362,15 @@ extension Decode {
                 timeoutMs: m.optionalInt("key_store_timeout_ms", in: 1...60_000),
                 withKey: key != nil
             )
-            return .file(path: path, key: key, keyStore: keyStore)
+            let migrate = try m.optionalBool("migrate_plaintext_cache") ?? false
+            guard !migrate || key != nil || keyStore != nil else {
+                throw .invalidArgument(
+                    "cache.migrate_plaintext_cache: only with encryption_key or key_store (a plaintext cache has "
+                        + "nothing to migrate to)",
+                    field: "cache.migrate_plaintext_cache"
+                )
+            }
+            return .file(path: path, key: key, keyStore: keyStore, migratePlaintext: migrate)
         default:
             throw .invalidArgument("cache.type: must be \"memory\" or \"file\"", field: "cache.type")
         }

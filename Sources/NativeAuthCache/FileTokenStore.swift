@@ -23,8 +23,11 @@ public final class FileTokenStore: TokenStore {
     let owner: EntryOwner
     let encryption: CacheEncryption?
     let logger: Logger
+    /// Whether a plaintext file found where the encrypted one should be is read once and encrypted (see
+    /// `FileTokenStore+Plaintext.swift`); without it such a file is refused.
+    let migratePlaintext: Bool
     private let counter = Atomic<UInt64>(0)
-    private let state: Mutex<State>
+    let state: Mutex<State>
 
     struct State: Sendable {
         /// The file the document below came from (nil: there was none).
@@ -56,14 +59,18 @@ public final class FileTokenStore: TokenStore {
     ///   - keyStore: the name of the key store `key` came from (`"secret_service"`, `"kernel_keyring"`), when it
     ///     came from one: a file this key does not open is then set aside and the cache starts empty (the file's
     ///     key left the store: a deleted item, a reset keyring, a reboot), where a host's own key makes it an error.
+    ///   - migratePlaintext: with a key, a plaintext file is read once and replaced by its encrypted version (and
+    ///     that is logged); without it, a plaintext file is `cache_key_invalid` and left as it is.
     public init(
         path: String,
         environment: String,
         clientID: String,
         key: Secret? = nil,
         keyStore: String? = nil,
+        migratePlaintext: Bool = false,
         logger: Logger
     ) {
+        self.migratePlaintext = migratePlaintext
         self.keyStore = keyStore
         self.path = path
         self.lockPath = path + ".lockfile"
@@ -319,6 +326,10 @@ public final class FileTokenStore: TokenStore {
                 return
             }
             if signature == s.signature { return }
+            if isEncrypted && Self.isPlaintext(bytes.buffer) {
+                try readPlaintext(&s, signature, locked: locked)
+                return
+            }
             if readableByOthers {
                 report(
                     &s,
@@ -361,51 +372,8 @@ public final class FileTokenStore: TokenStore {
         }
     }
 
-    /// A file the key store's key does not open: its own key left the store. It is set aside like a corrupt file
-    /// (never overwritten), the cache starts empty, and the next token or account call answers `cache_key_invalid`
-    /// once, so the app knows why the user must sign in again.
-    private func setAsideLost(_ s: inout State, _ signature: FileSignature, locked: Bool) throws(NativeAuthError) {
-        var lock: CacheLock? = nil
-        if !locked {
-            do throws(NativeAuthError) { lock = try CacheLock(lockPath) } catch {
-                throw NativeAuthError(.cacheUnreadable, "The token cache file could not be locked to set it aside.")
-            }
-        }
-        defer { lock?.release() }
-        // Another process may have replaced it meanwhile (with a file this key opens): read that one.
-        if FileSignature.of(path) != signature {
-            var readableByOthers = false
-            if case .contents(let bytes, let sig) = try CacheFiles.read(path, readableByOthers: &readableByOthers),
-                let document = try? parse(bytes)
-            {
-                s.signature = sig
-                s.document = document
-                s.view = format.accounts(in: document)
-                return
-            }
-        }
-        guard let aside = CacheFiles.setAside(path) else {
-            throw NativeAuthError(.cacheUnreadable, "The token cache file's key is gone and it could not be set aside.")
-        }
-        let name = aside.split(separator: "/").last.map(String.init) ?? aside
-        let message =
-            "The token cache file's key is no longer in the \(keyStoreLabel) (the item was deleted, the keyring "
-            + "reset, or the machine restarted); the file was kept aside as \(name) and the cache starts empty: the "
-            + "user must sign in again."
-        report(&s, .warning, "lost:\(name)", message)
-        s.notice = NativeAuthError(.cacheKeyInvalid, message)
-        s.problem = .cacheKeyInvalid
-        s.signature = nil
-        s.document = UnifiedCache()
-        s.view = [:]
-    }
-
-    private var keyStoreLabel: String {
-        keyStore == "kernel_keyring" ? "kernel keyring" : "Secret Service"
-    }
-
     /// Under the lock: sets a corrupt file aside (unless it changed meanwhile: then it is read again).
-    private func refreshCorrupt(_ s: inout State, _ signature: FileSignature) throws(NativeAuthError) {
+    func refreshCorrupt(_ s: inout State, _ signature: FileSignature) throws(NativeAuthError) {
         if FileSignature.of(path) != signature {
             var readableByOthers = false
             if case .contents(let bytes, let sig) = try CacheFiles.read(path, readableByOthers: &readableByOthers) {
@@ -433,11 +401,14 @@ public final class FileTokenStore: TokenStore {
     }
 
     /// The document in `bytes` (decrypted first when it is sealed); nil when it is not a JSON object. An empty file
-    /// is an empty cache, as MSAL for Python reads it.
-    private func parse(_ source: SourceBytes) throws(NativeAuthError) -> UnifiedCache? {
+    /// is an empty cache, as MSAL for Python reads it. With a key, a plaintext file is `cache_key_invalid`.
+    func parse(_ source: SourceBytes) throws(NativeAuthError) -> UnifiedCache? {
         let bytes = source.buffer
-        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0a || $0 == 0x0d || $0 == 0x09 }) { return UnifiedCache() }
-        guard CacheEncryption.isSealed(bytes) else { return UnifiedCache(parsing: source, owner: owner) }
+        if Self.isBlank(bytes) { return UnifiedCache() }
+        guard CacheEncryption.isSealed(bytes) else {
+            guard encryption == nil else { throw plaintextRefused() }
+            return UnifiedCache(parsing: source, owner: owner)
+        }
         guard let encryption else {
             throw NativeAuthError(.cacheKeyInvalid, "The token cache file is encrypted and no key is configured.")
         }
@@ -445,7 +416,7 @@ public final class FileTokenStore: TokenStore {
     }
 
     /// Serialises (and seals) `document` and replaces the file with it.
-    private func write(_ document: UnifiedCache) throws(NativeAuthError) -> FileSignature? {
+    func write(_ document: UnifiedCache) throws(NativeAuthError) -> FileSignature? {
         if let encryption {
             var bytes = document.serialized()
             defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
@@ -485,7 +456,7 @@ public final class FileTokenStore: TokenStore {
 
     /// Logs a problem once (per `id`); lines found while the client is being created wait for the next call, when
     /// the host has had the chance to install its log callback.
-    private func report(_ s: inout State, _ level: LogLevel, _ id: String, _ message: String) {
+    func report(_ s: inout State, _ level: LogLevel, _ id: String, _ message: String) {
         guard s.reported.insert(id).inserted else { return }
         if s.starting {
             s.deferred.append((level, message))

@@ -13,10 +13,11 @@ public enum Capability: String, Sendable, CaseIterable {
 }
 
 /// Where tokens are kept: in memory (the default), or in a file in MSAL's unified cache format — in plaintext,
-/// encrypted (AES-256-GCM) with a key the host supplies, or with a key kept in a key store (`keyStore`).
+/// encrypted (AES-256-GCM) with a key the host supplies, or with a key kept in a key store (`keyStore`). An encrypted
+/// cache refuses a plaintext file unless `migratePlaintext` asks to encrypt it once.
 public enum CacheSetting: Sendable, Equatable {
     case memory
-    case file(path: String, key: Secret?, keyStore: KeyStoreSetting? = nil)
+    case file(path: String, key: Secret?, keyStore: KeyStoreSetting? = nil, migratePlaintext: Bool = false)
 }
 
 /// Where a file cache's key is kept when the host supplies none (`"key_store"`).

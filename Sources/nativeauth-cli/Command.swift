@@ -15,7 +15,8 @@ struct NativeAuthCommand: ParsableCommand {
         subcommands: [
             LoginCommand.self, SignUpCommand.self, AccountsCommand.self, TokenCommand.self, CallCommand.self,
             LogoutCommand.self,
-            StatusCommand.self, EmulatorCommand.self, GitCredentialCommand.self, KubectlCredentialCommand.self,
+            StatusCommand.self, CacheCommand.self, EmulatorCommand.self, GitCredentialCommand.self,
+            KubectlCredentialCommand.self,
         ]
     )
 
@@ -216,8 +217,9 @@ final class Context {
         return s.cache ? (s.cachePath ?? Settings.defaultCachePath) : nil
     }
 
-    /// The library client these settings describe.
-    func client() throws(CLIError) -> Library {
+    /// The library client these settings describe; `migratePlaintext`: a plaintext cache file where the encrypted one
+    /// should be is encrypted (`nativeauth cache encrypt`) rather than refused.
+    func client(migratePlaintext: Bool = false) throws(CLIError) -> Library {
         let s = try settings()
         guard let clientID = s.clientID else {
             throw CLIError(
@@ -255,6 +257,9 @@ final class Context {
                 cache["encryption_key"] = .string(key)
             } else if !s.plaintextCache {
                 cache["key_store"] = .string(s.keyStore)
+            }
+            if migratePlaintext && (cache["encryption_key"] != nil || cache["key_store"] != nil) {
+                cache["migrate_plaintext_cache"] = true
             }
             config["cache"] = .object(cache)
         }

@@ -145,7 +145,7 @@ struct FastInvocation: Equatable {
     /// Every command's name (NativeAuthCLITests checks it against ArgumentParser's list).
     static let commandNames: Set<String> = [
         "login", "signup", "accounts", "token", "call", "logout", "status", "doctor", "emulator", "git-credential",
-        "kubectl-credential", "help",
+        "kubectl-credential", "cache", "help",
     ]
 
     static let flagNames: Set<String> = ["--json", "--verbose", "--no-cache", "--plaintext-cache", "--force-refresh"]

@@ -132,8 +132,8 @@ struct StatusCommand: ContextCommand {
                 }
                 if !encrypted {
                     problems.append(
-                        "the cache file is plaintext: sign in again without --plaintext-cache (NATIVEAUTH_PLAINTEXT_"
-                            + "CACHE) to keep it encrypted"
+                        "the cache file is plaintext: encrypt it with `nativeauth cache encrypt` (without "
+                            + "--plaintext-cache / NATIVEAUTH_PLAINTEXT_CACHE), or sign in again without them"
                     )
                 }
                 lines.append(line)

@@ -98,7 +98,7 @@ private func error(_ doc: JSONValue) -> NativeAuthError? {
         #expect(home == .file(path: "/home/ann/.cache/nativeauth/token_cache.json", key: nil))
         let key = Base64.encode([UInt8](repeating: 1, count: 32))
         guard
-            case .file(_, let k?, nil) = try with([
+            case .file(_, let k?, nil, false) = try with([
                 "type": "file", "path": "/tmp/t.json", "encryption_key": .string(key),
             ])
         else {
@@ -119,7 +119,19 @@ private func error(_ doc: JSONValue) -> NativeAuthError? {
                     keyStore: KeyStoreSetting(choice: .secretService, timeoutMs: 500)
                 )
         )
+        // Encrypting a plaintext file found in the encrypted cache's place, asked for explicitly.
+        #expect(
+            try with(["path": "/tmp/t.json", "key_store": "auto", "migrate_plaintext_cache": true])
+                == .file(
+                    path: "/tmp/t.json",
+                    key: nil,
+                    keyStore: KeyStoreSetting(choice: .auto, timeoutMs: 2000),
+                    migratePlaintext: true
+                )
+        )
         for bad: JSONValue in [
+            ["path": "/tmp/t.json", "migrate_plaintext_cache": true],
+            ["path": "/tmp/t.json", "key_store": "auto", "migrate_plaintext_cache": "yes"],
             ["type": "file", "path": "relative.json"], ["type": "file", "path": "/tmp/dir/"], ["type": "disk"],
             ["type": "file", "path": "/tmp/t.json", "encryption_key": "c2hvcnQ="],
             ["path": "/tmp/t.json", "key_store": "keychain"],

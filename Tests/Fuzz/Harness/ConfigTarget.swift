@@ -31,6 +31,12 @@ func fuzzConfig(_ data: UnsafeRawBufferPointer) {
     // The CA bundle counts as given by the configuration only when it was; drop the others' (from the environment).
     if config["ca_bundle_source"] != "config" { config["ca_bundle"] = nil }
     config["ca_bundle_source"] = nil
+    // The key the host gave is never reported ("key_store":"encryption_key" says there is one): give it back.
+    if var cache = config["cache"]?.objectValue, cache["key_store"] == "encryption_key" {
+        cache["key_store"] = nil
+        cache["encryption_key"] = (try? JSONValue.parse(Array(data.prefix { $0 != 0 })))?["cache"]?["encryption_key"]
+        config["cache"] = .object(cache)
+    }
     guard let again = newClient(JSONValue.object(config).serializedBytes() ?? []) else {
         finding("the effective configuration was refused", info.text)
     }

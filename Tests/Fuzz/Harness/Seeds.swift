@@ -225,6 +225,10 @@ private func configSeeds(_ s: SeedSet) {
         #"{"tenant_subdomain":"contoso","client_id":"abc","request_headers":{"x-ms-id":"1"}}"#,
         #"{"tenant_subdomain":"contoso","client_id":"abc","request_headers":{"x-a":"1\r\nX: y"}}"#,
         #"{"tenant_subdomain":"contoso","client_id":"abc","client_capabilities":["cp 1"]}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","cache":{"path":"/tmp/x.json","#
+            + #""encryption_key":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=","migrate_plaintext_cache":true}}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","cache":{"path":"/tmp/x.json","#
+            + #""migrate_plaintext_cache":true}}"#,
     ]
     for (n, doc) in docs.enumerated() { s.add("config", "config-\(n)", doc) }
     s.add(

@@ -213,3 +213,37 @@ def test_a_hung_session_bus_costs_nothing_when_the_key_is_in_the_kernel_keyring(
     finally:
         kernel_unlink(run.cache)
 
+
+def test_cache_encrypt_turns_a_plaintext_cache_into_the_encrypted_one(
+        emulator: Emulator, tmp_path: pathlib.Path) -> None:
+    run = Run(tmp_path, emulator)  # no session bus: the key goes to the kernel keyring
+    try:
+        plain = run("--plaintext-cache", "login", "-u", ANN, "--password-stdin", "-s", run.scope, input=ANN_PW)
+        assert plain.returncode == 0, plain.stderr
+        before = run.cache.read_bytes()
+        assert before[:1] == b"{"
+        # Encrypted by default now: the plaintext file is refused, saying how to encrypt it, and left alone.
+        refused = run("token", "-s", run.scope)
+        assert refused.returncode == 7, refused.stderr
+        assert "nativeauth: cache_key_invalid:" in refused.stderr and "nativeauth cache encrypt" in refused.stderr
+        assert run.cache.read_bytes() == before
+        status = json.loads(run("status", "--json").stdout)
+        assert status["safe"] is False and any("nativeauth cache encrypt" in p for p in status["problems"])
+
+        encrypted = run("cache", "encrypt")
+        assert encrypted.returncode == 0, encrypted.stderr
+        assert "Encrypted" in encrypted.stdout and "kernel_keyring" in encrypted.stdout
+        sealed = run.cache.read_bytes()
+        assert sealed[:4] == b"NACE" and b"RefreshToken" not in sealed and run.cache.stat().st_mode & 0o777 == 0o600
+        token = run("token", "-s", run.scope)
+        assert token.returncode == 0, token.stderr
+        assert token.stdout.strip().encode() not in run.cache.read_bytes()
+        again = json.loads(run("cache", "encrypt", "--json").stdout)
+        assert again == {"path": str(run.cache), "encrypted": True, "migrated": False, "key_store": "kernel_keyring"}
+        assert json.loads(run("status", "--json").stdout)["safe"] is True
+        # Asked to stay plaintext, there is nothing it may do.
+        assert run("--plaintext-cache", "cache", "encrypt").returncode == 2
+        for out in run.outputs:
+            assert ANN_PW not in out
+    finally:
+        kernel_unlink(run.cache)

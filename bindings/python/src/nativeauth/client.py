@@ -38,7 +38,7 @@ class _ClientCore:
                  browser: Optional[BrowserOpener] = None,
                  cache_path: Union[str, "os.PathLike[str]", bool, None] = None,
                  cache_encryption_key: Union[bytes, str, None] = None, cache_key_store: Optional[str] = None,
-                 cache_key_store_timeout_ms: Optional[int] = None,
+                 cache_key_store_timeout_ms: Optional[int] = None, cache_migrate_plaintext: bool = False,
                  client_capabilities: Optional[Sequence[str]] = None,
                  request_headers: Optional[Mapping[str, str]] = None, async_workers: Optional[int] = None):
         self._handle: Optional[int] = None
@@ -65,6 +65,8 @@ class _ClientCore:
                 cache["key_store"] = cache_key_store
             if cache_key_store_timeout_ms is not None:
                 cache["key_store_timeout_ms"] = cache_key_store_timeout_ms
+            if cache_migrate_plaintext:
+                cache["migrate_plaintext_cache"] = True
             config["cache"] = cache
         elif cache_encryption_key is not None or cache_key_store is not None:
             raise errors.InvalidArgumentError("cache_encryption_key and cache_key_store need cache_path", status=-1)
@@ -178,7 +180,9 @@ class Client(_ClientCore):
     ``cache_key_store`` ("secret_service", "kernel_keyring" or "auto") encrypts it with a key nobody has to manage:
     made on first use and kept in the user's Secret Service (GNOME Keyring, KWallet, …) or persistent kernel keyring
     (``cache_key_store_timeout_ms`` bounds each D-Bus wait, default 2000); not both. No store reachable raises
-    KeyringUnavailableError — never a silent plaintext file. Without ``cache_path`` tokens live in memory only.
+    KeyringUnavailableError — never a silent plaintext file. An encrypted cache never reads a plaintext file in its
+    place (CacheKeyInvalidError, the file left alone) unless ``cache_migrate_plaintext=True`` asks to encrypt it once,
+    keeping its sign-ins. Without ``cache_path`` tokens live in memory only.
     ``client_capabilities`` (e.g. ``["cp1"]``: this app answers claims challenges) are sent with every token and
     authorization request as ``claims`` ``{"access_token":{"xms_cc":{"values":[…]}}}``, merged with the request's own
     claims as MSAL does. ``request_headers`` (``{"x-name": "value"}``: a fraud or bot protection vendor's) go with

@@ -27,14 +27,16 @@ class AccountDocument(TypedDict, total=False):
 
 class CacheInfo(TypedDict, total=False):
     """The token cache of a client: ``{"type": "memory"}`` or ``{"type": "file", "path", "encrypted",
-    "key_store"?, "problem"?}`` (``key_store``: where the key is — "secret_service", "kernel_keyring", or
-    "encryption_key" for a key the host supplied; ``problem``: the error code of the last failure to use the file).
+    "key_store"?, "migrate_plaintext_cache"?, "problem"?}`` (``key_store``: where the key is — "secret_service",
+    "kernel_keyring", or "encryption_key" for a key the host supplied; ``migrate_plaintext_cache``: true when a
+    plaintext file is to be encrypted once; ``problem``: the error code of the last failure to use the file).
     Never the key."""
 
     type: str
     path: str
     encrypted: bool
     key_store: str
+    migrate_plaintext_cache: bool
     problem: str
 
 

@@ -364,7 +364,8 @@ class CacheInsecureError(CacheError):
 
 
 class CacheKeyInvalidError(CacheError):
-    """The cache file is encrypted with another key, or was altered."""
+    """The cache file is encrypted with another key, was altered, or its key left the key store; or the cache is
+    encrypted and the file in its place is plaintext (not read: ``cache_migrate_plaintext=True`` encrypts it)."""
     code = "cache_key_invalid"
 
 

@@ -177,7 +177,7 @@ typedef struct na_client na_client;
  *     "cache": {"type": "memory"},              optional, default memory (tokens live as long as the client).
  *                        -- or {"type": "file", "path"?: "/abs/path.json", "encryption_key"?: "<base64 of 32 bytes>",
  *                               "key_store"?: "secret_service" | "kernel_keyring" | "auto",
- *                               "key_store_timeout_ms"?: 2000}
+ *                               "key_store_timeout_ms"?: 2000, "migrate_plaintext_cache"?: false}
  *                           (just {"path": …} also means a file): tokens are kept in that file in MSAL's unified
  *                           token cache format — the JSON MSAL for Python's SerializableTokenCache reads and writes —
  *                           so this library in other programs, MSAL for Python and msal-extensions share one
@@ -239,21 +239,37 @@ typedef struct na_client na_client;
  *   Encryption ("encryption_key"): AES-256-GCM through libcrypto. The file is then binary: "NACE", version 0x01,
  *   an 8-byte key id (the first 8 bytes of SHA-256("nativeauth cache key id" || key)), a 12-byte random nonce (new
  *   for every write), the ciphertext and the 16-byte tag; the first 25 bytes are authenticated too. An encrypted
- *   file is readable only by this library with the key (MSAL for Python reads plain files only). A plain file found
- *   when a key is configured is read and encrypted by the next write.
+ *   file is readable only by this library with the key (MSAL for Python reads plain files only).
+ *   A plaintext file where the encrypted one should be (a key configured; an empty file is a fresh cache) is not
+ *   read — its accounts are never listed or used — and never encrypted unasked: na_client_new answers NA_ESTORAGE
+ *   cache_key_invalid saying it is plaintext and how to migrate; one that appears while the client runs is not
+ *   loaded, and a change answers cache_key_invalid (kept in memory). "migrate_plaintext_cache": true (only with a
+ *   key: invalid_argument otherwise) reads it once, replaces it with its encrypted version under the write lock and
+ *   logs that (info); na_client_info then reports "migrate_plaintext_cache":true. Without a key, plaintext files
+ *   are read as always (MSAL for Python's).
  *   Keys nobody manages ("key_store", not with "encryption_key": invalid_argument): a random 32-byte key made on
  *   first use (under the cache's write lock, so processes agree on one) and kept, one per cache file, in
  *   "secret_service": the user's Secret Service (org.freedesktop.secrets over the D-Bus session bus: GNOME Keyring,
  *     KWallet, KeePassXC) as an item labelled "NativeAuth token cache key" with the attributes application =
- *     "nativeauth", xdg:schema = "org.nativeauth.CacheKey" and cache_path = the file's absolute path (secret-tool
+ *     "nativeauth", xdg:schema = "org.nativeauth.CacheKey" and cache_path = the file's canonical path (secret-tool
  *     search application nativeauth finds them). Every D-Bus wait is bounded by "key_store_timeout_ms" (1..60000,
  *     default 2000): no bus, a bus nobody answers, an activation that does not come, or a locked collection with no
  *     one to unlock it is keyring_unavailable within the bound, never a hang;
  *   "kernel_keyring": the user's persistent kernel keyring (keyctl, no daemon; works over SSH and in containers that
- *     allow keyctl), a "user" key "nativeauth:cache-key:<path>". The persistent keyring expires after days unused and
- *     does not survive a reboot: the file is then set aside (see below) and the user signs in again;
+ *     allow keyctl), a "user" key "nativeauth:cache-key:<canonical path>". The persistent keyring expires after days
+ *     unused and does not survive a reboot: the file is then set aside (see below) and the user signs in again;
  *   "auto": the Secret Service if it answers within the bound, else the kernel keyring; a key found in either is
  *     used.
+ *   Keys are named after the file's canonical path (the real directory, symbolic links resolved, and the file's
+ *   name), so another spelling of the same file finds its key; a key kept under the path as given (earlier
+ *   versions) is found when the canonical name has none and copied to it. The store that holds the key is noted
+ *   in "<path>.key-store" (one line, 0600) and asked first, then the others in order, each once: a session bus that
+ *   hangs costs nothing when the key is in the kernel keyring. Of the keys found, the one whose id is in the
+ *   encrypted file's header is used; when the noted store cannot be reached and the file is encrypted, the answer
+ *   is keyring_unavailable rather than a new key (which would set the file aside). The D-Bus client connects only
+ *   to a bus run by this user or root (SO_PEERCRED, checked before a byte is sent) and gives a key only to a
+ *   Secret Service run by this user or root (GetConnectionUnixUser): another user's listener at the bus address is
+ *   keyring_unavailable naming its uid, and "auto" goes on to the kernel keyring.
  *   No store reachable: na_client_new answers NA_ESTORAGE keyring_unavailable, naming what was tried and the two
  *   ways out ("encryption_key", or a plaintext cache asked for explicitly) — never a silent plaintext file. A key
  *   that left its store (the item deleted, the keyring reset, a reboot) while the file exists: the file is set
@@ -277,8 +293,8 @@ void na_client_free(na_client *client);
  *          "ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default",
  *          "ca_bundle":…?,"authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,
  *          "browser_command":…?}}
- * A file cache reports {"type":"file","path":…,"encrypted":bool,"problem"?:"<code of the last failure>"} (never
- * the key). */
+ * A file cache reports {"type":"file","path":…,"encrypted":bool,"key_store"?:…,"migrate_plaintext_cache"?:true,
+ * "problem"?:"<code of the last failure>"} (never the key). */
 int na_client_info(na_client *client, const char *request_json, char **out_json);
 
 /* ---- Native authentication: sign in, sign up, reset password ---------------------------------------------- */

@@ -69,6 +69,14 @@ struct CacheEncryptCommand: ContextCommand {
         let keyStore = info["config"]?["cache"]?["key_store"]?.stringValue ?? "?"
         let after = Self.look(path)
         let migrated = before == .plaintext && after == .encrypted
+        if before == .plaintext && after == .none {
+            throw CLIError(
+                "cache_unreadable",
+                "\(path) was not a token cache (not a JSON object): it was kept aside as \(path).corrupt-<time> and "
+                    + "the cache starts empty.",
+                .storage
+            )
+        }
         if before == .plaintext && !migrated {
             let problem = info["config"]?["cache"]?["problem"]?.stringValue ?? "cache_write_failed"
             throw CLIError(

@@ -94,6 +94,8 @@ def test_migrate_plaintext_cache_encrypts_the_file_once_keeping_its_sign_ins(
         assert c.get_access_token([scope(emulator)]).from_cache
     with pytest.raises(na.InvalidArgumentError):
         na.Client(emulator.authority, emulator.client_id, cache_path=path, cache_migrate_plaintext=True)
+    with pytest.raises(na.InvalidArgumentError):
+        na.Client(emulator.authority, emulator.client_id, cache_migrate_plaintext=True)
 
 
 def test_an_empty_file_is_a_fresh_encrypted_cache_and_plaintext_caches_without_a_key_are_unchanged(

@@ -243,6 +243,11 @@ def test_cache_encrypt_turns_a_plaintext_cache_into_the_encrypted_one(
         assert json.loads(run("status", "--json").stdout)["safe"] is True
         # Asked to stay plaintext, there is nothing it may do.
         assert run("--plaintext-cache", "cache", "encrypt").returncode == 2
+        # A file that is not a token cache at all is set aside as any corrupt file is, and it says so.
+        run.cache.write_bytes(b"not a token cache")
+        corrupt = run("cache", "encrypt")
+        assert corrupt.returncode == 7 and "was not a token cache" in corrupt.stderr, corrupt.stderr
+        assert not run.cache.exists() and any(".corrupt-" in p.name for p in run.cache.parent.iterdir())
         for out in run.outputs:
             assert ANN_PW not in out
     finally:

@@ -68,8 +68,9 @@ class _ClientCore:
             if cache_migrate_plaintext:
                 cache["migrate_plaintext_cache"] = True
             config["cache"] = cache
-        elif cache_encryption_key is not None or cache_key_store is not None:
-            raise errors.InvalidArgumentError("cache_encryption_key and cache_key_store need cache_path", status=-1)
+        elif cache_encryption_key is not None or cache_key_store is not None or cache_migrate_plaintext:
+            raise errors.InvalidArgumentError(
+                "cache_encryption_key, cache_key_store and cache_migrate_plaintext need cache_path", status=-1)
         if challenge_types is not None:
             config["challenge_types"] = list(challenge_types)
         if capabilities is not None:

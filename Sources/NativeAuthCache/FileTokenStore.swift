@@ -14,6 +14,7 @@ import Synchronization
 ///   inode, size and modification time with the last ones seen and moves `changeCounter`, and the cache reloads.
 /// - A file that is not a JSON object (or fails to decrypt-and-parse as one) is corrupt: it is kept aside as
 ///   `<path>.corrupt-<epoch seconds>`, reported once through the log, and read as empty.
+/// - With a key, a plaintext file is refused (`cache_key_invalid`), never read nor sealed, unless `migratePlaintext`.
 /// - A change that cannot be written (permissions, disk full, read-only, unreadable file) is kept in memory, answered
 ///   as the call's error, and written with the next change that can be.
 public final class FileTokenStore: TokenStore {
@@ -24,7 +25,7 @@ public final class FileTokenStore: TokenStore {
     let encryption: CacheEncryption?
     let logger: Logger
     /// Whether a plaintext file found where the encrypted one should be is read once and encrypted (see
-    /// `FileTokenStore+Plaintext.swift`); without it such a file is refused.
+    /// `FileTokenStore+Keys.swift`); without it such a file is refused.
     let migratePlaintext: Bool
     private let counter = Atomic<UInt64>(0)
     let state: Mutex<State>

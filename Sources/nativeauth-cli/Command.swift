@@ -1,4 +1,5 @@
 import ArgumentParser
+internal import CNativeAuthHeader
 internal import Glibc
 import NativeAuthCABI
 import NativeAuthJSON
@@ -11,7 +12,7 @@ struct NativeAuthCommand: ParsableCommand {
         abstract: "Sign in to Microsoft Entra External ID (or any OpenID Connect provider) and use access tokens from "
             + "the shell.",
         discussion: epilog,
-        version: "nativeauth \(String(cString: na_version()))",
+        version: versionText,
         subcommands: [
             LoginCommand.self, SignUpCommand.self, AccountsCommand.self, TokenCommand.self, CallCommand.self,
             LogoutCommand.self,
@@ -19,6 +20,10 @@ struct NativeAuthCommand: ParsableCommand {
             KubectlCredentialCommand.self,
         ]
     )
+
+    /// `--version`: the command's version (the header it was built with) and the library's (the one running).
+    static let versionText =
+        "nativeauth \(NA_VERSION_STRING)\nlibnativeauth \(String(cString: na_version())) (ABI \(na_abi_version()))"
 
     static let epilog = """
         Settings (first found wins): flags, then the environment

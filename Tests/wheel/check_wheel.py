@@ -2,7 +2,7 @@
 libnativeauth is not installed, signs a user in against the emulator — loading the library from inside the package.
 Then the shell's way, with the wheel's `nativeauth` command: `nativeauth login` in one process, and in another
 `curl -H "Authorization: Bearer $(nativeauth token --scope …)"` against the emulator's API. Also checks the wheel's
-platform tag against `auditwheel show`.
+platform tag (manylinux_2_<N>, N ≤ 36) against `auditwheel show`.
 
 Usage: python check_wheel.py WHEEL EMULATOR   (run by the Makefile)"""
 import json
@@ -53,8 +53,9 @@ def shell_token(bin_dir: pathlib.Path, ready: dict, tmp: pathlib.Path, clean: di
 
 def main() -> None:
     wheel, emulator = pathlib.Path(sys.argv[1]).resolve(), sys.argv[2]
-    tag = re.search(r"-(py3-none-[a-z0-9_]+)\.whl$", wheel.name)
-    assert tag, f"{wheel.name} is not tagged py3-none-<platform>"
+    tag = re.search(r"-(py3-none-manylinux_2_(\d+)_x86_64)\.whl$", wheel.name)
+    assert tag, f"{wheel.name} is not tagged py3-none-manylinux_2_<N>_x86_64"
+    assert int(tag.group(2)) <= 36, f"{wheel.name}: glibc 2.{tag.group(2)} is newer than manylinux_2_36"
     platform = tag.group(1).split("-")[-1]
     with tempfile.TemporaryDirectory() as tmp:
         env_dir = pathlib.Path(tmp) / "venv"

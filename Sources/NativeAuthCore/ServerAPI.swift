@@ -199,7 +199,8 @@ struct ServerAPI: Sendable {
         case .ok(let body):
             return .tokens(try decodeTokenResponse(body))
         case .redirect(let reason):
-            throw .browserRequired(reason)
+            if case .mfaOOB = grant { throw browserRequired(reason, at: .other) }
+            throw browserRequired(reason, at: .firstFactorGrant)
         case .error(let envelope, let body):
             // MFA (a method is registered) or JIT registration (none is): the flow continues.
             if let next = body["continuation_token"]?.stringValue, !next.isEmpty {
@@ -291,7 +292,7 @@ struct ServerAPI: Sendable {
             let next = body["continuation_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
             return .completed(next.map { ContinuationToken(Secret($0)) })
         case .redirect(let reason):
-            throw .browserRequired(reason)
+            throw browserRequired(reason, at: .nativeStep)
         case .error(let envelope, let body):
             switch envelope.details.error {
             case "credential_required":
@@ -519,7 +520,10 @@ struct ServerAPI: Sendable {
     private func ok(_ answer: Answer, _ context: ErrorContext) throws(NativeAuthError) -> JSONValue {
         switch answer {
         case .ok(let body): return body
-        case .redirect(let reason): throw .browserRequired(reason)
+        case .redirect(let reason):
+            // Past the first factor (an MFA or registration step) the challenge types are not what was missing.
+            let pastFirstFactor = context == .mfaChallenge || context == .registerChallenge
+            throw browserRequired(reason, at: pastFirstFactor ? .other : .nativeStep)
         case .error(let envelope, _): throw NativeAuthError.from(envelope, context: context)
         }
     }

@@ -4,12 +4,13 @@
 
 /// Where in a native-auth flow a redirect answer came.
 enum RedirectSite: Sendable {
-    /// A native-auth endpoint before any grant: a start, `/challenge`, `/introspect`, sign-up, reset, registration.
+    /// A native-auth step where the client's challenge types decide: a start, or the first factor's `/challenge`
+    /// (sign-in, sign-up, reset), or the sign-up's `/continue`.
     case nativeStep
     /// `/oauth2/v2.0/token` answering a first-factor grant (password, email code, or the continuation token of a
     /// sign-up, reset or registration): the credentials were right and something after them needs the browser.
     case firstFactorGrant
-    /// Anywhere else (the MFA code's grant, a refresh, the standard grants).
+    /// Anywhere else (MFA and registration steps, a reset's later steps, a refresh, the standard grants).
     case other
 }
 

@@ -65,6 +65,14 @@ import Testing
         let message = Self.message(oobOnly, annEmail, annPassword)
         #expect(message.contains(#""challenge_types":["oob","password"]"#), "\(message)")
         #expect(!message.contains("capabilities"), "\(message)")
+        // the tenant's sign-up takes a password; a reset sends a code
+        let signUp = Self.message(
+            oobOnly.call(na_sign_up, ["username": "newcomer@contoso.com", "password": "Fresh-Passw0rd!"])
+        )
+        #expect(signUp.contains(#""challenge_types":["oob"]"#) && signUp.contains("password\"]"), "\(signUp)")
+        let passwordOnly = try ABIClient(emu, ["challenge_types": ["password"]])
+        let reset = Self.message(passwordOnly.call(na_reset_password, ["username": .string(annEmail)]))
+        #expect(reset.contains(#""challenge_types":["password"]"#), "\(reset)")
     }
 
     @Test func aUserWhoMustUseTheBrowserGetsNoConfigurationAdvice() throws {

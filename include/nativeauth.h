@@ -147,7 +147,10 @@ typedef struct na_client na_client;
  *                                               "not_supported"); no client_info; accounts are keyed by (iss, sub)
  *     "client_id": "00001111-aaaa-2222-bbbb-3333cccc4444",          required; 1-256 printable ASCII characters
  *     "challenge_types": ["password", "oob"],   optional, default both; "redirect" is always added
- *     "capabilities": ["mfa_required", "registration_required"],   optional, default none
+ *     "capabilities": ["mfa_required", "registration_required"],   optional, default none. The native-auth
+ *                                               steps the app itself handles: MFA and strong-auth registration;
+ *                                               without them a sign-in that needs one answers browser_required.
+ *                                               Not "client_capabilities" (next), a different thing
  *     "client_capabilities": ["cp1"],           optional, default none; at most 16 printable-ASCII names. Sent
  *                                               with every token and authorization request as "claims"
  *                                               {"access_token":{"xms_cc":{"values":[…]}}} merged with the
@@ -342,7 +345,8 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  *   name); also on na_sign_up and na_reset_password. Answers "signed_in"; without a password,
  *   "password_required" (password accounts) or "code_required" (email one-time-passcode accounts; a given password
  *   is then ignored, as MSAL does); "mfa_required" or "registration_required" when the server asks for strong
- *   authentication and the configuration's "capabilities" allow it (otherwise browser_required).
+ *   authentication and the configuration's "capabilities" allow it (otherwise browser_required, whose message
+ *   names the capability when the server's answer tells which).
  *   Errors: invalid_username, invalid_password (an empty password), user_not_found, invalid_credentials (with a
  *   "flow" to retry the password), password_change_required, browser_required, invalid_client, invalid_scope,
  *   declined_scopes, id_token_invalid, flow_expired, flow_invalid, cancelled (signed out during the call). */

@@ -142,7 +142,7 @@ struct ServerAPI: Sendable {
     // MARK: - Sign-in
 
     func initiate(username: String) throws(NativeAuthError) -> ContinuationToken {
-        try continuation(ok(post(.initiate, startFields(username)), .signInStart), "initiate")
+        try continuation(ok(post(.initiate, startFields(username)), .signInStart, .nativeStep), "initiate")
     }
 
     /// `/oauth2/v2.0/challenge`: the first factor, a resend, or an MFA method (`methodID`).
@@ -155,7 +155,7 @@ struct ServerAPI: Sendable {
     {
         var fields: [FormField] = [.secret("continuation_token", ct.secret), .text("challenge_type", challengeTypes)]
         if let methodID { fields.append(.text("id", methodID)) }
-        let body = try ok(post(.challenge, fields), context)
+        let body = try ok(post(.challenge, fields), context, context == .mfaChallenge ? .other : .nativeStep)
         return try decodeChallenge(body, "challenge")
     }
 
@@ -199,7 +199,8 @@ struct ServerAPI: Sendable {
         case .ok(let body):
             return .tokens(try decodeTokenResponse(body))
         case .redirect(let reason):
-            throw .browserRequired(reason)
+            if case .mfaOOB = grant { throw browserRequired(reason, at: .other) }
+            throw browserRequired(reason, at: .firstFactorGrant)
         case .error(let envelope, let body):
             // MFA (a method is registered) or JIT registration (none is): the flow continues.
             if let next = body["continuation_token"]?.stringValue, !next.isEmpty {
@@ -265,12 +266,12 @@ struct ServerAPI: Sendable {
         var fields = startFields(username)
         if let password { fields.append(.secret("password", password)) }
         if let attributes { fields.append(.text("attributes", Self.attributesJSON(attributes))) }
-        return try continuation(ok(post(.signUpStart, fields), .signUpStart), "sign-up start")
+        return try continuation(ok(post(.signUpStart, fields), .signUpStart, .nativeStep), "sign-up start")
     }
 
     func signUpChallenge(_ ct: ContinuationToken) throws(NativeAuthError) -> Challenge {
         let fields: [FormField] = [.secret("continuation_token", ct.secret), .text("challenge_type", challengeTypes)]
-        return try decodeChallenge(ok(post(.signUpChallenge, fields), .flowStep), "sign-up challenge")
+        return try decodeChallenge(ok(post(.signUpChallenge, fields), .flowStep, .nativeStep), "sign-up challenge")
     }
 
     func signUpContinue(
@@ -291,7 +292,7 @@ struct ServerAPI: Sendable {
             let next = body["continuation_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
             return .completed(next.map { ContinuationToken(Secret($0)) })
         case .redirect(let reason):
-            throw .browserRequired(reason)
+            throw browserRequired(reason, at: .nativeStep)
         case .error(let envelope, let body):
             switch envelope.details.error {
             case "credential_required":
@@ -319,12 +320,12 @@ struct ServerAPI: Sendable {
     // MARK: - Password reset
 
     func resetStart(username: String) throws(NativeAuthError) -> ContinuationToken {
-        try continuation(ok(post(.resetStart, startFields(username)), .resetStart), "reset start")
+        try continuation(ok(post(.resetStart, startFields(username)), .resetStart, .nativeStep), "reset start")
     }
 
     func resetChallenge(_ ct: ContinuationToken) throws(NativeAuthError) -> (ContinuationToken, CodeChallenge) {
         let fields: [FormField] = [.secret("continuation_token", ct.secret), .text("challenge_type", challengeTypes)]
-        let body = try ok(post(.resetChallenge, fields), .flowStep)
+        let body = try ok(post(.resetChallenge, fields), .flowStep, .nativeStep)
         return (try continuation(body, "reset challenge"), try decodeCode(body))
     }
 
@@ -516,10 +517,16 @@ struct ServerAPI: Sendable {
         case secret(String, Secret)
     }
 
-    private func ok(_ answer: Answer, _ context: ErrorContext) throws(NativeAuthError) -> JSONValue {
+    /// The body of a successful answer; a redirect answered at `site` (`nativeStep` where the client's challenge
+    /// types decide: the starts and the first factor's challenges) or a mapped error is thrown.
+    private func ok(
+        _ answer: Answer,
+        _ context: ErrorContext,
+        _ site: RedirectSite = .other
+    ) throws(NativeAuthError) -> JSONValue {
         switch answer {
         case .ok(let body): return body
-        case .redirect(let reason): throw .browserRequired(reason)
+        case .redirect(let reason): throw browserRequired(reason, at: site)
         case .error(let envelope, _): throw NativeAuthError.from(envelope, context: context)
         }
     }

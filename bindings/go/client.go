@@ -53,9 +53,12 @@ type Config struct {
 	ClientID      string `json:"client_id"`
 	// ChallengeTypes is a subset of "password" and "oob" (default both).
 	ChallengeTypes []string `json:"challenge_types,omitempty"`
-	// Capabilities is a subset of "mfa_required" and "registration_required" (default none).
+	// Capabilities is a subset of "mfa_required" and "registration_required" (default none): the native-auth steps
+	// the app drives itself. Without them a sign-in that needs MFA or strong-auth registration answers
+	// ErrBrowserRequired. Not to be confused with ClientCapabilities.
 	Capabilities []string `json:"capabilities,omitempty"`
-	// ClientCapabilities, e.g. "cp1" (the app answers claims challenges), go with every token request as claims.
+	// ClientCapabilities, e.g. "cp1" (the app answers claims challenges), go with every token request as claims;
+	// unrelated to Capabilities.
 	ClientCapabilities []string `json:"client_capabilities,omitempty"`
 	// RequestHeaders are the app's own x- headers (fraud and bot protection), sent to the authority only.
 	RequestHeaders        map[string]string `json:"request_headers,omitempty"`

@@ -30,6 +30,7 @@
 // repository's `make install PREFIX=…` and point PKG_CONFIG_PATH at PREFIX/lib/pkgconfig when the prefix is not a
 // system one. The .pc file adds an rpath, so programs find the library at run time without LD_LIBRARY_PATH.
 // CGO_ENABLED=1 and a C compiler are needed; the package has no Go dependencies besides the standard library.
+// README.md shows what a build that cannot find the library prints, and what to do.
 //
 // # Threads and cancellation
 //

@@ -9,6 +9,11 @@
 // Every setting may come from the environment instead, as for bindings/c/call_two_apis.c: NATIVEAUTH_AUTHORITY,
 // NATIVEAUTH_CLIENT_ID, NATIVEAUTH_USERNAME, NATIVEAUTH_PASSWORD, API1_URL, API1_SCOPE, API2_URL, API2_SCOPE (and
 // NATIVEAUTH_CA_BUNDLE).
+//
+// Building needs cgo and the installed library's nativeauth.pc: a `go run .` that stops at
+// "# pkg-config --cflags -- nativeauth … Package nativeauth was not found in the pkg-config search path" means
+// pkg-config cannot see it — install libnativeauth-dev, or `make install PREFIX=…` and set
+// PKG_CONFIG_PATH=<PREFIX>/lib/pkgconfig (bindings/go/README.md).
 package main
 
 import (

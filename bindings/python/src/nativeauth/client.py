@@ -170,7 +170,9 @@ class Client(_ClientCore):
     ...     state = client.sign_in("ann@contoso.com", "…", scopes=["api://…/ToDoList.Read"])
 
     Give ``authority`` or ``tenant_subdomain``. Other settings mirror the C configuration (see docs/configuration.md):
-    ``challenge_types`` (default password and oob), ``capabilities`` ("mfa_required", "registration_required"),
+    ``challenge_types`` (default password and oob), ``capabilities`` ("mfa_required", "registration_required": MFA
+    and strong-auth registration in the app; without them such a sign-in raises BrowserRequiredError — not to be
+    confused with ``client_capabilities``),
     ``redirect_uri``, ``connect_timeout_ms``, ``request_timeout_ms``, ``ca_bundle``, ``log_level`` ("off" … "verbose"),
     ``authority_type`` ("ciam", "aad" or "oidc" for any OpenID Connect provider), ``post_logout_redirect_uri``,
     ``browser_command``, and ``browser``: a callable ``browser(url) -> bool`` that opens URLs for the browser flows

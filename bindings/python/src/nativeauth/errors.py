@@ -199,7 +199,9 @@ class InteractionRequiredError(NativeAuthError):
 
 
 class BrowserRequiredError(InteractionRequiredError):
-    """Native auth cannot complete; use the browser flow. ``redirect_reason`` says why."""
+    """Native auth cannot complete; use the browser flow. ``redirect_reason`` is the server's reason, when it gave
+    one; ``message`` names what would have kept the sign-in in the app when the answer tells (the ``capabilities``
+    "mfa_required" / "registration_required", or ``challenge_types``)."""
     code = "browser_required"
 
     @property

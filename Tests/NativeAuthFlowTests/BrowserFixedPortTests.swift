@@ -13,7 +13,9 @@ func freeLoopbackPort() throws -> Int {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
         let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         var local = sockaddr_in()
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -44,7 +46,9 @@ func lingeringPorts(ipv6: Bool = false) -> Set<Int> {
     var ports = Set<Int>()
     for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n").dropFirst() {
         let f = line.split(separator: " ")
-        guard f.count > 3, ["04", "05", "06", "0B"].contains(f[3]), let colon = f[1].lastIndex(of: ":") else { continue }
+        guard f.count > 3, ["04", "05", "06", "0B"].contains(f[3]), let colon = f[1].lastIndex(of: ":") else {
+            continue
+        }
         if let p = Int(f[1][f[1].index(after: colon)...], radix: 16) { ports.insert(p) }
     }
     return ports
@@ -120,7 +124,9 @@ func bindSharing(ipv6: Bool, port: Int) -> Int32 {
         addr.sin6_port = UInt16(port).bigEndian
         addr.sin6_addr = in6addr_loopback
         rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(s, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+            }
         }
     } else {
         var addr = sockaddr_in()
@@ -128,7 +134,9 @@ func bindSharing(ipv6: Bool, port: Int) -> Int32 {
         addr.sin_port = UInt16(port).bigEndian
         addr.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
         rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
     }
     return rc == 0 ? 0 : errno

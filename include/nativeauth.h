@@ -372,9 +372,10 @@ int na_reset_password(na_client *client, const char *request_json, char **out_js
  *                                                 pending state again, flow intact. At the sign-in's own expiry:
  *                                                 "timeout" (browser) or "flow_expired" (device code), flow ended
  *   "submit_redirect"    {"redirect_url"}         browser sign-in: the redirect as the app received it (its own
- *                                                 web view or URI scheme handler) or its user pasted it; must be
- *                                                 the flow's redirect_uri (else invalid_argument, flow and listener
- *                                                 kept) with the flow's "state" (else "server", flow ended)
+ *                                                 web view or URI scheme handler) or its user pasted it (spaces
+ *                                                 and line breaks around it are ignored); must be the flow's
+ *                                                 redirect_uri (else invalid_argument, flow and listener kept) with
+ *                                                 the flow's "state" (else "server", flow ended)
  *   "cancel"             {}                       forgets the flow; answers {"v":1,"status":"cancelled"}. It may be
  *                                                 sent from another thread while a call waits on the flow (reset
  *                                                 polling, "wait") or while its step is on the wire: that call

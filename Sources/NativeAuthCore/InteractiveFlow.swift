@@ -446,12 +446,17 @@ struct InteractiveFlow: Sendable {
             + "</body></html>"
     }
 
-    /// The parameters of a redirect URL the app captured: it must be this sign-in's redirect URI.
-    static func parameters(of url: String, expecting redirectURI: String) throws(NativeAuthError) -> [String: String] {
+    /// The parameters of a redirect URL the app captured (or its user pasted: spaces, tabs and line breaks around it
+    /// are not part of it): it must be this sign-in's redirect URI.
+    static func parameters(of text: String, expecting redirectURI: String) throws(NativeAuthError) -> [String: String] {
         func base(_ s: Substring) -> Substring { s.prefix { $0 != "?" && $0 != "#" } }
-        guard url.utf8.count <= 16 * 1024 else {
+        guard text.utf8.count <= 16 * 1024 else {
             throw .invalidArgument("redirect_url: longer than 16 KiB", field: "redirect_url")
         }
+        let blank: Set<Character> = [" ", "\t", "\r", "\n", "\r\n"]
+        var url = Substring(text)
+        while let c = url.first, blank.contains(c) { url.removeFirst() }
+        while let c = url.last, blank.contains(c) { url.removeLast() }
         let expected = redirectURI.hasSuffix("/") ? String(redirectURI.dropLast()) : redirectURI
         var got = base(url[...])
         if got.hasSuffix("/") { got = got.dropLast() }
@@ -463,8 +468,8 @@ struct InteractiveFlow: Sendable {
         // redirect some provider sent that way.
         for part in [url.firstIndex(of: "?"), url.firstIndex(of: "#")] {
             guard let start = part else { continue }
-            let text = url[url.index(after: start)...].prefix { $0 != "#" }
-            for (k, v) in FormEncoding.decode(String(text)) ?? [] where parameters[k] == nil { parameters[k] = v }
+            let query = url[url.index(after: start)...].prefix { $0 != "#" }
+            for (k, v) in FormEncoding.decode(String(query)) ?? [] where parameters[k] == nil { parameters[k] = v }
         }
         return parameters
     }

@@ -55,6 +55,25 @@ import Testing
         #expect(!listeningPorts().contains(port), "the listener closed with the sign-in")
     }
 
+    /// A redirect pasted with the line break (or spaces) around it, as fgets or a terminal copy gives it: the
+    /// whitespace is not part of the last parameter (the `state` would not match and the sign-in would end).
+    @Test func aPastedRedirectWithSurroundingWhitespaceSignsIn() throws {
+        let emu = try EmulatorProcess()
+        let c = try ABIClient(emu)
+        let (flow, url, _) = try pending(c)
+        try #require(url.hasPrefix(emu.authority), "the provider's URL: \(url)")
+        var redirect = try redirectFromAnotherDevice(url)
+        // The state last, as a browser's address bar may show it.
+        let q = queryParameters(redirect)
+        let state = try #require(q["state"])
+        redirect = String(redirect.prefix { $0 != "?" }) + "?code=" + (q["code"] ?? "") + "&state=" + state
+        let r = c.call(
+            na_flow_submit,
+            ["flow": .string(flow), "action": "submit_redirect", "redirect_url": .string(" \t" + redirect + " \r\n")]
+        )
+        #expect(r.doc["status"] == "signed_in", "\(r.doc.serialized())")
+    }
+
     @Test func aTamperedStateIsRefused() throws {
         let emu = try EmulatorProcess()
         let c = try ABIClient(emu)

@@ -392,8 +392,10 @@ int na_reset_password(na_client *client, const char *request_json, char **out_js
  *                                                 pending state again, flow intact. At the sign-in's own expiry:
  *                                                 "timeout" (browser) or "flow_expired" (device code), flow ended
  *   "submit_redirect"    {"redirect_url"}         browser sign-in: the redirect as the app received it (its own
- *                                                 web view or URI scheme handler); must be the flow's redirect_uri
- *                                                 (else invalid_argument, flow and listener kept)
+ *                                                 web view or URI scheme handler) or its user pasted it (spaces
+ *                                                 and line breaks around it are ignored); must be the flow's
+ *                                                 redirect_uri (else invalid_argument, flow and listener kept) with
+ *                                                 the flow's "state" (else "server", flow ended)
  *   "cancel"             {}                       forgets the flow; answers {"v":1,"status":"cancelled"}. It may be
  *                                                 sent from another thread while a call waits on the flow (reset
  *                                                 polling, "wait") or while its step is on the wire: that call
@@ -417,8 +419,8 @@ int na_flow_submit(na_client *client, const char *request_json, char **out_json)
  * cannot. It is called on the thread of the sign-in (or sign-out) call and must return without waiting for the
  * sign-in: the library serves the redirect only after it returns. The url is a one-time address on the library's
  * loopback listener (http://localhost:<port>/<random>, or 127.0.0.1), which sends the browser on to the provider:
- * never the authorization or end-session URL itself, whose secrets a command line would show to every local user
- * (except for a redirect_uri without a listener, such as myapp://auth: the authorization URL itself). */
+ * never the authorization or end-session URL itself, whose secrets a command line would show to every local user.
+ * (A sign-in with "browser":"none" opens nothing: it answers the authorization URL for the app to show.) */
 typedef int (*na_browser_fn)(const char *url, void *user_data);
 
 /* Sets (or, with fn NULL, removes) the client's browser callback. Without one, URLs are opened with the
@@ -437,24 +439,32 @@ int na_client_set_browser_callback(na_client *client, na_browser_fn fn, void *us
  * "query"|"form_post", "browser"?: "system"|"none", "timeout_ms"?: 300000, "correlation_id"?} (NULL: {}).
  * The authorize URL comes from OIDC discovery: response_type=code, client_id, redirect_uri, scope (scopes + openid
  * profile offline_access), state, nonce, code_challenge (S256), client_info=1 (Entra), and the options (the
- * extra parameters may not replace these). Browsers are never given that URL: they get a one-time start page on the
- * listener, http://<redirect host>:<port>/<192 random bits>, which is also the "authorization_url" reported
- * ("browser_pending", "browser_unavailable"). Its first fetch answers 302 to the authorize URL (no-store,
- * no-referrer) with a cookie of a random name (HttpOnly, SameSite=Lax) the redirect must bring back; a second
- * fetch stops the sign-in: the waiting call answers NA_ESTATE "flow_invalid" (another program may have read the
- * address; start again). The start page is served while the listener is (browser "system", or a "wait"). The
- * listener accepts only its redirect path with this sign-in's "state" and, for response_mode query, the cookie (a
- * form_post redirect is a cross-site POST, which SameSite=Lax cookies do not accompany); other requests get an
- * error page and the wait goes on. A connection from a socket of another user (by /proc/net/tcp{,6}; allowed when
- * not found there) gets a 403 page and is ignored. The code is redeemed with the verifier and the
- * ID token is checked — signature (RS256) against the discovery jwks_uri keys, "iss", "aud", "exp"/"nbf" with 5
- * minutes of skew, "nonce" — before the account and tokens are cached (a sign-in adds or replaces that user's
- * account). A provider that advertises RFC 9207 must send "iss" on the redirect, and a present "iss" must be its.
- * "browser":"system" (default) opens the start page with the browser callback (else browser_command, $BROWSER,
- * xdg-open) and waits up to timeout_ms: the answer is "signed_in" with "flow_type":"interactive".
- * "browser":"none" opens nothing and answers "browser_pending"; continue with na_flow_submit "wait" or
- * "submit_redirect" (an app that must be able to cancel uses this; cancel from another thread). A redirect URI
- * that is not loopback http has no listener: "browser":"none" and submit_redirect only.
+ * extra parameters may not replace these). A loopback http redirect URI gets a listener on its port (an ephemeral
+ * one when it names none; a fixed port can be used by one sign-in after another).
+ * "browser":"system" (default): a browser the library launches is never given that URL, whose secrets its command
+ * line would show every local user: the browser callback (else browser_command, $BROWSER, xdg-open) gets a one-time
+ * start page on the listener, http://<redirect host>:<port>/<192 random bits>. Its first fetch answers 302 to the
+ * authorize URL (no-store, no-referrer) with a cookie of a random name (HttpOnly, SameSite=Lax) the redirect must
+ * bring back; a second fetch stops the sign-in: the call answers NA_ESTATE "flow_invalid" (another program may have
+ * read the address; start again). The call waits up to timeout_ms: the answer is "signed_in" with
+ * "flow_type":"interactive".
+ * "browser":"none" opens nothing and answers "browser_pending" with the authorize URL itself as "authorization_url":
+ * show it to the user (who may open it on another device) or load it in the app's own web view, but never put it on
+ * a command line. Continue with na_flow_submit "submit_redirect" with the redirect the app captured or the user
+ * pasted (such as http://localhost:<port>/?code=…&state=…, loaded or not: the listener is not needed for it),
+ * or "wait", which serves the listener for a browser on this machine (an app that must be able to cancel uses
+ * these; cancel from another thread). The redirect must carry this sign-in's "state" (another is refused:
+ * "server", and the sign-in ends), and its code is redeemed with the PKCE verifier, which never leaves the library;
+ * no start page was fetched, so no cookie is asked for. A redirect URI that is not loopback http has no listener:
+ * "browser":"none" and submit_redirect only.
+ * The listener accepts only its redirect path with this sign-in's "state" and, after a start page, for response_mode
+ * query, the cookie (a form_post redirect is a cross-site POST, which SameSite=Lax cookies do not accompany); other
+ * requests get an error page and the wait goes on. A connection from a socket of another user (by
+ * /proc/net/tcp{,6}; allowed when not found there) gets a 403 page and is ignored. The code is redeemed with the
+ * verifier and the ID token is checked — signature (RS256) against the discovery jwks_uri keys, "iss", "aud",
+ * "exp"/"nbf" with 5 minutes of skew, "nonce" — before the account and tokens are cached (a sign-in adds or replaces
+ * that user's account). A provider that advertises RFC 9207 must send "iss" on the redirect, and a present "iss"
+ * must be its.
  * The redirect's "error": access_denied → access_denied; interaction_required, login_required, consent_required →
  * interaction_required; others → server with "server":{"error"}.
  * When no browser can be opened the error carries "authorization_url" (the start page), but the sign-in has ended

@@ -7,7 +7,8 @@ internal import NativeAuthHTTP
 /// the last value goes.
 final class AuthorizationSession: Sendable {
     let listener: (any RedirectListener)?
-    /// The page on the listener that the browser is given instead of `authorizationURL` (see `StartPage`).
+    /// The page on the listener that a browser the library launches is given instead of `authorizationURL` (see
+    /// `StartPage`); none with browser none.
     let start: StartPage?
     let responseMode: ResponseMode
     let state: String
@@ -46,8 +47,9 @@ final class AuthorizationSession: Sendable {
         self.metadata = metadata
     }
 
-    /// The URL a browser is given and the app is shown: the start page when there is a listener, else the
-    /// authorization URL itself (a custom-scheme redirect URI: the app opens it and captures the redirect).
+    /// The URL a browser is given and the app is shown: the start page for a browser the library launches, else
+    /// the authorization URL itself (browser none: the app shows it, or loads it in its own web view, and captures
+    /// the redirect or has its user paste it back).
     var browserURL: String { start?.url ?? authorizationURL }
 
     deinit { listener?.shutdown() }
@@ -81,9 +83,10 @@ struct AuthorizationSecrets: Sendable {
 
 /// Browser sign-in (authorization code + PKCE, RFC 8252 loopback redirect): discovery, a loopback listener (for an
 /// http://localhost or http://127.0.0.1 redirect URI), then the browser on the one-time start page (or
-/// `browser_pending` for the app to open it); `wait` serves the listener until the redirect with this sign-in's
-/// `state` arrives, `submit_redirect` takes a redirect the app captured itself; the code is redeemed with the
-/// verifier and the ID token is checked (signature, issuer, audience, lifetime, nonce) before the account is cached.
+/// `browser_pending` with the authorization URL for the app to show); `wait` serves the listener until the redirect
+/// with this sign-in's `state` arrives, `submit_redirect` takes a redirect the app captured (or its user pasted); the
+/// code is redeemed with the verifier and the ID token is checked (signature, issuer, audience, lifetime, nonce)
+/// before the account is cached.
 struct InteractiveFlow: Sendable {
     /// Where the browser's redirect goes.
     enum RedirectTarget: Sendable {
@@ -280,8 +283,11 @@ struct InteractiveFlow: Sendable {
                 extra: request.extraQueryParameters
             )
         )
+        // Only a browser the library launches gets the start page (its command line is public). With browser none
+        // the app is shown the authorization URL itself: it may load it in its own web view, or its user may open it
+        // on another device (whose own localhost would not reach this listener) and paste the redirect back.
         var start: StartPage? = nil
-        if let listener {
+        if let listener, request.browser == .system {
             guard StartPage.isHeaderSafe(url) else {
                 listener.shutdown()
                 return end(NativeAuthError(.server, "The provider's authorization_endpoint is not a usable URL."))
@@ -383,8 +389,8 @@ struct InteractiveFlow: Sendable {
 
     /// The listener's answer to one request. The start page's first fetch is sent on to the authorization URL with
     /// this sign-in's cookie; a second fetch stops the sign-in. The redirect of this sign-in (its path, `state`, and
-    /// the cookie) ends the wait; anything else gets an error page and the wait goes on. No page repeats what the
-    /// request carried.
+    /// the cookie when a start page set one) ends the wait; anything else gets an error page and the wait goes on.
+    /// No page repeats what the request carried.
     static func decide(_ r: RedirectRequest, _ session: AuthorizationSession, now: Double) -> RedirectReply {
         if let start = session.start, r.path == start.path {
             guard start.claim() else {
@@ -440,12 +446,17 @@ struct InteractiveFlow: Sendable {
             + "</body></html>"
     }
 
-    /// The parameters of a redirect URL the app captured: it must be this sign-in's redirect URI.
-    static func parameters(of url: String, expecting redirectURI: String) throws(NativeAuthError) -> [String: String] {
+    /// The parameters of a redirect URL the app captured (or its user pasted: spaces, tabs and line breaks around it
+    /// are not part of it): it must be this sign-in's redirect URI.
+    static func parameters(of text: String, expecting redirectURI: String) throws(NativeAuthError) -> [String: String] {
         func base(_ s: Substring) -> Substring { s.prefix { $0 != "?" && $0 != "#" } }
-        guard url.utf8.count <= 16 * 1024 else {
+        guard text.utf8.count <= 16 * 1024 else {
             throw .invalidArgument("redirect_url: longer than 16 KiB", field: "redirect_url")
         }
+        let blank: Set<Character> = [" ", "\t", "\r", "\n", "\r\n"]
+        var url = Substring(text)
+        while let c = url.first, blank.contains(c) { url.removeFirst() }
+        while let c = url.last, blank.contains(c) { url.removeLast() }
         let expected = redirectURI.hasSuffix("/") ? String(redirectURI.dropLast()) : redirectURI
         var got = base(url[...])
         if got.hasSuffix("/") { got = got.dropLast() }
@@ -457,8 +468,8 @@ struct InteractiveFlow: Sendable {
         // redirect some provider sent that way.
         for part in [url.firstIndex(of: "?"), url.firstIndex(of: "#")] {
             guard let start = part else { continue }
-            let text = url[url.index(after: start)...].prefix { $0 != "#" }
-            for (k, v) in FormEncoding.decode(String(text)) ?? [] where parameters[k] == nil { parameters[k] = v }
+            let query = url[url.index(after: start)...].prefix { $0 != "#" }
+            for (k, v) in FormEncoding.decode(String(query)) ?? [] where parameters[k] == nil { parameters[k] = v }
         }
         return parameters
     }

@@ -100,6 +100,12 @@ public final class LoopbackListener: @unchecked Sendable {  // used by one threa
             0
         )
         guard s >= 0 else { return (-1, 0, errno) }
+        // The listener closes each connection first, so a sign-in leaves its side of them in TIME-WAIT on the port
+        // for a minute: without SO_REUSEADDR a fixed redirect port could not be bound again meanwhile. On Linux it
+        // never lets a socket bind a port that another socket listens on (SO_REUSEPORT, which would, is not set),
+        // so while a sign-in listens nobody else can take its port.
+        var reuse: Int32 = 1
+        _ = setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         let bound: Int32
         if ipv6 {
             var one: Int32 = 1

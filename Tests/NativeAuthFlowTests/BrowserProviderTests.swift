@@ -261,8 +261,7 @@ import Testing
         let pending = c.call(na_sign_in_interactive, ["browser": "none"])
         let flow = try #require(pending.doc["flow"]?.stringValue)
         let browser = FakeBrowser(captureRedirect: true)
-        let start = try #require(pending.doc["authorization_url"]?.stringValue)
-        serving(c, flow: flow) { browser.visit(start) }
+        browser.visit(try #require(pending.doc["authorization_url"]?.stringValue))
         let redirect = try #require(browser.captured.withLock { $0 })
         let iss = try #require(queryParameters(redirect)["iss"])
         #expect(!iss.isEmpty, "the provider sends RFC 9207's iss")

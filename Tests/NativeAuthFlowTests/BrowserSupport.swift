@@ -14,8 +14,7 @@ final class FakeBrowser: @unchecked Sendable {
     let email: String
     let password: String
     private let cookies = Mutex<[String: String]>([:])
-    /// Every URL the library asked to open (a loopback listener's one-time start URL, or the provider's own URL
-    /// for a redirect URI without a listener).
+    /// Every URL the library asked to open (a loopback listener's one-time start URL).
     let opened = Mutex<[String]>([])
     /// The provider's authorization URL of each visit: where the one-time start URL sent the browser (`Location`),
     /// or the visited URL itself when it was not a listener's.
@@ -27,6 +26,8 @@ final class FakeBrowser: @unchecked Sendable {
     let captured = Mutex<String?>(nil)
     /// The answer the callback gives (0 = opened).
     var callbackResult: Int32 = 0
+    /// When false, the callback records the URL and answers "opened" without visiting it.
+    var opensPages = true
 
     init(email: String = annEmail, password: String = annPassword, captureRedirect: Bool = false) {
         var o = HTTPClientOptions()
@@ -47,7 +48,7 @@ final class FakeBrowser: @unchecked Sendable {
                 let b = Unmanaged<FakeBrowser>.fromOpaque(user).takeUnretainedValue()
                 let u = String(cString: url)
                 b.opened.withLock { $0.append(u) }
-                if b.callbackResult != 0 { return b.callbackResult }
+                if b.callbackResult != 0 || !b.opensPages { return b.callbackResult }
                 let t = Thread { b.visit(u) }
                 t.start()
                 return 0
@@ -246,37 +247,23 @@ final class FakeBrowser: @unchecked Sendable {
     }
 }
 
-/// Serves a `browser_pending` flow's listener (short waits on another thread) while `body` runs: its one-time start
-/// page is answered only while a wait runs. The waits have stopped when it returns, so the flow is free again.
-func serving<T>(_ c: ABIClient, flow: String, _ body: () throws -> T) rethrows -> T {
-    let state = ServingState()
-    let t = Thread {
-        while !state.stop.withLock({ $0 }) {
-            let r = c.call(na_flow_submit, ["flow": .string(flow), "action": "wait", "timeout_ms": 100])
-            if r.doc["status"] != "browser_pending" { break }
-        }
-        state.done.withLock { $0 = true }
+/// A browser sign-in started with a browser callback that only records the start page it is given (as a browser
+/// that has not loaded it yet): the test plays the browser, and anyone else, itself. The sign-in call runs on
+/// another thread.
+func signInWithAnUnopenedStartPage(
+    _ c: ABIClient,
+    _ request: JSONValue = [:]
+) throws -> (call: Background, start: String, browser: FakeBrowser) {
+    let browser = FakeBrowser()
+    browser.opensPages = false
+    browser.install(on: c)
+    let call = Background { c.call(na_sign_in_interactive, request) }
+    let deadline = Date().addingTimeInterval(30)
+    while browser.opened.withLock({ $0.isEmpty }) && !call.isDone && Date() < deadline { usleep(2000) }
+    guard let start = browser.opened.withLock({ $0.first }) else {
+        throw TestFailure("the browser was not opened: \((try? call.answer(seconds: 1))?.doc.serialized() ?? "")")
     }
-    t.start()
-    defer {
-        state.stop.withLock { $0 = true }
-        while !state.done.withLock({ $0 }) { usleep(1000) }
-    }
-    return try body()
-}
-
-private final class ServingState: Sendable {
-    let stop = Mutex(false)
-    let done = Mutex(false)
-}
-
-/// The provider's authorization URL behind a `browser_pending` flow's start page (which is then used up).
-func realAuthorizationURL(_ c: ABIClient, flow: String, start: String) throws -> String {
-    let r = try serving(c, flow: flow) { try FakeBrowser().send("GET", start) }
-    guard r.status == 302, let location = r.header("location") else {
-        throw TestFailure("the start page answered \(r.status)")
-    }
-    return location
+    return (call, start, browser)
 }
 
 /// The query parameters of a URL.

@@ -189,6 +189,22 @@ private func now() -> Double {
         #expect(client.readAll().hasPrefix("HTTP/1.1 403"))
     }
 
+    /// The listener closes connections first, leaving them in TIME-WAIT on its port: a fixed port is listened on
+    /// again at once (issue 28, defect 9), on both loopback addresses.
+    @Test func aFixedPortCanBeListenedOnAgainRightAfterASignIn() throws {
+        let first = try LoopbackListener(host: .localhost)
+        let port = first.port
+        for ipv6 in first.holdsIPv6 ? [false, true] : [false] {
+            let client = try ClientSocket(port: port, ipv6: ipv6)
+            client.send("GET /favicon.ico HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            _ = first.wait(deadline: now() + 0.5, now: now, isCancelled: { false }, decide: Self.decide)
+            #expect(client.readAll().hasPrefix("HTTP/1.1 404"))  // to the end: the listener closed first
+        }
+        first.shutdown()
+        let again = try LoopbackListener(host: .localhost, port: port)
+        #expect(again.port == port && again.holdsIPv6 == first.holdsIPv6)
+    }
+
     @Test func theOwnerOfThisProcesssOwnSocketIsFound() throws {
         let listener = try LoopbackListener(host: .ipv4)
         let client = try ClientSocket(port: listener.port)

@@ -218,8 +218,8 @@ func TestSignInInteractive(t *testing.T) {
 	}
 }
 
-// Browser "none": the app shows the URL and waits; a short wait answers the same sign-in again; Cancel from another
-// goroutine ends a wait; a wait's context ending cancels the sign-in.
+// Browser "none": the app shows the provider's URL and waits; a short wait answers the same sign-in again; Cancel
+// from another goroutine ends a wait; a wait's context ending cancels the sign-in.
 func TestBrowserPendingWaitAndCancel(t *testing.T) {
 	t.Parallel()
 	e := startEmulator(t)
@@ -229,7 +229,7 @@ func TestBrowserPendingWaitAndCancel(t *testing.T) {
 
 	state, err := c.SignInInteractive(ctx, &nativeauth.InteractiveOptions{Browser: "none"})
 	pending, ok := state.(*nativeauth.BrowserPending)
-	if err != nil || !ok || !strings.HasPrefix(pending.AuthorizationURL, "http://localhost:") ||
+	if err != nil || !ok || !strings.HasPrefix(pending.AuthorizationURL, e.Authority+"/oauth2/v2.0/authorize?") ||
 		pending.RedirectURI == "" || pending.ExpiresIn <= 0 || pending.FlowType != "interactive" {
 		t.Fatalf("SignInInteractive(none): %#v %v", state, err)
 	}
@@ -294,8 +294,9 @@ func TestBrowserPendingWaitAndCancel(t *testing.T) {
 	}
 }
 
-// An app that captures the redirect itself: SubmitRedirect; another URI than the sign-in's is refused, the sign-in
-// stays.
+// An app that captures the redirect itself (or whose user signed in on another device and pasted it): SubmitRedirect,
+// without the listener ever being served; another URI than the sign-in's is refused, the sign-in stays; another
+// state is refused and ends the sign-in.
 func TestBrowserPendingSubmitRedirect(t *testing.T) {
 	t.Parallel()
 	e := startEmulator(t)
@@ -309,24 +310,15 @@ func TestBrowserPendingSubmitRedirect(t *testing.T) {
 	pending := state.(*nativeauth.BrowserPending)
 	browser := newPageBrowser(user, password)
 	browser.capture = true
-	// The start page is served while a wait runs: short waits, until the browser has the redirect.
-	go browser.visit(pending.AuthorizationURL)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, _, captured := browser.snapshot(); len(captured) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the browser did not reach the redirect")
-		}
-		if _, err := pending.WaitTimeout(ctx, 50*time.Millisecond); err != nil {
-			t.Fatalf("serving the start page: %v", err)
-		}
-	}
+	// The provider's URL: no wait serves the listener meanwhile.
+	browser.visit(pending.AuthorizationURL)
 	if r := browser.result(t); r != 0 {
 		t.Fatalf("the visit: %d", r)
 	}
 	_, _, captured := browser.snapshot()
+	if len(captured) != 1 || !strings.HasPrefix(captured[0], pending.RedirectURI) {
+		t.Fatalf("the redirect: %v", captured)
+	}
 
 	_, err = pending.SubmitRedirect(ctx, "http://localhost:1/?code=x&state=y")
 	var ae *nativeauth.Error
@@ -336,6 +328,26 @@ func TestBrowserPendingSubmitRedirect(t *testing.T) {
 	s, err := pending.SubmitRedirect(ctx, captured[0])
 	if err != nil || s.Account.Username != user || s.FlowType != "interactive" {
 		t.Fatalf("SubmitRedirect: %#v %v", s, err)
+	}
+
+	state, err = c.SignInInteractive(ctx, &nativeauth.InteractiveOptions{Browser: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending = state.(*nativeauth.BrowserPending)
+	other := newPageBrowser(user, password) // another device: a browser of its own
+	other.capture = true
+	other.visit(pending.AuthorizationURL)
+	if r := other.result(t); r != 0 {
+		t.Fatalf("the second visit: %d", r)
+	}
+	_, _, captured = other.snapshot()
+	tampered := strings.Replace(captured[0], "state=", "state=x", 1)
+	if _, err := pending.SubmitRedirect(ctx, tampered); !errors.Is(err, nativeauth.ErrServer) {
+		t.Fatalf("a tampered state: %v", err)
+	}
+	if _, err := pending.SubmitRedirect(ctx, captured[0]); !errors.Is(err, nativeauth.ErrFlowInvalid) {
+		t.Fatalf("the sign-in is over: %v", err)
 	}
 }
 

@@ -23,7 +23,7 @@ type InteractiveOptions struct {
 	ResponseMode string
 	// Browser is "system" (the default: the browser is opened — Config.Browser, Client.SetBrowser, else the
 	// library's opener — and SignInInteractive answers *SignedIn) or "none" (nothing is opened: the answer is
-	// *BrowserPending, for the app to show its AuthorizationURL and Wait).
+	// *BrowserPending, for the app to show its AuthorizationURL, then SubmitRedirect or Wait).
 	Browser string
 	// Timeout bounds the whole sign-in (default 5 minutes); past it the sign-in answers ErrTimeout.
 	Timeout       time.Duration
@@ -32,9 +32,9 @@ type InteractiveOptions struct {
 
 // SignInInteractive signs a user in through the browser (authorization code + PKCE, loopback redirect), as MSAL's
 // interactive sign-in. With Browser "system" (the default) the browser is opened and the answer is *SignedIn
-// (FlowType "interactive"); with "none" it is *BrowserPending. The browser never gets the provider's URL: it gets a
-// one-time start page on the library's loopback listener, which sends it on (a second fetch of that page stops the
-// sign-in: ErrFlowInvalid).
+// (FlowType "interactive"); with "none" it is *BrowserPending, whose AuthorizationURL is the provider's URL. A
+// browser the library opens never gets that URL: it gets a one-time start page on the library's loopback listener,
+// which sends it on (a second fetch of that page stops the sign-in: ErrFlowInvalid).
 //
 // When ctx ends while the sign-in waits for the browser, the sign-in is cancelled: nothing is stored, and the error
 // matches both ErrCancelled and ctx.Err().
@@ -87,12 +87,14 @@ func (c *Client) SignInDeviceCode(ctx context.Context, scopes []string) (*Device
 }
 
 // BrowserPending: a browser sign-in waits for its redirect (SignInInteractive with Browser "none"). Show
-// AuthorizationURL to the user (or open it), then Wait for the redirect on the loopback listener, or SubmitRedirect
-// a redirect the app captured itself. Cancel (from another goroutine too) or ending Wait's context ends the sign-in.
+// AuthorizationURL to the user (who may open it on another device) or load it in the app's own web view, then
+// SubmitRedirect the redirect the app captured or the user pasted (the listener is not needed for it), or Wait for
+// the redirect on the loopback listener. SubmitRedirect refuses a redirect without this sign-in's state (a server
+// error; the sign-in ends). Cancel (from another goroutine too) or ending Wait's context ends the sign-in.
 type BrowserPending struct {
 	Flow
-	// AuthorizationURL is the address to open: with a loopback redirect URI a one-time start page on the library's
-	// listener (served while Wait runs; a second fetch stops the sign-in), else the provider's authorization URL.
+	// AuthorizationURL is the provider's authorization URL. It holds the sign-in's state and nonce: never pass it
+	// to a browser on a command line, which every local user can read (Browser "system" avoids that).
 	AuthorizationURL string `json:"authorization_url"`
 	RedirectURI      string `json:"redirect_uri"`
 	ExpiresIn        int    `json:"expires_in"` // seconds until the sign-in expires

@@ -172,6 +172,35 @@ final class FakeListener: RedirectListener {
         #expect(pending.authorizationURL.contains("state=S") && pending.authorizationURL.contains("nonce=N"))
     }
 
+    /// "browser":"none" with a loopback redirect URI (issue 28, defect 8): the app is shown the authorization URL,
+    /// not a start page; the listener has none, so a redirect needs no cookie, but its path and state still count.
+    @Test func browserNoneShowsTheAuthorizationURLAndItsListenerHasNoStartPage() throws {
+        var f = try flow(browser: .none)
+        let effects = play(
+            &f,
+            [
+                step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "openListener"),
+                step(.listenerOpened(FakeListener()), "finish browser_pending"),
+            ],
+            on
+        )
+        guard case .finish(.browserPending(let pending), _) = effects[2], let session = f.session else {
+            Issue.record("no pending")
+            return
+        }
+        #expect(pending.authorizationURL.hasPrefix("https://contoso.ciamlogin.com/tenant/oauth2/v2.0/authorize?"))
+        #expect(pending.authorizationURL.contains("state=S") && pending.authorizationURL.contains("nonce=N"))
+        #expect(pending.redirectURI == "http://localhost:4321" && session.start == nil)
+        func status(_ path: String, _ parameters: [String: String]) -> Int {
+            InteractiveFlow.decide(RedirectRequest(method: "GET", path: path, parameters: parameters), session, now: 0)
+                .status
+        }
+        #expect(status("/start", [:]) == 404)
+        #expect(status("/", ["code": "x", "state": "T"]) == 400)
+        #expect(status("/elsewhere", ["code": "x", "state": "S"]) == 404)
+        #expect(status("/", ["code": "x", "state": "S"]) == 200)
+    }
+
     /// The system browser needs a listener: a custom scheme with "browser":"system" is refused.
     @Test func aCustomSchemeCannotUseTheSystemBrowser() throws {
         var f = try flow(redirectURI: "myapp://auth", browser: .system)

@@ -3,6 +3,7 @@ import html
 import http.cookiejar
 import os
 import re
+import socket
 import subprocess
 import sys
 import textwrap
@@ -129,6 +130,112 @@ def test_browser_none_wait_and_cancel(emulator: Emulator) -> None:
         pending.cancel()
         t.join(5)
         assert not t.is_alive() and len(errors) == 1
+
+
+def redirect_from_another_device(url: str, email: str, password: str) -> str:
+    """Follows the provider's URL as a browser on another device would (its own cookies, none of this machine's),
+    signs in, and returns the redirect to the loopback redirect URI without loading it (it would reach that
+    device's own localhost): what a user pastes back."""
+    opener = urllib.request.build_opener(NoRedirect, urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    target = origin(urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["redirect_uri"][0])
+
+    def fetch(u: str, data: Optional[bytes] = None) -> Tuple[int, Dict[str, str], str]:
+        try:
+            r = opener.open(urllib.request.Request(u, data=data), timeout=20)
+            return r.status, dict(r.headers), r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read().decode()
+
+    current = url
+    status, headers, body = fetch(current)
+    for _ in range(10):
+        if status in (302, 303):
+            location = urllib.parse.urljoin(current, headers["Location"])
+            if origin(location) == target:
+                return location
+            current = location
+            status, headers, body = fetch(current)
+            continue
+        request = re.search(r'name="request" value="([^"]+)"', body)
+        assert request, f"{status}: {body[:200]}"
+        form = urllib.parse.urlencode({"request": html.unescape(request.group(1)), "username": email,
+                                       "password": password}).encode()
+        status, headers, body = fetch(current, form)
+    raise AssertionError("no redirect")
+
+
+def test_browser_none_shows_the_providers_url_and_a_pasted_redirect_signs_in(emulator: Emulator) -> None:
+    """Issue 28, defect 8: browser="none" answers the provider's authorize URL (shown to the user, or loaded in the
+    app's web view), not a start page only the library's listener serves; the redirect the user pastes completes the
+    sign-in without the listener ever being served."""
+    ann = emulator.users["password"]
+    todo = emulator.apis["ToDoList"]["scopes"][0]
+    with Client(emulator.authority, emulator.client_id) as client:
+        pending = client.sign_in_interactive([todo], browser="none", login_hint=ann["email"])
+        assert isinstance(pending, BrowserPending)
+        url = pending.authorization_url
+        assert url.startswith(emulator.authority + "/oauth2/v2.0/authorize?"), url
+        q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
+        assert q["redirect_uri"] == pending.redirect_uri and q["client_id"] == emulator.client_id
+        assert q["response_type"] == "code" and q["code_challenge_method"] == "S256" and len(q["code_challenge"]) == 43
+        assert len(q["state"]) >= 32 and len(q["nonce"]) >= 32 and q["login_hint"] == ann["email"]
+        assert todo in q["scope"].split()
+        redirect = redirect_from_another_device(url, ann["email"], ann["password"])
+        assert redirect.startswith(pending.redirect_uri)
+        state = pending.submit_redirect(redirect)
+        assert isinstance(state, SignedIn) and state.account.username == ann["email"]
+
+        # A redirect whose state was tampered with is refused, and the sign-in is over.
+        pending = client.sign_in_interactive(browser="none")
+        assert isinstance(pending, BrowserPending)
+        redirect = redirect_from_another_device(pending.authorization_url, ann["email"], ann["password"])
+        real = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(redirect).query))["state"]
+        with pytest.raises(nativeauth.ServerError) as e:
+            pending.submit_redirect(redirect.replace("state=" + real, "state=" + real[:-1] + "A"))
+        assert "state" in str(e.value) and real not in str(e.value)
+        with pytest.raises(nativeauth.FlowInvalidError):
+            pending.submit_redirect(redirect)
+
+
+def lingering_ports() -> List[int]:
+    """Local ports of connections this end closed that are not gone yet (FIN-WAIT, TIME-WAIT, CLOSING)."""
+    with open("/proc/net/tcp") as f:
+        rows = [line.split() for line in f.read().splitlines()[1:]]
+    return [int(r[1].rsplit(":", 1)[1], 16) for r in rows if len(r) > 3 and r[3] in ("04", "05", "06", "0B")]
+
+
+class StrayFirstBrowser(PageBrowser):
+    """Asks the listener for /favicon.ico first, reading the answer to its end before closing: the listener closes
+    first, so its side of that connection stays in TIME-WAIT on the port (a browser's own connections may end with a
+    reset instead, which leaves nothing behind)."""
+
+    def visit(self, url: str) -> None:
+        with socket.create_connection(("127.0.0.1", urllib.parse.urlsplit(url).port or 80), timeout=20) as s:
+            s.sendall(b"GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            while s.recv(4096):
+                pass
+        super().visit(url)
+
+
+def test_a_fixed_redirect_port_serves_two_sign_ins_in_a_row(emulator: Emulator) -> None:
+    """Issue 28, defect 9: with a fixed port in the redirect URI (providers that match it exactly), the second
+    sign-in must not fail because the first one's connections linger in TIME-WAIT on the port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ann = emulator.users["password"]
+    uri = f"http://127.0.0.1:{port}/"
+    for i in range(2):
+        # What made the second sign-in fail: the first one's connections, closed by the listener, linger on the port.
+        assert i == 0 or port in lingering_ports()
+        browser = StrayFirstBrowser(ann["email"], ann["password"])
+        with Client(emulator.authority, emulator.client_id, browser=browser, redirect_uri=uri) as client:
+            state = client.sign_in_interactive(timeout=30)
+            assert isinstance(state, SignedIn), state
+            browser.thread.join(20)
+            assert browser.results == [200]
+            q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(browser.authorization_urls[0]).query))
+            assert q["redirect_uri"] == uri
 
 
 def test_an_opener_replaced_during_discovery_is_never_called(emulator: Emulator) -> None:

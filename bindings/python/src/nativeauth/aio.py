@@ -470,8 +470,8 @@ class AsyncRegistrationRequired(AsyncFlowState, _RegistrationRequiredFields[Asyn
 
 @dataclass(frozen=True)
 class AsyncBrowserPending(AsyncFlowState, _BrowserPendingFields[AsyncFlowClient]):
-    """`nativeauth.BrowserPending`: show ``authorization_url``, then `wait` for the redirect to ``redirect_uri``, or
-    `submit_redirect` one the app captured itself."""
+    """`nativeauth.BrowserPending`: show ``authorization_url`` (the provider's), then `wait` for the redirect to
+    ``redirect_uri``, or `submit_redirect` one the app captured itself or its user pasted."""
 
     async def wait(self, timeout: Optional[float] = None) -> State:
         """Waits up to ``timeout`` seconds (default: 300) for the redirect: `nativeauth.SignedIn`, or this state

@@ -296,10 +296,11 @@ class Client(_ClientCore):
                             timeout: Optional[float] = None) -> State:
         """Signs a user in through the browser (authorization code + PKCE, loopback redirect), as MSAL's
         ``acquire_token_interactive``. With ``browser="system"`` (default) a browser is opened and the call returns
-        ``SignedIn``; with ``browser="none"`` it returns ``BrowserPending`` for the app to present and ``wait()`` on.
-        With a loopback redirect URI the browser (and ``authorization_url``) gets a one-time start page on the
-        library's listener, which sends it on to the provider: the provider's URL, with its ``state`` and ``nonce``,
-        never appears on a command line. A second fetch of that page stops the sign-in (FlowInvalidError).
+        ``SignedIn``; with ``browser="none"`` it returns ``BrowserPending`` with the provider's URL for the app to
+        show (or load in its own web view), then ``submit_redirect()`` or ``wait()``. With a loopback redirect URI a
+        browser the library opens gets a one-time start page on the library's listener, which sends it on to the
+        provider: the provider's URL, with its ``state`` and ``nonce``, never appears on a command line. A second
+        fetch of that page stops the sign-in (FlowInvalidError).
         ``prompt`` is "select_account", "login", "consent", "none" or "create"; ``timeout`` (seconds, default 300)
         bounds the whole sign-in. Raises BrowserUnavailableError (the sign-in has ended; start again with
         ``browser="none"`` to show an address), AccessDeniedError, InteractionRequiredError, IdTokenInvalidError,

@@ -334,8 +334,8 @@ class AccessDeniedError(AuthenticationError):
 
 
 class BrowserUnavailableError(InteractionRequiredError):
-    """No browser could be opened. The sign-in has ended: to let the user open an address, start again with
-    ``browser="none"`` and show that state's ``authorization_url``."""
+    """No browser could be opened. The sign-in has ended: to let the user open an address (on this machine or
+    another), start again with ``browser="none"`` and show that state's ``authorization_url``."""
     code = "browser_unavailable"
 
     @property

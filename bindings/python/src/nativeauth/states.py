@@ -335,8 +335,9 @@ class _BrowserPendingFields(_Flow[_C]):
     status: ClassVar[str] = "browser_pending"
 
     authorization_url: str = ""
-    """The URL to open in a browser: with a loopback redirect URI, a one-time start page on the library's listener
-    (served while `wait` runs; a second fetch stops the sign-in), else the provider's authorization URL."""
+    """The provider's authorization URL: show it to the user (who may open it on another device and paste the
+    redirect back) or load it in the app's own web view. It holds the sign-in's ``state`` and ``nonce``: never pass
+    it to a browser on a command line, which every local user can read (``browser="system"`` avoids that)."""
     redirect_uri: str = ""
     """Where the browser will be sent back to."""
     expires_in: int = 0
@@ -452,15 +453,19 @@ class BrowserPending(FlowState, _BrowserPendingFields[FlowClient]):
     or `submit_redirect` with a redirect your app captured itself; the sign-in expires in ``expires_in`` seconds.
     ``cancel()`` may be called from another thread while `wait` blocks.
 
-    With a loopback redirect URI ``authorization_url`` is a one-time start page on the library's listener (served
-    while `wait` runs; a second fetch stops the sign-in), else the provider's authorization URL."""
+    `submit_redirect` needs no listener: the redirect (``http://localhost:<port>/?code=…&state=…`` with a
+    loopback redirect URI) may have been captured without being loaded, or pasted by a user who signed in on
+    another device. It must carry this sign-in's ``state`` (else `nativeauth.ServerError`, and the sign-in ends);
+    its code is redeemed with the PKCE verifier, which never leaves the library."""
 
     def wait(self, timeout: Optional[float] = None) -> State:
         """Waits up to ``timeout`` seconds (default: 300) for the redirect: `SignedIn`, or this state again."""
         return self._submit(_wait(timeout))
 
     def submit_redirect(self, redirect_url: str) -> State:
-        """Completes the sign-in with the redirect URL as the app received it: `SignedIn`."""
+        """Completes the sign-in with the redirect URL as the app received it (or its user pasted it): `SignedIn`.
+        Raises `nativeauth.InvalidArgumentError` (not this sign-in's redirect URI; the state stays usable),
+        `nativeauth.ServerError` (another ``state``; the sign-in ends)."""
         return self._submit(_submit_redirect(redirect_url))
 
 

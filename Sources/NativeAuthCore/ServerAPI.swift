@@ -31,6 +31,9 @@ enum Endpoint: String, Sendable {
 enum Challenge: Sendable {
     case password(ContinuationToken)
     case code(ContinuationToken, CodeChallenge)
+    /// MFA without a method id: the user has no default method; the methods must be introspected (with the token
+    /// the challenge was sent with) and one chosen.
+    case introspectRequired
 }
 
 /// A native grant on `/oauth2/v2.0/token`.
@@ -157,8 +160,16 @@ struct ServerAPI: Sendable {
     {
         var fields: [FormField] = [.secret("continuation_token", ct.secret), .text("challenge_type", challengeTypes)]
         if let methodID { fields.append(.text("id", methodID)) }
-        let body = try ok(post(.challenge, fields), context)
-        return try decodeChallenge(body, "challenge")
+        let answer = try post(.challenge, fields)
+        // MFA without `id` and no default method: 400 invalid_request + introspect_required, which MSAL Android
+        // (SignInChallengeApiResponse, NativeAuthMsalController.signInChallenge) answers by introspecting with the
+        // same continuation token. Anywhere else it is an error like any other.
+        if context == .mfaChallenge, case .error(let envelope, _) = answer, envelope.details.error == "invalid_request",
+            envelope.details.suberror == "introspect_required"
+        {
+            return .introspectRequired
+        }
+        return try decodeChallenge(ok(answer, context), "challenge")
     }
 
     func token(_ grant: NativeGrant, scopes: [String], claims: ClaimsRequest?) throws(NativeAuthError) -> TokenAnswer {

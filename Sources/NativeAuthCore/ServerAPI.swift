@@ -124,6 +124,8 @@ struct ServerAPI: Sendable {
     /// A flow's own `request_headers` (`na_sign_in` …), sent beside the configuration's (replacing one of the same
     /// name) to the authority's origin.
     var flowHeaders: [RequestHeader] = []
+    /// The client's last-request telemetry (shared by every copy).
+    var telemetry = ServerTelemetry()
     /// Tokens live at most this long in the cache, whatever the server says.
     static let maxLifetime: Int64 = 365 * 86_400
 
@@ -393,7 +395,7 @@ struct ServerAPI: Sendable {
             fields.append(.text("claims", claims.json))
         }
         if let r = configuration.redirectURI { fields.append(.text("redirect_uri", r)) }
-        switch try post(url: endpoint, name: "/oauth2/v2.0/token (refresh)", fields) {
+        switch try post(url: endpoint, name: "/oauth2/v2.0/token (refresh)", fields, telemetry: .refreshToken) {
         case .ok(let body): return try decodeTokenResponse(body)
         case .redirect(let reason): throw .browserRequired(reason)
         case .error(let envelope, _): throw NativeAuthError.from(envelope, context: .refresh)
@@ -538,13 +540,24 @@ struct ServerAPI: Sendable {
     }
 
     private func post(_ endpoint: Endpoint, _ fields: [FormField]) throws(NativeAuthError) -> Answer {
-        try post(url: configuration.authority.endpoint(endpoint.rawValue), name: endpoint.rawValue, fields)
+        try post(
+            url: configuration.authority.endpoint(endpoint.rawValue),
+            name: endpoint.rawValue,
+            fields,
+            telemetry: TelemetryOperation.of(endpoint)
+        )
     }
 
     /// POSTs `fields` (client_id first) as a form and decodes the answer. Every such request carries a secret (a
     /// continuation token, a password, a code or a refresh token), so it is never sent twice where the server may
-    /// have seen it (see `send`). The body is wiped once the exchange is over.
-    func post(url: String, name: String, _ fields: [FormField]) throws(NativeAuthError) -> Answer {
+    /// have seen it (see `send`). The body is wiped once the exchange is over. With an Entra authority the request
+    /// carries the server telemetry of `operation`, and its outcome is counted for the next (ServerTelemetry.swift).
+    func post(
+        url: String,
+        name: String,
+        _ fields: [FormField],
+        telemetry operation: TelemetryOperation?
+    ) throws(NativeAuthError) -> Answer {
         var body: [UInt8] = []
         for (i, field) in ([FormField.text("client_id", configuration.clientID)] + fields).enumerated() {
             if i > 0 { body.append(UInt8(ascii: "&")) }
@@ -559,17 +572,26 @@ struct ServerAPI: Sendable {
                 secret.withUnsafeBytes { FormEncoding.append(bytes: $0, to: &body) }
             }
         }
+        let operation = configuration.authorityType.isEntra ? operation : nil
         var request = HTTPRequest(
             method: "POST",
             url: url,
-            headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            headers: [("Content-Type", "application/x-www-form-urlencoded")] + telemetryHeaders(operation),
             body: body
         )
         body.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } }
         defer { request.wipeBody() }
-        var response = try send(request, name: name, resendable: false)
+        var response: HTTPResponse
+        do {
+            response = try send(request, name: name, resendable: false)
+        } catch {
+            countTelemetry(operation, error)
+            throw error
+        }
         defer { response.wipeBody() }
-        return decode(response, name: name)
+        let answer = decode(response, name: name)
+        countTelemetry(operation, answer)
+        return answer
     }
 
     /// Sends with the retry policy:

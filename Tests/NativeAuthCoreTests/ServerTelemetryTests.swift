@@ -48,6 +48,10 @@ import Testing
         #expect(t.lastHeader.hasSuffix("err_99|") && t.failures.last?.correlationID == "corr-99")
         t.failed(.resetPoll, correlationID: "", error: "")
         #expect(t.failures.last?.error == "unknown")
+        // A hostile server's error code cannot split the header or add one.
+        t.failed(.resetPoll, correlationID: "c", error: "x\r\nSet-Cookie: a=b|é")
+        #expect(t.failures.last?.error == "x__Set-Cookie__a_b__")
+        #expect(t.lastHeader.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7f })
     }
 
     @Test("the standard grants: browser code 167, device code 622 (pending polls are not failures), refresh 75002,1")

@@ -162,6 +162,9 @@ typedef struct na_client na_client;
  *                                               HTTP tokens starting with x- (not x-ms-, x-client-, x-broker-,
  *                                               x-app-: MSAL's), each once; values ≤ 1024 bytes without CR, LF, NUL
  *                                               or other controls (a tab is allowed)
+ *     "app_name": "Contoso Notes",              optional: the app's name and version, 1-128 printable ASCII
+ *     "app_version": "2.1.0",                   characters each (no leading or trailing space), sent to the
+ *                                               authority as x-app-name and x-app-ver (as MSAL sends its app's)
  *     "redirect_uri": "http://localhost",       optional; the browser sign-in's redirect URI. Default
  *                                               http://localhost (Entra) or http://127.0.0.1 (oidc). A loopback
  *                                               http URI gets a listener (localhost: on 127.0.0.1 and ::1, the
@@ -193,6 +196,13 @@ typedef struct na_client na_client;
  *                        -- optional CA file used to verify servers. Precedence: this setting, then the
  *                           SSL_CERT_FILE environment variable, then CURL_CA_BUNDLE, then libcurl's default.
  *   }
+ * Every request to the authority carries client-request-id, x-client-SKU ("NativeAuth.Linux"), x-client-Ver,
+ * x-client-OS (the kernel release, as uname -r prints it) and x-client-CPU (the machine, as uname -m); native-auth
+ * and token requests to Entra also carry MSAL's server telemetry: x-client-current-telemetry "4|<api id>,<operation>|"
+ * (MSAL iOS's native-auth api ids per endpoint; 167 for a browser sign-in's code, 622 for device code) and
+ * x-client-last-telemetry "4|0|<api id>,<correlation id>,…|<error>,…|": this client's requests that failed since
+ * the last one that did not (the server's suberror or error code, or the library's own code; at most 350 bytes).
+ * Nothing in them identifies the user. A token served from the cache sends nothing.
  * out_client: receives the new client (NULL on failure). Must not be NULL.
  * out_error_json: may be NULL. On failure receives an error document (free it with na_string_free); on success
  *   it is set to NULL.
@@ -295,7 +305,7 @@ void na_client_free(na_client *client);
  *          "cache":{"type":"memory"},"log_level":…,"async_workers":…,
  *          "ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default",
  *          "ca_bundle":…?,"authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,
- *          "browser_command":…?}}
+ *          "browser_command":…?,"app_name":…?,"app_version":…?}}
  * A file cache reports {"type":"file","path":…,"encrypted":bool,"key_store"?:…,"migrate_plaintext_cache"?:true,
  * "problem"?:"<code of the last failure>"} (never the key). */
 int na_client_info(na_client *client, const char *request_json, char **out_json);
@@ -317,7 +327,7 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  *   "password_required"      {"flow"}                                      → submit_password
  *   "attributes_required"    {"flow","required_attributes":[{"name","type","required","regex"?}]}
  *                                                                          → submit_attributes
- *   "mfa_required"           {"flow","methods":[{"id","channel","login_hint","challenge_type"}]}
+ *   "mfa_required"           {"flow","methods":[{"id","channel":"email"|"sms","login_hint","challenge_type"}]}
  *                                                                          → request_challenge
  *   "registration_required"  {"flow","methods":[{"id","channel","login_hint","challenge_type"}]}
  *                                                                          → register_method
@@ -379,10 +389,15 @@ int na_reset_password(na_client *client, const char *request_json, char **out_js
  *   "resend_code"        {}                       sends a new code; the previous one stops working
  *   "submit_password"    {"password"}             sign-in password, sign-up password, or the new password (reset)
  *   "submit_attributes"  {"attributes":{…}}       sign-up attributes
- *   "request_challenge"  {"method_id"?}           MFA: send a code to a method of "mfa_required" (default: the first)
- *   "register_method"    {"contact", "method_id"?} registration: the email address to register; answers
- *                                                 "code_required", or "signed_in" when the contact needs no
- *                                                 verification (it is the sign-in address)
+ *   "request_challenge"  {"method_id"?}           MFA: send a code to a method of "mfa_required". Without
+ *                                                 method_id the server uses the user's default method (as MSAL
+ *                                                 Android); when the user has several and no default, the answer
+ *                                                 is "mfa_required" again with the methods fetched anew: choose one
+ *   "register_method"    {"contact", "method_id"?} registration: the email address to register, or the phone
+ *                                                 number (E.164: "+15555550123") for a "channel":"sms" method
+ *                                                 (default method: the first); answers "code_required", or
+ *                                                 "signed_in" when the contact needs no verification (it is the
+ *                                                 sign-in address)
  *   "sign_in"            {"scopes"?, "claims"?}   after "sign_up_completed" or "password_reset_completed" (or to
  *                                                 retry the token request after a registration, see above)
  *   "wait"               {"timeout_ms"?}          browser sign-in: serves the loopback listener until the redirect

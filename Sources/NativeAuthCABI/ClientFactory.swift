@@ -34,9 +34,12 @@ enum ClientFactory {
             ("return-client-request-id", "true"),
             ("x-client-SKU", NativeAuthVersion.sku),
             ("x-client-Ver", version),
-            ("x-client-OS", "Linux"),
+            ("x-client-OS", HostIdentity.osVersion),
+            ("x-client-CPU", HostIdentity.cpu),
             ("User-Agent", "nativeauth/\(version)"),
         ]
+        if let name = config.appName { options.defaultHeaders.append(("x-app-name", name)) }
+        if let v = config.appVersion { options.defaultHeaders.append(("x-app-ver", v)) }
         apiOptions.defaultHeaders = [("User-Agent", "nativeauth/\(version)")]
         apiOptions.addClientRequestID = false
         let logger = Logger(level: config.logLevel)
@@ -122,6 +125,8 @@ enum ClientFactory {
         if let r = c.postLogoutRedirectURI { o["post_logout_redirect_uri"] = .string(r) }
         if let b = c.browserCommand { o["browser_command"] = .string(b) }
         if let ca = c.caBundle { o["ca_bundle"] = .string(ca) }
+        if let n = c.appName { o["app_name"] = .string(n) }
+        if let v = c.appVersion { o["app_version"] = .string(v) }
         return ["v": 1, "version": .string(NativeAuthVersion.string.description), "config": .object(o)]
     }
 

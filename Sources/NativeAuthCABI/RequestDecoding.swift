@@ -340,7 +340,9 @@ extension Decode {
             logLevel: try Validate.logLevel(m.optionalString("log_level")),
             caBundle: ca.path,
             caBundleSource: ca.source,
-            asyncWorkers: Int(try m.optionalInt("async_workers", in: 1...64) ?? 4)
+            asyncWorkers: Int(try m.optionalInt("async_workers", in: 1...64) ?? 4),
+            appName: try Validate.appIdentity(m.optionalString("app_name"), field: "app_name"),
+            appVersion: try Validate.appIdentity(m.optionalString("app_version"), field: "app_version")
         )
     }
 

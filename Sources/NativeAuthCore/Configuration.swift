@@ -94,6 +94,10 @@ public struct ClientConfiguration: Sendable {
     public var caBundleSource: String
     /// The most threads running this client's started calls at once (`na_start`).
     public var asyncWorkers: Int
+    /// The app's name and version, sent to the authority as `x-app-name` and `x-app-ver` (as MSAL iOS sends its
+    /// bundle's); not sent when nil.
+    public var appName: String?
+    public var appVersion: String?
 
     public init(
         authority: Authority,
@@ -113,7 +117,9 @@ public struct ClientConfiguration: Sendable {
         logLevel: LogLevel = .off,
         caBundle: String? = nil,
         caBundleSource: String = "default",
-        asyncWorkers: Int = 4
+        asyncWorkers: Int = 4,
+        appName: String? = nil,
+        appVersion: String? = nil
     ) {
         self.authority = authority
         self.clientID = clientID
@@ -133,6 +139,8 @@ public struct ClientConfiguration: Sendable {
         self.caBundle = caBundle
         self.caBundleSource = caBundleSource
         self.asyncWorkers = asyncWorkers
+        self.appName = appName
+        self.appVersion = appVersion
     }
 
     /// The redirect URI of browser sign-ins: the configured one, else `http://localhost` (Entra) or
@@ -280,6 +288,22 @@ extension Validate {
             if !out.contains(name) { out.append(name) }
         }
         return out
+    }
+
+    /// `app_name` / `app_version` (`field`): 1–128 printable ASCII characters (spaces inside allowed), sent as a
+    /// header value.
+    public static func appIdentity(_ value: String?, field: String) throws(NativeAuthError) -> String? {
+        guard let value else { return nil }
+        let bytes = Array(value.utf8)
+        guard !bytes.isEmpty, bytes.count <= 128, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }),
+            bytes.first != 0x20, bytes.last != 0x20
+        else {
+            throw .invalidArgument(
+                "\(field): 1-128 printable ASCII characters, without leading or trailing spaces",
+                field: field
+            )
+        }
+        return value
     }
 
     /// An absolute URI (it has a scheme) of at most 2048 printable ASCII characters without spaces.

@@ -110,7 +110,8 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.invalidScope, .invalidArgument, "the server refused the scopes"),
             (
                 .invalidClient, .invalidArgument,
-                "the app registration does not allow native auth (unknown, confidential, or not enabled)"
+                "the app registration does not allow native auth (unknown, confidential, or not enabled), or the "
+                    + "server found the client_id not valid (AADSTS90100 naming it)"
             ),
             (.outOfMemory, .outOfMemory, "allocation failed"),
             (.network, .network, "cannot connect, connection broken"),
@@ -131,7 +132,7 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
                 "the ID token failed its checks (`aud`, `iss`, `exp`/`nbf`); nothing was cached"
             ),
             (.internal, .internal, "a bug; please report it"),
-            (.invalidUsername, .auth, "empty, or refused by the server (AADSTS90100)"),
+            (.invalidUsername, .auth, "empty, or refused by the server (AADSTS90100 naming the username)"),
             (.userNotFound, .auth, "no such account (sign-in, reset)"),
             (.invalidCredentials, .auth, "wrong password (AADSTS50126); carries `flow` to retry"),
             (.invalidCode, .auth, "wrong or expired one-time code (`invalid_oob_value`); the flow stays usable"),

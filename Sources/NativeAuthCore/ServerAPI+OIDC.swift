@@ -209,7 +209,7 @@ extension ServerAPI {
         if let claims = ClaimsRequest.merging(claims, capabilities: configuration.clientCapabilities) {
             fields.append(.text("claims", claims.json))
         }
-        switch try post(url: endpoint, name: "token (authorization_code)", fields) {
+        switch try post(url: endpoint, name: "token (authorization_code)", fields, telemetry: .authorizationCode) {
         case .ok(let body): return try decodeTokenResponse(body)
         case .redirect(let reason): throw .browserRequired(reason)
         case .error(let envelope, _): throw NativeAuthError.from(envelope, context: .codeRedemption)
@@ -223,7 +223,7 @@ extension ServerAPI {
         if let claims = ClaimsRequest.merging(nil, capabilities: configuration.clientCapabilities) {
             fields.append(.text("claims", claims.json))
         }
-        switch try post(url: endpoint, name: "device authorization", fields) {
+        switch try post(url: endpoint, name: "device authorization", fields, telemetry: .deviceCode) {
         case .ok(let body):
             // verification_url: Entra's v1 endpoints' (and some providers') name for it.
             guard let device = body["device_code"]?.stringValue, !device.isEmpty,
@@ -255,7 +255,7 @@ extension ServerAPI {
         if let claims = ClaimsRequest.merging(nil, capabilities: configuration.clientCapabilities) {
             fields.append(.text("claims", claims.json))
         }
-        switch try post(url: endpoint, name: "token (device_code)", fields) {
+        switch try post(url: endpoint, name: "token (device_code)", fields, telemetry: .deviceCode) {
         case .ok(let body): return .tokens(try decodeTokenResponse(body))
         case .redirect(let reason): throw .browserRequired(reason)
         case .error(let envelope, _):

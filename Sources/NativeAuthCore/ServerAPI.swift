@@ -31,6 +31,9 @@ enum Endpoint: String, Sendable {
 enum Challenge: Sendable {
     case password(ContinuationToken)
     case code(ContinuationToken, CodeChallenge)
+    /// MFA without a method id: the user has no default method; the methods must be introspected (with the token
+    /// the challenge was sent with) and one chosen.
+    case introspectRequired
 }
 
 /// A native grant on `/oauth2/v2.0/token`.
@@ -92,6 +95,8 @@ struct ServerErrorEnvelope: Sendable {
     var details: ServerErrorDetails
     var invalidAttributes: [String]
     var claims: String? = nil
+    /// Which parameter an AADSTS90100 answer names, read from its description (see `InvalidParameter`).
+    var invalidParameter: InvalidParameter? = nil
 }
 
 /// The OIDC discovery document, as far as the library uses it.
@@ -119,6 +124,8 @@ struct ServerAPI: Sendable {
     /// A flow's own `request_headers` (`na_sign_in` …), sent beside the configuration's (replacing one of the same
     /// name) to the authority's origin.
     var flowHeaders: [RequestHeader] = []
+    /// The client's last-request telemetry (shared by every copy).
+    var telemetry = ServerTelemetry()
     /// Tokens live at most this long in the cache, whatever the server says.
     static let maxLifetime: Int64 = 365 * 86_400
 
@@ -155,8 +162,16 @@ struct ServerAPI: Sendable {
     {
         var fields: [FormField] = [.secret("continuation_token", ct.secret), .text("challenge_type", challengeTypes)]
         if let methodID { fields.append(.text("id", methodID)) }
-        let body = try ok(post(.challenge, fields), context, context == .mfaChallenge ? .other : .nativeStep)
-        return try decodeChallenge(body, "challenge")
+        let answer = try post(.challenge, fields)
+        // MFA without `id` and no default method: 400 invalid_request + introspect_required, which MSAL Android
+        // (SignInChallengeApiResponse, NativeAuthMsalController.signInChallenge) answers by introspecting with the
+        // same continuation token. Anywhere else it is an error like any other.
+        if context == .mfaChallenge, case .error(let envelope, _) = answer, envelope.details.error == "invalid_request",
+            envelope.details.suberror == "introspect_required"
+        {
+            return .introspectRequired
+        }
+        return try decodeChallenge(ok(answer, context, context == .mfaChallenge ? .other : .nativeStep), "challenge")
     }
 
     func token(_ grant: NativeGrant, scopes: [String], claims: ClaimsRequest?) throws(NativeAuthError) -> TokenAnswer {
@@ -381,7 +396,7 @@ struct ServerAPI: Sendable {
             fields.append(.text("claims", claims.json))
         }
         if let r = configuration.redirectURI { fields.append(.text("redirect_uri", r)) }
-        switch try post(url: endpoint, name: "/oauth2/v2.0/token (refresh)", fields) {
+        switch try post(url: endpoint, name: "/oauth2/v2.0/token (refresh)", fields, telemetry: .refreshToken) {
         case .ok(let body): return try decodeTokenResponse(body)
         case .redirect(let reason): throw .browserRequired(reason)
         case .error(let envelope, _): throw NativeAuthError.from(envelope, context: .refresh)
@@ -532,13 +547,24 @@ struct ServerAPI: Sendable {
     }
 
     private func post(_ endpoint: Endpoint, _ fields: [FormField]) throws(NativeAuthError) -> Answer {
-        try post(url: configuration.authority.endpoint(endpoint.rawValue), name: endpoint.rawValue, fields)
+        try post(
+            url: configuration.authority.endpoint(endpoint.rawValue),
+            name: endpoint.rawValue,
+            fields,
+            telemetry: TelemetryOperation.of(endpoint)
+        )
     }
 
     /// POSTs `fields` (client_id first) as a form and decodes the answer. Every such request carries a secret (a
     /// continuation token, a password, a code or a refresh token), so it is never sent twice where the server may
-    /// have seen it (see `send`). The body is wiped once the exchange is over.
-    func post(url: String, name: String, _ fields: [FormField]) throws(NativeAuthError) -> Answer {
+    /// have seen it (see `send`). The body is wiped once the exchange is over. With an Entra authority the request
+    /// carries the server telemetry of `operation`, and its outcome is counted for the next (ServerTelemetry.swift).
+    func post(
+        url: String,
+        name: String,
+        _ fields: [FormField],
+        telemetry operation: TelemetryOperation?
+    ) throws(NativeAuthError) -> Answer {
         var body: [UInt8] = []
         for (i, field) in ([FormField.text("client_id", configuration.clientID)] + fields).enumerated() {
             if i > 0 { body.append(UInt8(ascii: "&")) }
@@ -553,17 +579,26 @@ struct ServerAPI: Sendable {
                 secret.withUnsafeBytes { FormEncoding.append(bytes: $0, to: &body) }
             }
         }
+        let operation = configuration.authorityType.isEntra ? operation : nil
         var request = HTTPRequest(
             method: "POST",
             url: url,
-            headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            headers: [("Content-Type", "application/x-www-form-urlencoded")] + telemetryHeaders(operation),
             body: body
         )
         body.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } }
         defer { request.wipeBody() }
-        var response = try send(request, name: name, resendable: false)
+        var response: HTTPResponse
+        do {
+            response = try send(request, name: name, resendable: false)
+        } catch {
+            countTelemetry(operation, error)
+            throw error
+        }
         defer { response.wipeBody() }
-        return decode(response, name: name)
+        let answer = decode(response, name: name)
+        countTelemetry(operation, answer)
+        return answer
     }
 
     /// Sends with the retry policy:
@@ -657,48 +692,5 @@ struct ServerAPI: Sendable {
             clock.sleep(slice)
             left -= slice
         }
-    }
-
-    private func decode(_ response: HTTPResponse, name: String) -> Answer {
-        let correlation = correlationID.isEmpty ? response.header("client-request-id") : correlationID
-        // The identity server answers JSON: a body it labels as something else (an HTML error page of a proxy, a
-        // captive portal) is not read as an answer, whatever it contains.
-        let contentType = response.header("content-type")?.lowercased()
-        let labelledJSON = contentType.map { $0.contains("json") } ?? true
-        let body = labelledJSON ? ((try? JSONValue.parse(response.body)) ?? .null) : .null
-        if response.status == 200 {
-            guard case .object = body else {
-                let details = ServerErrorDetails(correlationID: correlation, httpStatus: 200)
-                return .error(
-                    ServerErrorEnvelope(details: details, invalidAttributes: []),
-                    body: .null
-                )
-            }
-            if body["challenge_type"]?.stringValue == "redirect" {
-                return .redirect(reason: body["redirect_reason"]?.stringValue)
-            }
-            return .ok(body)
-        }
-        let details = ServerErrorDetails(
-            error: body["error"]?.stringValue,
-            suberror: body["suberror"]?.stringValue,
-            errorCodes: body["error_codes"]?.arrayValue?.compactMap(\.intValue) ?? [],
-            correlationID: correlation,
-            traceID: body["trace_id"]?.stringValue ?? response.header("x-ms-request-id"),
-            httpStatus: response.status,
-            retryAfter: response.header("retry-after")
-        )
-        if let error = details.error {
-            let sub = details.suberror.map { " / " + $0 } ?? ""
-            let code = details.errorCodes.first.map { " (\($0))" } ?? ""
-            logger.log(.info, "\(name) answered \(error)\(sub)\(code)", correlationID: details.correlationID)
-        }
-        var envelope = ServerErrorEnvelope(
-            details: details,
-            invalidAttributes: body["invalid_attributes"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
-        )
-        // A claims challenge (conditional access): what the interactive sign-in must ask for.
-        envelope.claims = body["claims"]?.stringValue.flatMap { $0.isEmpty || $0.utf8.count > 8192 ? nil : $0 }
-        return .error(envelope, body: body)
     }
 }

@@ -1,6 +1,25 @@
 internal import NativeAuthHTTP
 internal import NativeAuthJSON
 
+/// The parameter an AADSTS90100 ("invalid request parameter") names. The service says which only in its
+/// `error_description`; MSAL iOS (`MSALNativeAuthESTSApiErrorDescriptions`, sign-up start validator) and MSAL
+/// Android / msal-browser tell a bad username from a bad client id by these phrases, and so does the library —
+/// the one place it reads a description, which it still never repeats.
+enum InvalidParameter: Sendable {
+    case username, clientID
+
+    init?(description: String?) {
+        guard let d = description?.lowercased() else { return nil }
+        if d.contains("username parameter is empty or not valid") {
+            self = .username
+        } else if d.contains("client_id parameter is empty or not valid") {
+            self = .clientID
+        } else {
+            return nil
+        }
+    }
+}
+
 /// Where a server error came from; the same answer means different things at different steps.
 enum ErrorContext: Sendable {
     case signInStart, signUpStart, resetStart
@@ -17,13 +36,13 @@ enum ErrorContext: Sendable {
 }
 
 extension NativeAuthError {
-    /// Maps a server error envelope to the library's stable codes, from its `error`, `suberror` and `error_codes`
-    /// only — never from the English `error_description`, which the server may reword (and which may name the
-    /// user: it is never repeated either). The table follows MSAL's validators: iOS
-    /// `MSALNativeAuth*ResponseValidator` with `MSALNativeAuthESTSApiErrorCodes` (50034 user not found, 50126
-    /// invalid credentials, 500222 no password, 90100 invalid request parameter), Android `*ApiResult` and
-    /// `ApiErrorResponseUtil` (400002, `invalid_oob_value`), and MSAL's silent-flow rules for the refresh grant.
-    /// Anything else is `server`, with the server's fields attached.
+    /// Maps a server error envelope to the library's stable codes, from its `error`, `suberror` and `error_codes` —
+    /// from the English `error_description` (which the server may reword, and which may name the user: it is never
+    /// repeated) only where MSAL reads it too: which parameter an AADSTS90100 names (`InvalidParameter`). The table
+    /// follows MSAL's validators: iOS `MSALNativeAuth*ResponseValidator` with `MSALNativeAuthESTSApiErrorCodes`
+    /// (50034 user not found, 50126 invalid credentials, 500222 no password, 90100 invalid request parameter),
+    /// Android `*ApiResult` and `ApiErrorResponseUtil` (400002, `invalid_oob_value`), and MSAL's silent-flow rules
+    /// for the refresh grant. Anything else is `server`, with the server's fields attached.
     static func from(_ envelope: ServerErrorEnvelope, context: ErrorContext) -> NativeAuthError {
         var e = mapped(envelope, context: context)
         // A claims challenge goes back to the app with the interaction it asks for.
@@ -101,9 +120,14 @@ extension NativeAuthError {
             )
         }
         if error == "invalid_request" && codes.contains(90100) {
-            // MSAL tells username from client_id by the description's wording; this library reads fields only. Its
-            // configuration check already refuses a malformed client_id, so the username is what the server means.
-            return make(.invalidUsername, "The username is not valid.")
+            // Which parameter: the description's phrase, as MSAL reads it (`InvalidParameter`). Without one of the
+            // two phrases it is neither the user's nor the registration's fault that the library can name.
+            switch envelope.invalidParameter {
+            case .username?: return make(.invalidUsername, "The username is not valid.")
+            case .clientID?:
+                return make(.invalidClient, "The server refused this client_id as empty or not valid (AADSTS90100).")
+            case nil: return make(.server, "The server refused a parameter of the request as not valid (AADSTS90100).")
+            }
         }
         if error == "user_not_found" || codes.first == 50034 {
             return make(.userNotFound, "No account exists for this username.")

@@ -21,8 +21,10 @@ struct StrongAuthFlow: Sendable {
 
     enum State: Sendable {
         case waiting(Waiting)
-        /// The MFA challenge was sent for `methodID`.
+        /// The MFA challenge was sent for `methodID` (nil: the user's default method).
         case challenging(methods: [AuthMethod], methodID: String?, from: Waiting)
+        /// The challenge answered `introspect_required`: the methods are fetched again for the app to choose one.
+        case introspecting(from: Waiting)
         /// The registration challenge was sent for `method` and `contact`.
         case registering(methods: [AuthMethod], method: AuthMethod, contact: String, from: Waiting)
         /// `register/v1.0/continue` was sent (with the code, or none for a preverified contact).
@@ -63,7 +65,20 @@ struct StrongAuthFlow: Sendable {
         case (.challenging(_, _, let from), .answer(.success(.challenge(.password)))):
             state = .waiting(from)
             return .fail(.unexpected("an MFA challenge answered with a password challenge"), keepsFlow: true)
+        case (.challenging(_, _, let from), .answer(.success(.challenge(.introspectRequired)))):
+            guard let ct = Self.mfaToken(from) else {
+                state = .ended
+                return .fail(.unexpectedAnswer("introspect_required outside MFA"), keepsFlow: false)
+            }
+            state = .introspecting(from: from)
+            return .send(.introspect(ct))
         case (.challenging(_, _, let from), .answer(.failure(let e))):
+            return failing(e, back: from)
+        case (.introspecting, .answer(.success(.methods(let next, let methods)))):
+            // No default method: the app chooses one of these (request_challenge with method_id).
+            state = .waiting(.mfaSelect(next, methods: methods))
+            return .finish(.mfaRequired(methods), continues: true)
+        case (.introspecting(let from), .answer(.failure(let e))):
             return failing(e, back: from)
 
         case (.registering(_, _, _, let from), .answer(.success(.registerChallenge(.preverified(let next))))):
@@ -114,17 +129,18 @@ struct StrongAuthFlow: Sendable {
     private mutating func act(_ action: FlowAction, _ w: Waiting) -> FlowEffect {
         switch (w, action) {
         // MFA: choose a method (or resend to the chosen one), then the code.
+        // Without a method id the challenge names none and the server uses the user's default method, as MSAL
+        // Android's requestChallenge() without one; a user with several and no default gets `introspect_required`.
         case (.mfaSelect(let ct, let methods), .requestChallenge(let id)),
             (.mfaCode(let ct, let methods, _, _), .requestChallenge(let id)):
-            let chosen = id ?? methods.first?.id
-            if let chosen, !methods.contains(where: { $0.id == chosen }) {
+            if let id, !methods.contains(where: { $0.id == id }) {
                 return .fail(
                     .invalidArgument("method_id: not one of the flow's methods", field: "method_id"),
                     keepsFlow: true
                 )
             }
-            state = .challenging(methods: methods, methodID: chosen, from: w)
-            return .send(.challenge(ct, methodID: chosen, context: .mfaChallenge))
+            state = .challenging(methods: methods, methodID: id, from: w)
+            return .send(.challenge(ct, methodID: id, context: .mfaChallenge))
         case (.mfaCode(let ct, let methods, let methodID, _), .resendCode):
             state = .challenging(methods: methods, methodID: methodID, from: w)
             return .send(.challenge(ct, methodID: methodID, context: .mfaChallenge))
@@ -149,6 +165,14 @@ struct StrongAuthFlow: Sendable {
         case (.mfaCode, _), (.registrationCode, _):
             return .fail(.wrongStep(action, expected: .submitCode), keepsFlow: true)
         case (.registered, _): return .fail(.wrongStep(action, expected: .signIn), keepsFlow: true)
+        }
+    }
+
+    /// The continuation token an MFA wait holds (the one its challenge was sent with).
+    private static func mfaToken(_ w: Waiting) -> ContinuationToken? {
+        switch w {
+        case .mfaSelect(let ct, _), .mfaCode(let ct, _, _, _): return ct
+        case .registrationSelect, .registrationCode, .registered: return nil
         }
     }
 

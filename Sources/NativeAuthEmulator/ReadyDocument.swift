@@ -43,6 +43,7 @@ extension Services {
         ]
         if let p = u.password { o["password"] = .string(p) }
         if let m = u.mfaEmail { o["mfa_email"] = .string(m) }
+        if let m = u.mfaPhone { o["mfa_phone"] = .string(m) }
         if u.requiresBrowser { o["requires_browser"] = true }
         return .object(o)
     }

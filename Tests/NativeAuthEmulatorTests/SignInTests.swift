@@ -135,7 +135,7 @@ import Testing
             #expect(noClient.string["error_description"]?.contains("client_id parameter is empty or not valid") == true)
             let unknownClient = try await h.post(
                 "/oauth2/v2.0/initiate",
-                ["client_id": "nope", "username": ann.0, "challenge_type": types]
+                ["client_id": "12345678-0000-4000-8000-00000000abcd", "username": ann.0, "challenge_type": types]
             )
             #expect(unknownClient["error"] == "unauthorized_client")
             let confidential = try await h.post(

@@ -148,9 +148,13 @@ type MFARequired struct {
 // Status is "mfa_required".
 func (*MFARequired) Status() string { return "mfa_required" }
 
-// RequestChallenge sends a code to method (nil: the first one).
+// RequestChallenge sends a code to method (nil: the first one, named explicitly — the C call without a method
+// leaves the choice to the server).
 func (s *MFARequired) RequestChallenge(ctx context.Context, method *AuthMethod) (*CodeRequired, error) {
 	req := map[string]any{"action": "request_challenge"}
+	if method == nil && len(s.Methods) > 0 {
+		method = &s.Methods[0]
+	}
 	if method != nil {
 		req["method_id"] = method.ID
 	}

@@ -105,7 +105,7 @@ extension BrowserService {
         _ ctx: RequestContext,
         _ s: inout BrowserState
     ) -> EmulatorResponse {
-        guard user.mfaRequired, let mfa = user.mfaEmail else {
+        guard user.mfaRequired, let mfa = (user.defaultStrongMethod ?? user.strongMethods.first)?.target else {
             return authenticated(id, pending, user.email, fresh: true, ctx, &s)
         }
         var p = pending

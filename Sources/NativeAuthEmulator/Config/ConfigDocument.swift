@@ -123,8 +123,9 @@ extension EmulatorConfig {
         }
         let email = try o.string("email")
         let mfaEmail = try o.optionalString("mfa_email")
+        let mfaPhone = try phone(o, "mfa_phone")
         let registration = try o.optionalBool("requires_registration") ?? false
-        let mfaRequired = try o.optionalBool("mfa_required") ?? (mfaEmail != nil || registration)
+        let mfaRequired = try o.optionalBool("mfa_required") ?? (mfaEmail != nil || mfaPhone != nil || registration)
         var user = UserRecord(
             email: email.lowercased(),
             password: try o.optionalString("password"),
@@ -136,11 +137,36 @@ extension EmulatorConfig {
             mfaEmail: mfaEmail,
             mfaRequired: mfaRequired
         )
+        user.mfaPhone = mfaPhone
+        user.mfaDefault = try mfaDefault(o)
         user.requiresBrowser = try o.optionalBool("requires_browser") ?? false
         user.redirectReason = try o.optionalString("redirect_reason")
         user.accessTokenLifetime = try o.optionalInt("access_token_lifetime", in: 1...86_400).map(Int.init)
         user.oidcPreferredUsername = try o.optionalBool("oidc_preferred_username") ?? true
         return user
+    }
+}
+
+extension EmulatorConfig {
+    /// A phone number member (`mfa_phone`): E.164, `+` and 8 to 15 digits.
+    static func phone(_ o: JSONFields<JSONValue>, _ name: String) throws(JSONFieldError) -> String? {
+        guard let p = try o.optionalString(name) else { return nil }
+        guard isValidPhone(p) else {
+            throw JSONFieldError(
+                path: o.path(of: name),
+                problem: .invalid("must be an E.164 number such as +15555550123")
+            )
+        }
+        return p
+    }
+
+    /// `mfa_default`: "email", "sms" or null.
+    static func mfaDefault(_ o: JSONFields<JSONValue>) throws(JSONFieldError) -> String? {
+        guard let d = try o.optionalString("mfa_default") else { return nil }
+        guard d == "email" || d == "sms" else {
+            throw JSONFieldError(path: o.path(of: "mfa_default"), problem: .invalid("must be email, sms or null"))
+        }
+        return d
     }
 }
 

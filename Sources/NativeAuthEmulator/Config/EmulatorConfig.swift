@@ -25,10 +25,15 @@ public struct UserRecord: Sendable, Equatable {
     public var surname: String?
     public var attributes: [String: String]
     public var objectID: String
-    /// The registered strong-auth (MFA) method: an email address codes are sent to. nil = none registered.
+    /// A registered strong-auth (MFA) method: an email address codes are sent to. nil = none registered.
     public var mfaEmail: String?
-    /// MFA is enforced for this user (needs `mfaEmail`, or registration first).
+    /// MFA is enforced for this user (needs a registered method — `mfaEmail` or `mfaPhone` — or registration first).
     public var mfaRequired: Bool
+    /// A registered SMS method: the phone number (E.164) codes are texted to. nil = none registered.
+    public var mfaPhone: String? = nil
+    /// The user's default method when several are registered ("email" or "sms"); without one, `/challenge` without
+    /// a method `id` answers `introspect_required`.
+    public var mfaDefault: String? = nil
     /// Passwords used before (for `password_recently_used`).
     public var previousPasswords: [String] = []
     /// Native auth answers `redirect` at every endpoint for this user; the browser page still signs them in.
@@ -42,7 +47,7 @@ public struct UserRecord: Sendable, Equatable {
     public var oidcPreferredUsername = true
 
     public var kind: String {
-        if mfaRequired && mfaEmail == nil { return "password+registration_required" }
+        if mfaRequired && mfaEmail == nil && mfaPhone == nil { return "password+registration_required" }
         if mfaRequired { return password == nil ? "otp+mfa" : "password+mfa" }
         return password == nil ? "otp" : "password"
     }
@@ -154,8 +159,14 @@ public struct EmulatorConfig: Sendable, Equatable {
     /// Entra ID tokens carry the opaque `login_hint` optional claim (what a client sends as `logout_hint`).
     public var idTokenLoginHint = true
     public var oidc = OIDCProviderConfig()
-    /// Contacts that JIT registration refuses (`access_denied` + `provider_blocked_by_rep`).
-    public var blockedContacts: [String] = ["blocked@fabrikam.com"]
+    /// Contacts (email addresses, phone numbers) the service refuses to send codes to: JIT registration and the MFA
+    /// challenge answer `access_denied` + `provider_blocked_by_rep`.
+    public var blockedContacts: [String] = ["blocked@fabrikam.com", "+15555550100"]
+
+    /// Whether codes may not go to `contact` (`blockedContacts`, any case).
+    func isBlocked(_ contact: String) -> Bool {
+        blockedContacts.contains { $0.lowercased() == contact.lowercased() }
+    }
 
     public var tenantDomain: String { "\(tenantSubdomain).onmicrosoft.com" }
 }

@@ -80,12 +80,18 @@ extension UserRecord {
         if let d = try f.optionalString("display_name") { displayName = d }
         if f.raw("mfa_email") != nil {
             mfaEmail = try f.optionalString("mfa_email")
-            mfaRequired = mfaEmail != nil
+            mfaRequired = mfaEmail != nil || mfaPhone != nil
         }
+        if f.raw("mfa_phone") != nil {
+            mfaPhone = try EmulatorConfig.phone(f, "mfa_phone")
+            mfaRequired = mfaEmail != nil || mfaPhone != nil
+        }
+        if f.raw("mfa_default") != nil { mfaDefault = try EmulatorConfig.mfaDefault(f) }
         if let m = try f.optionalBool("mfa_required") { mfaRequired = m }
         if let r = try f.optionalBool("requires_registration"), r {
             mfaRequired = true
             mfaEmail = nil
+            mfaPhone = nil
         }
         if let a = try f.optionalObject("attributes") {
             for (k, v) in a.members { attributes[k] = v.stringValue }

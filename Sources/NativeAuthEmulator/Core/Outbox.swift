@@ -1,14 +1,18 @@
 import NativeAuthJSON
 import Synchronization
 
-/// A one-time code that would have been emailed.
+/// A one-time code that would have been emailed (or, `channel` "sms", texted to a phone number).
 struct OutboxMessage {
     var to: String
     var code: String
     var purpose: String
     var sentAt: Double
+    var channel = "email"
     var json: JSONValue {
-        ["to": .string(to), "code": .string(code), "purpose": .string(purpose), "sent_at": .double(sentAt)]
+        [
+            "to": .string(to), "code": .string(code), "purpose": .string(purpose), "sent_at": .double(sentAt),
+            "channel": .string(channel),
+        ]
     }
 }
 
@@ -19,11 +23,13 @@ final class Outbox: Sendable {
 
     init(counters: Counters) { self.counters = counters }
 
-    /// Sends a fresh one-time code of `length` digits to `address` and returns it.
-    func send(to address: String, purpose: String, length: Int, now: Double) -> String {
+    /// Sends a fresh one-time code of `length` digits to `address` (over `channel`) and returns it.
+    func send(to address: String, purpose: String, length: Int, now: Double, channel: String = "email") -> String {
         let code = Ids.otp(length: length)
         messages.withLock {
-            $0.append(OutboxMessage(to: address.lowercased(), code: code, purpose: purpose, sentAt: now))
+            $0.append(
+                OutboxMessage(to: address.lowercased(), code: code, purpose: purpose, sentAt: now, channel: channel)
+            )
         }
         counters.add(.codesSent)
         return code

@@ -160,6 +160,23 @@ extension ServiceError {
         [50226],
         "AADSTS50226: The authentication method id is not valid for this user."
     )
+    /// `/oauth2/v2.0/challenge` without a method `id` for a user with several strong methods and no default. MSAL
+    /// Android reads the suberror (and calls `/introspect`); the code and wording are UNCONFIRMED (the docs keep this
+    /// case commented out).
+    static let introspectRequired = ServiceError(
+        "invalid_request",
+        [50228],
+        "AADSTS50228: The user has no default strong authentication method; introspect the methods and choose one.",
+        suberror: "introspect_required"
+    )
+    /// `/oauth2/v2.0/challenge` for a method whose address the service will not send codes to (MSAL iOS:
+    /// `MFARequestChallengeError.isAuthMethodBlocked`).
+    static let authMethodBlocked = ServiceError(
+        "access_denied",
+        [550024],
+        "AADSTS550024: The strong authentication method is blocked.",
+        suberror: "provider_blocked_by_rep"
+    )
     static let registrationChallengeTypeUnsupported = ServiceError(
         "unsupported_challenge_type",
         [50227],

@@ -146,17 +146,24 @@ final class NativeAuthService: Sendable {
         _ table: inout FlowTable,
         _ r: NativeRequest,
         labelKey: String = "challenge_target_label",
+        channel: StrongMethod.Channel = .email,
         interval: Int? = nil
     ) -> EmulatorResponse {
         var f = flow
         f.stage = stage
-        f.code = outbox.send(to: target, purpose: purpose, length: r.config.otpLength, now: r.now)
+        f.code = outbox.send(
+            to: target,
+            purpose: purpose,
+            length: r.config.otpLength,
+            now: r.now,
+            channel: channel.rawValue
+        )
         f.codeExpires = r.now + Double(r.config.lifetimes.otp)
         let next = table.advance(f, by: step, from: token, r)
+        let label = labelKey == "challenge_target" ? target : StrongMethod(channel: channel, target: target).label
         var o: [String: JSONValue] = [
             "continuation_token": .string(next), "challenge_type": "oob", "binding_method": "prompt",
-            "challenge_channel": "email",
-            labelKey: .string(labelKey == "challenge_target" ? target : maskEmail(target)),
+            "challenge_channel": .string(channel.rawValue), labelKey: .string(label),
             "code_length": .int(Int64(r.config.otpLength)),
         ]
         if let interval { o["interval"] = .int(Int64(interval)) }

@@ -32,6 +32,7 @@ struct Flow {
     var verified = false
     var pollsLeft = 0
     var registrationTarget: String? = nil
+    var registrationChannel = StrongMethod.Channel.email
     /// Skip MFA checks when redeemed (just registered a method).
     var mfaSatisfied = false
     /// The continuation token `/resetpassword/v1.0/submit` was called with (see `FlowTable.reopenForSubmit`).

@@ -7,13 +7,15 @@ extension NativeAuthService {
             var (token, f) = try table.take(.registerIntrospect, r)
             f.stage = .registrationIntrospected
             token = table.advance(f, by: .registerIntrospect, from: token, r)
+            // Email and (since 2025-09) SMS; the SMS method has no address to hint at until one is registered.
             return .json([
                 "continuation_token": .string(token),
                 "methods": [
                     [
                         "id": "email", "challenge_type": "oob", "challenge_channel": "email",
                         "login_hint": .string(maskEmail(f.username)),
-                    ]
+                    ],
+                    ["id": "sms", "challenge_type": "oob", "challenge_channel": "sms"],
                 ],
             ])
         }
@@ -25,18 +27,21 @@ extension NativeAuthService {
             if let t = form["challenge_type"], !t.split(separator: " ").contains("oob") {
                 throw .registrationChallengeTypeUnsupported
             }
-            if let ch = form["challenge_channel"], !ch.isEmpty, ch != "email" {
-                throw .invalidVerificationContact(channel: ch)
+            let channel: StrongMethod.Channel
+            switch form["challenge_channel"] ?? "" {
+            case "", "email": channel = .email
+            case "sms": channel = .sms
+            case let other: throw .invalidVerificationContact(channel: other)
             }
-            guard let rawTarget = form["challenge_target"], isValidEmail(rawTarget) else {
+            let rawTarget = form["challenge_target"] ?? ""
+            guard channel == .email ? isValidEmail(rawTarget) : isValidPhone(rawTarget) else {
                 throw .invalidVerificationContact
             }
-            let target = rawTarget.lowercased()
-            if r.config.blockedContacts.contains(where: { $0.lowercased() == target }) {
-                throw .verificationContactBlocked
-            }
+            let target = channel == .email ? rawTarget.lowercased() : rawTarget
+            if r.config.isBlocked(target) { throw .verificationContactBlocked }
             f.registrationTarget = target
-            if target == f.username {  // already verified when the user signed in with it
+            f.registrationChannel = channel
+            if channel == .email && target == f.username {  // already verified when the user signed in with it
                 f.stage = .registrationPreverified
                 token = table.advance(f, by: .registerChallenge, from: token, r)
                 return .json(["continuation_token": .string(token), "challenge_type": "preverified"])
@@ -50,7 +55,8 @@ extension NativeAuthService {
                 from: token,
                 &table,
                 r,
-                labelKey: "challenge_target"
+                labelKey: "challenge_target",
+                channel: channel
             )
         }
     }
@@ -65,7 +71,10 @@ extension NativeAuthService {
             guard let target = f.registrationTarget, directory.user(f.username) != nil else {
                 throw .invalidContinuationToken
             }
-            directory.updateUser(f.username) { $0?.mfaEmail = target }
+            let channel = f.registrationChannel
+            directory.updateUser(f.username) { u in
+                if channel == .sms { u?.mfaPhone = target } else { u?.mfaEmail = target }
+            }
             f.stage = .readyForToken
             f.mfaSatisfied = true
             f.code = nil

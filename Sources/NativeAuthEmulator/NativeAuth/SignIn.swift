@@ -17,9 +17,6 @@ extension NativeAuthService {
         }
     }
 
-    /// The id of a user's one MFA method (stable: derived from its address).
-    func mfaMethodID(_ user: UserRecord) -> String { Ids.deterministicGUID("mfa:" + (user.mfaEmail ?? user.email)) }
-
     func challenge(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try transaction(form, ctx) { table, r throws(ServiceError) in
             let sent = try challengeTypes(form, required: false)
@@ -48,18 +45,18 @@ extension NativeAuthService {
                     &table,
                     r
                 )
-            default:  // MFA: send a code to the chosen (or only) strong method
-                guard let target = user.mfaEmail else { throw .invalidContinuationToken }
-                if let id = form["id"], !id.isEmpty, id != mfaMethodID(user) { throw .invalidAuthMethodID }
+            default:  // MFA: send a code to the chosen (or the default) strong method
+                let method = try mfaMethod(user, id: form["id"], r)
                 return codeChallenge(
                     f,
                     .signInChallenge,
                     stage: .mfaChallenge,
-                    to: target,
+                    to: method.target,
                     purpose: "mfa",
                     from: token,
                     &table,
-                    r
+                    r,
+                    channel: method.channel
                 )
             }
         }
@@ -68,21 +65,31 @@ extension NativeAuthService {
     func introspect(_ form: [String: String], _ ctx: RequestContext) throws(ServiceError) -> EmulatorResponse {
         try transaction(form, ctx) { table, r throws(ServiceError) in
             var (token, f) = try table.take(.signInIntrospect, r)
-            guard let user = directory.user(f.username), let target = user.mfaEmail else {
+            guard let user = directory.user(f.username), !user.strongMethods.isEmpty else {
                 throw .invalidContinuationToken
             }
             f.stage = .mfaIntrospected
             token = table.advance(f, by: .signInIntrospect, from: token, r)
-            return .json([
-                "continuation_token": .string(token),
-                "methods": [
-                    [
-                        "id": .string(mfaMethodID(user)), "challenge_type": "oob", "challenge_channel": "email",
-                        "login_hint": .string(maskEmail(target)),
-                    ]
-                ],
-            ])
+            return .json(["continuation_token": .string(token), "methods": .array(user.strongMethods.map(\.json))])
         }
+    }
+
+    /// The MFA method `/challenge` sends a code to: the one `id` names, else the user's default. Without an `id` and
+    /// with several methods but no default, `introspect_required` (the flow keeps its continuation token: MSAL
+    /// Android then calls `/introspect` with it). A blocked address is `access_denied` + `provider_blocked_by_rep`.
+    private func mfaMethod(_ user: UserRecord, id: String?, _ r: NativeRequest) throws(ServiceError) -> StrongMethod {
+        let methods = user.strongMethods
+        guard !methods.isEmpty else { throw .invalidContinuationToken }
+        let chosen: StrongMethod
+        if let id, !id.isEmpty {
+            guard let m = methods.first(where: { $0.id == id }) else { throw .invalidAuthMethodID }
+            chosen = m
+        } else {
+            guard let m = user.defaultStrongMethod else { throw .introspectRequired }
+            chosen = m
+        }
+        if r.config.isBlocked(chosen.target) { throw .authMethodBlocked }
+        return chosen
     }
 
     /// The native grants of `/oauth2/v2.0/token` (`NativeEndpoint.nativeGrants`).
@@ -128,7 +135,7 @@ extension NativeAuthService {
         if user.mfaRequired && !f.mfaSatisfied {
             // A registered method → MFA; none → register one first. Either needs the matching capability.
             let (capability, stage, error): (String, Flow.Stage, ServiceError) =
-                user.mfaEmail != nil
+                !user.strongMethods.isEmpty
                 ? ("mfa_required", .mfaRequired, .mfaRequired)
                 : ("registration_required", .registrationRequired, .registrationRequired)
             guard f.capabilities.contains(capability) else {

@@ -94,7 +94,16 @@ extension NativeStep {
             from: [.initiated, .oobChallenge, .mfaRequired, .mfaIntrospected, .mfaChallenge],
             to: [.passwordChallenge, .oobChallenge, .mfaChallenge]
         ),
-        Transition(.signInIntrospect, .introspect, nil, [.signIn], from: [.mfaRequired], to: [.mfaIntrospected]),
+        // Introspection lists the methods again at any MFA stage: after `/challenge` answered `introspect_required`
+        // (MSAL Android introspects with the token it sent to `/challenge`). UNCONFIRMED beyond the first call.
+        Transition(
+            .signInIntrospect,
+            .introspect,
+            nil,
+            [.signIn],
+            from: [.mfaRequired, .mfaIntrospected, .mfaChallenge],
+            to: [.mfaIntrospected]
+        ),
         Transition(
             .passwordGrant,
             .token,

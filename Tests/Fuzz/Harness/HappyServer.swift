@@ -58,7 +58,10 @@ enum HappyServer {
             return next(Self.kind(of: user), "start")
         }
         if at("/oauth2/v2.0/challenge") {
-            if f["id"] != nil || kind == "otp" { return code(kind, "code", target: "o***a@fa****m.example") }
+            // A code for an OTP account, and for MFA: a chosen method (`id`), or without one the default method of
+            // a flow past introspection (or resending to it).
+            let mfa = ct.hasSuffix("-mfa-select") || (kind == "mfa" && ct.hasSuffix("-code"))
+            if f["id"] != nil || kind == "otp" || mfa { return code(kind, "code", target: "o***a@fa****m.example") }
             return json(["continuation_token": token(kind, "password"), "challenge_type": "password"])
         }
         if at("/oauth2/v2.0/token") { return tokenAnswer(f, kind: kind) }

@@ -40,6 +40,25 @@ import Testing
                 ], false
             ),
             (
+                "MFA: no method id and no default method on the server: the methods again, then one is chosen", mfa,
+                [
+                    step(.action(.requestChallenge(methodID: nil)), "send challenge"),
+                    step(answer(.challenge(.introspectRequired)), "send introspect"),
+                    step(answer(.methods(ct("c2"), methods)), "finish mfa_required"),
+                    step(.action(.requestChallenge(methodID: "m2")), "send challenge"),
+                    step(answer(.challenge(.code(ct("c3"), aCode))), "finish code_required"),
+                ], false
+            ),
+            (
+                "MFA: an introspection after introspect_required that fails keeps the flow where it was", mfa,
+                [
+                    step(.action(.requestChallenge(methodID: nil)), "send challenge"),
+                    step(answer(.challenge(.introspectRequired)), "send introspect"),
+                    step(failure(.network), "fail network kept"),
+                    step(.action(.requestChallenge(methodID: "m1")), "send challenge"),
+                ], false
+            ),
+            (
                 "registration: a contact that needs its code", registration,
                 [
                     step(.action(.registerMethod(contact: "", methodID: nil)), "fail invalid_argument kept"),

@@ -63,7 +63,7 @@ from .documents import ClientInfo
 from .states import (AccessToken, Account, ApiResponse, AuthMethod, State, _AttributesRequiredFields,
                      _BrowserPendingFields, _cancel, _CodeRequiredFields, _DeviceCodeRequiredFields, _expect, _Family,
                      _Flow, _MfaRequiredFields, _PasswordRequiredFields, _PasswordResetCompletedFields,
-                     _register_method, _RegistrationRequiredFields, _request_challenge, _resend_code, _sign_in,
+                     _first, _register_method, _RegistrationRequiredFields, _request_challenge, _resend_code, _sign_in,
                      _SignUpCompletedFields, _state_from_json, _submit_attributes, _submit_code, _submit_password,
                      _submit_redirect, _wait)
 from .states import _C as _C  # noqa: F401 — the states' generated __init__ names it: their signature resolves here
@@ -455,7 +455,7 @@ class AsyncMfaRequired(AsyncFlowState, _MfaRequiredFields[AsyncFlowClient]):
 
     async def request_challenge(self, method: Optional[AuthMethod] = None) -> AsyncCodeRequired:
         """Sends a code to ``method`` (default: the first of ``methods``)."""
-        return _expect(await self._submit(_request_challenge(method)), AsyncCodeRequired)
+        return _expect(await self._submit(_request_challenge(method or _first(self.methods))), AsyncCodeRequired)
 
 
 @dataclass(frozen=True)

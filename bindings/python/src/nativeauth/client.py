@@ -40,7 +40,8 @@ class _ClientCore:
                  cache_encryption_key: Union[bytes, str, None] = None, cache_key_store: Optional[str] = None,
                  cache_key_store_timeout_ms: Optional[int] = None, cache_migrate_plaintext: bool = False,
                  client_capabilities: Optional[Sequence[str]] = None,
-                 request_headers: Optional[Mapping[str, str]] = None, async_workers: Optional[int] = None):
+                 request_headers: Optional[Mapping[str, str]] = None, async_workers: Optional[int] = None,
+                 app_name: Optional[str] = None, app_version: Optional[str] = None):
         self._handle: Optional[int] = None
         self._lock = threading.Lock()
         self._check_library()
@@ -51,7 +52,8 @@ class _ClientCore:
                            ("connect_timeout_ms", connect_timeout_ms), ("request_timeout_ms", request_timeout_ms),
                            ("retry_after_max_s", retry_after_max_s), ("ca_bundle", ca_bundle),
                            ("authority_type", authority_type), ("post_logout_redirect_uri", post_logout_redirect_uri),
-                           ("browser_command", browser_command), ("async_workers", async_workers)):
+                           ("browser_command", browser_command), ("async_workers", async_workers),
+                           ("app_name", app_name), ("app_version", app_version)):
             if value is not None:
                 config[key] = value
         if cache_path is not None and cache_path is not False:
@@ -191,6 +193,8 @@ class Client(_ClientCore):
     claims as MSAL does. ``request_headers`` (``{"x-name": "value"}``: a fraud or bot protection vendor's) go with
     every request to the authority (native auth, token), never to APIs or other origins; names start with ``x-``
     (not ``x-ms-``, ``x-client-``, ``x-broker-``, ``x-app-``: MSAL's), values have no control characters.
+    ``app_name`` and ``app_version`` (1–128 printable ASCII characters each) are sent to the authority as MSAL's
+    ``x-app-name`` and ``x-app-ver`` headers, beside the library's own server telemetry.
     Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
     ``logging`` module; they never contain secrets or usernames. ``async_workers`` (1..64, default 4) is for
     `nativeauth.aio.AsyncClient`, which takes the same arguments: how many library threads run its calls at once. A

@@ -61,6 +61,8 @@ class ClientConfig(TypedDict, total=False):
     redirect_uri: str
     post_logout_redirect_uri: str
     browser_command: str
+    app_name: str
+    app_version: str
 
 
 class ClientInfo(TypedDict):

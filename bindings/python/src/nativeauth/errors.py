@@ -98,7 +98,8 @@ class InvalidScopeError(InvalidArgumentError):
 
 
 class InvalidClientError(InvalidArgumentError):
-    """The app registration does not allow native auth (unknown, confidential, or not enabled)."""
+    """The app registration does not allow native auth (unknown, confidential, or not enabled), or the server
+    found the client id not valid (AADSTS90100 naming it)."""
 
     code = "invalid_client"
 
@@ -108,7 +109,7 @@ class AuthenticationError(NativeAuthError):
 
 
 class InvalidUsernameError(AuthenticationError):
-    """The username is empty, or the server refused it."""
+    """The username is empty, or the server refused it (AADSTS90100 naming the username)."""
 
     code = "invalid_username"
 

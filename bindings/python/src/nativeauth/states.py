@@ -430,8 +430,9 @@ class MfaRequired(FlowState, _MfaRequiredFields[FlowClient]):
     user's strong-authentication methods)."""
 
     def request_challenge(self, method: Optional[AuthMethod] = None) -> CodeRequired:
-        """Sends a code to ``method`` (default: the first of ``methods``)."""
-        return _expect(self._submit(_request_challenge(method)), CodeRequired)
+        """Sends a code to ``method`` (default: the first of ``methods``, named explicitly: the C call without a
+        method leaves the choice to the server)."""
+        return _expect(self._submit(_request_challenge(method or _first(self.methods))), CodeRequired)
 
 
 @dataclass(frozen=True)
@@ -545,6 +546,10 @@ def _request_challenge(method: Optional[AuthMethod]) -> Dict[str, Any]:
     if method is not None:
         req["method_id"] = method.id
     return req
+
+
+def _first(methods: Sequence[AuthMethod]) -> Optional[AuthMethod]:
+    return methods[0] if methods else None
 
 
 def _register_method(contact: str, method: Optional[AuthMethod]) -> Dict[str, Any]:

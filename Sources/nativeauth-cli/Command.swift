@@ -23,7 +23,8 @@ struct NativeAuthCommand: ParsableCommand {
 
     /// `--version`: the command's version (the header it was built with) and the library's (the one running).
     static let versionText =
-        "nativeauth \(NA_VERSION_STRING)\nlibnativeauth \(String(cString: na_version())) (ABI \(na_abi_version()))"
+        "nativeauth \(NA_VERSION_STRING)\nlibnativeauth \(String(cString: NativeAuthCABI.na_version())) "
+        + "(ABI \(NativeAuthCABI.na_abi_version()))"
 
     static let epilog = """
         Settings (first found wins): flags, then the environment

@@ -378,8 +378,9 @@ def make_repository(s: Setup) -> pathlib.Path:
 
 def configure_git(s: Setup, server: ProtectedServer) -> None:
     """The user's git configuration (~/.gitconfig of the private HOME): the helper, for this server only, as its
-    documentation says (`!`: a shell command, found on the PATH), and the server's certificate."""
-    git, helper = tool("git"), f"!nativeauth git-credential --scope {s.scope}"
+    documentation says (`!`: a shell command, found on the PATH; `--host`: the host it answers for), and the
+    server's certificate."""
+    git, helper = tool("git"), f"!nativeauth git-credential --host 127.0.0.1:{server.port} --scope {s.scope}"
     for key, value in ((f"credential.{server.origin}.helper", helper), ("http.sslCAInfo", str(s.cert))):
         r, _ = run([git, "config", "--global", key, value], s.env())
         assert r.returncode == 0, r.stderr
@@ -387,7 +388,7 @@ def configure_git(s: Setup, server: ProtectedServer) -> None:
 
 def git_credential(s: Setup, operation: str, lines: str = "") -> "subprocess.CompletedProcess[str]":
     """`nativeauth git-credential OPERATION` as git runs it: the request's key=value lines on stdin."""
-    r, took = run(["nativeauth", "git-credential", "--scope", s.scope, operation], s.env(),
+    r, took = run(["nativeauth", "git-credential", "--host", "127.0.0.1", "--scope", s.scope, operation], s.env(),
                   input=f"protocol=https\nhost=127.0.0.1\n{lines}\n")
     assert took < DEADLINE
     s.cli.outputs += [r.stdout, r.stderr]
@@ -400,21 +401,26 @@ def answer_of(r: "subprocess.CompletedProcess[str]") -> Dict[str, str]:
 
 
 
-def kubeconfig(s: Setup, server: ProtectedServer, api_version: str) -> pathlib.Path:
-    """A kubeconfig whose user is `nativeauth kubectl-credential` (JSON is YAML)."""
+def kubeconfig(s: Setup, server: ProtectedServer, api_version: str, *flags: str, cluster_info: bool = False,
+               url: Optional[str] = None, name: Optional[str] = None) -> pathlib.Path:
+    """A kubeconfig whose user is `nativeauth kubectl-credential --scope … FLAGS` (JSON is YAML), for the cluster at
+    `url` (default: the server's origin); `cluster_info`: the exec section's provideClusterInfo."""
     exec_: Dict[str, Any] = {"apiVersion": f"client.authentication.k8s.io/{api_version}",
-                             "command": native_command(), "args": ["kubectl-credential", "--scope", s.scope]}
+                             "command": native_command(),
+                             "args": ["kubectl-credential", "--scope", s.scope, *flags]}
     if api_version == "v1":
         exec_["interactiveMode"] = "Never"  # required by v1
+    if cluster_info:
+        exec_["provideClusterInfo"] = True
     config = {
         "apiVersion": "v1", "kind": "Config", "current-context": "test", "preferences": {},
         "clusters": [{"name": "test", "cluster": {
-            "server": server.origin,
+            "server": url or server.origin,
             "certificate-authority-data": base64.b64encode(s.cert.read_bytes()).decode()}}],
         "users": [{"name": "ann", "user": {"exec": exec_}}],
         "contexts": [{"name": "test", "context": {"cluster": "test", "user": "ann"}}],
     }
-    path = s.cli.tmp / f"kubeconfig-{api_version}"
+    path = s.cli.tmp / (name or f"kubeconfig-{api_version}")
     path.write_text(json.dumps(config))
     return path
 

@@ -315,7 +315,7 @@ def test_a_sign_in_to_renew_is_no_credential_and_no_prompt(setup: Setup, helper:
     s.emulator.control("POST", "settings", {"access_token_lifetime": 120})  # the cached token is always due
     s.login()
     s.emulator.control("POST", "users/revoke", {"email": s.user})
-    args = {"git": ["nativeauth", "git-credential", "--scope", s.scope, "get"],
+    args = {"git": ["nativeauth", "git-credential", "--host", "127.0.0.1", "--scope", s.scope, "get"],
             "kubectl": ["nativeauth", "kubectl-credential", "--scope", s.scope],
             "docker": ["docker-credential-nativeauth", "get"]}[helper]
     request = {"git": "protocol=https\nhost=127.0.0.1\n\n", "kubectl": "", "docker": "registry.example\n"}[helper]

@@ -233,7 +233,8 @@ struct Settings {
         return (cwd == "/" ? "" : cwd) + "/" + expanded
     }
 
-    /// Reads and checks the configuration file: `default_profile` and `[profiles.NAME]` tables of known keys.
+    /// Reads and checks the configuration file: no other user may have written it (`ConfigPermissions`),
+    /// `default_profile` and `[profiles.NAME]` tables of known keys.
     static func load(_ path: String) throws(CLIError) -> [String: TOMLValue] {
         let text = try readFile(path)
         let document: [String: TOMLValue]
@@ -286,6 +287,7 @@ struct Settings {
             throw CLIError("usage", "cannot read \(path): \(String(cString: strerror(errno)))", .usage)
         }
         defer { close(fd) }
+        try ConfigPermissions.check(fd, path)
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while bytes.count <= TOMLParser.maxBytes {

@@ -446,6 +446,7 @@ def write_profile(s: Setup, text: str) -> None:
     path = pathlib.Path(s.cli.env["XDG_CONFIG_HOME"]) / "nativeauth" / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+    path.chmod(0o600)  # whatever the umask: a file others may write is refused
 
 
 

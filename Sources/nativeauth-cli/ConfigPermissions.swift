@@ -7,7 +7,8 @@ internal import Glibc
 /// is theirs, and the owner check refuses it. The check is on the file that was opened (fstat), never on a path
 /// looked up again.
 enum ConfigPermissions {
-    /// Throws, saying why and how to fix it, when the open file `fd` (the configuration file `path`) may not be trusted.
+    /// Throws, saying why and how to fix it, when the open file `fd` (the configuration file `path`) is not to be
+    /// trusted.
     static func check(_ fd: Int32, _ path: String) throws(CLIError) {
         var st = stat()
         guard fstat(fd, &st) == 0 else {

@@ -29,7 +29,7 @@ def refused(cli: Cli, path: pathlib.Path, *args: str) -> str:
     return r.stderr
 
 
-@pytest.mark.parametrize("mode", [0o664, 0o646, 0o666, 0o620, 0o602, 0o777])
+@pytest.mark.parametrize("mode", [0o664, 0o646, 0o666, 0o620, 0o602, 0o777], ids=oct)
 def test_a_config_file_others_may_write_is_refused(cli: Cli, mode: int) -> None:
     path = config_file(cli, "[profiles.default]\nscopes = [\"x\"]\n", mode)
     err = refused(cli, path)
@@ -40,7 +40,7 @@ def test_a_config_file_others_may_write_is_refused(cli: Cli, mode: int) -> None:
     assert cli.run("accounts").returncode == 0
 
 
-@pytest.mark.parametrize("mode", [0o600, 0o644, 0o640, 0o400, 0o444])
+@pytest.mark.parametrize("mode", [0o600, 0o644, 0o640, 0o400, 0o444], ids=oct)
 def test_a_config_file_only_its_owner_may_write_is_read(cli: Cli, emulator: Emulator, mode: int) -> None:
     config_file(cli, f"[profiles.default]\nscopes = [\"{emulator.apis['ToDoList']['scopes'][0]}\"]\n", mode)
     r = cli.run("accounts")

@@ -8,7 +8,8 @@ import NativeAuthJSON
 enum GitScope {
     /// Whether the helper answers git's `request` (its `protocol` and `host` lines; git writes `host=name:port` when
     /// the URL has a port). When `say`, a refusal that the user's own settings cause — no host named at all, plain
-    /// http to a named host — is explained in one line on stderr (git shows it); another host is silently not ours.
+    /// http to a named host — is explained in one line on stderr (git shows it); another host is silently not ours
+    /// (said only with `--verbose`).
     static func answers(
         _ request: [String: String],
         hosts: [String],
@@ -30,7 +31,12 @@ enum GitScope {
         }
         guard scheme == "https" || scheme == "http", let host = request["host"],
             let address = ServerAddress.hostPort(Substring(host)), named.contains(address, over: scheme)
-        else { return false }
+        else {
+            if say && ctx.verbose {
+                Terminal.info("nativeauth: git-credential: not answering for \(asked): not a host named")
+            }
+            return false
+        }
         guard scheme == "https" || address.isLoopback else {
             if say { Terminal.info("nativeauth: git-credential: not answering for \(asked): \(httpsOnly)") }
             return false

@@ -144,6 +144,8 @@ def test_git_hosts_from_the_profile_and_the_flag(setup: Setup) -> None:
     assert answer_of(git_get(s, "protocol=https\nhost=git.contoso.com:8443"))["username"] == s.user
     r = git_get(s, request, "--host", "git.contoso.com:8443")
     assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
+    r = git_get(s, request, "--host", "git.contoso.com:8443", "--verbose")  # says why only when asked
+    assert r.stdout == "" and "not answering for https://dev.contoso.com: not a host named" in r.stderr, r.stderr
 
     write_profile(s, '[profiles.default]\nscopes = ["x"]\n')
     r = git_get(s, "protocol=https\nhost=dev.contoso.com\x1b]0;pwned\x07")

@@ -46,9 +46,10 @@ func rfc3339(_ seconds: Int64) -> String {
         + "\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
 }
 
-/// `nativeauth git-credential [--scope …] get|store|erase`: git's credential-helper protocol
-/// (`git config credential.https://dev.example.helper "!nativeauth git-credential --scope …"`: the `!` runs it as a
-/// shell command; without it git would run `git credential-nativeauth`).
+/// `nativeauth git-credential [--host …] [--scope …] get|store|erase`: git's credential-helper protocol
+/// (`git config credential.https://dev.example.helper "!nativeauth git-credential --host dev.example --scope …"`:
+/// the `!` runs it as a shell command; without it git would run `git credential-nativeauth`). It answers only for
+/// the hosts named (`GitScope`).
 struct GitCredentialCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "git-credential",
@@ -63,6 +64,15 @@ struct GitCredentialCommand: ContextCommand {
     )
     var scopes: [String] = []
 
+    @Option(
+        name: .customLong("host"),
+        help: ArgumentHelp(
+            "A host it answers for, HOST[:PORT] (repeatable; default: the profile's git_hosts).",
+            valueName: "host"
+        )
+    )
+    var hosts: [String] = []
+
     @Argument(help: "get, store or erase (git calls it).")
     var operation: String
 
@@ -71,11 +81,11 @@ struct GitCredentialCommand: ContextCommand {
     }
 
     func run(_ ctx: Context) throws(CLIError) -> ExitCode {
-        try Self.run(ctx, operation: operation, scopes: scopes)
+        try Self.run(ctx, operation: operation, scopes: scopes, hosts: hosts)
     }
 
     /// (Also `FastPath`'s: the same command without ArgumentParser.)
-    static func run(_ ctx: Context, operation: String, scopes: [String]) throws(CLIError) -> ExitCode {
+    static func run(_ ctx: Context, operation: String, scopes: [String], hosts: [String]) throws(CLIError) -> ExitCode {
         // git writes the request (protocol, host, path, username, password, …) as key=value lines.
         var request: [String: String] = [:]
         while let line = Terminal.readLine(), !line.isEmpty {
@@ -84,6 +94,7 @@ struct GitCredentialCommand: ContextCommand {
         }
         switch operation {
         case "get":
+            guard try GitScope.answers(request, hosts: hosts, ctx, say: true) else { return .ok }  // not ours
             guard let (token, username) = try helperToken(ctx, scopes: scopes) else { return .ok }  // none: git asks on
             let value = token["access_token"]?.stringValue ?? ""
             guard !value.contains("\n") && !username.contains("\n") else { return .ok }
@@ -92,8 +103,9 @@ struct GitCredentialCommand: ContextCommand {
             Terminal.write(1, out)
         case "erase":
             // git rejected this password: if it is the cached token, get a new one (a forced refresh); the sign-in
-            // itself is never forgotten.
+            // itself is never forgotten. Only a named host's refusal counts.
             guard let rejected = request["password"], !rejected.isEmpty,
+                try GitScope.answers(request, hosts: hosts, ctx, say: false),
                 let (token, _) = try helperToken(ctx, scopes: scopes),
                 token["access_token"]?.stringValue == rejected
             else { return .ok }
@@ -120,17 +132,28 @@ struct KubectlCredentialCommand: ContextCommand {
     )
     var scopes: [String] = []
 
-    func run(_ ctx: Context) throws(CLIError) -> ExitCode { try Self.run(ctx, scopes: scopes) }
+    @Option(
+        name: .customLong("server"),
+        help: ArgumentHelp(
+            "A cluster it answers for, HOST[:PORT], checked when kubectl names it (provideClusterInfo; repeatable; "
+                + "default: the profile's kubectl_servers).",
+            valueName: "server"
+        )
+    )
+    var servers: [String] = []
+
+    func run(_ ctx: Context) throws(CLIError) -> ExitCode { try Self.run(ctx, scopes: scopes, servers: servers) }
 
     /// (Also `FastPath`'s: the same command without ArgumentParser.)
-    static func run(_ ctx: Context, scopes: [String]) throws(CLIError) -> ExitCode {
-        // KUBERNETES_EXEC_INFO (set by kubectl) names the apiVersion it expects.
+    static func run(_ ctx: Context, scopes: [String], servers: [String]) throws(CLIError) -> ExitCode {
+        // KUBERNETES_EXEC_INFO (set by kubectl) names the apiVersion it expects, and the cluster when the kubeconfig
+        // asks it to (provideClusterInfo).
+        let info = Settings.env("KUBERNETES_EXEC_INFO").flatMap { try? JSONValue.parse($0) }
         var apiVersion = "client.authentication.k8s.io/v1beta1"
-        if let info = Settings.env("KUBERNETES_EXEC_INFO"), let doc = try? JSONValue.parse(info),
-            let version = doc["apiVersion"]?.stringValue, version.hasPrefix("client.authentication.k8s.io/")
-        {
+        if let version = info?["apiVersion"]?.stringValue, version.hasPrefix("client.authentication.k8s.io/") {
             apiVersion = version
         }
+        try KubectlScope.check(info, servers: servers, ctx)
         // None: helperToken has said why on stderr (kubectl shows it); a second error line would only repeat it.
         guard let (token, _) = try helperToken(ctx, scopes: scopes) else { return .signIn }
         var status: [String: JSONValue] = ["token": token["access_token"] ?? .null]
@@ -151,8 +174,9 @@ struct KubectlCredentialCommand: ContextCommand {
 /// `docker-credential-nativeauth get|store|erase|list` (this executable under that name): Docker's credential-helper
 /// protocol. `get` reads the registry's server URL on stdin and prints {"ServerURL","Username","Secret"}; the scopes a
 /// registry needs come from the profile (`registries = { "registry.example" = ["scope"] }`) or `--scope`, never
-/// from the default scopes. An unknown registry, or nobody signed in, answers the protocol's "credentials not found in
-/// native keychain" on stdout with a non-zero exit, as docker-credential-helpers do.
+/// from the default scopes. The server URL is parsed strictly (`ServerAddress.parse`) and its host[:port] compared
+/// exactly with the registries'. An unknown or unparseable registry, or nobody signed in, answers the protocol's
+/// "credentials not found in native keychain" on stdout with a non-zero exit, as docker-credential-helpers do.
 enum DockerCredential {
     static let notFound = "credentials not found in native keychain"
 
@@ -187,28 +211,22 @@ enum DockerCredential {
         }
     }
 
-    /// A server URL's host (and port): "https://registry.example/v2/" → "registry.example".
-    static func host(_ serverURL: String) -> String {
-        var s = Substring(serverURL.trimmingSpaces)
-        let scheme = Array("://")
-        let chars = Array(s)
-        if let at = (0..<max(0, chars.count - 2)).first(where: { Array(chars[$0..<($0 + 3)]) == scheme }) {
-            s = s.dropFirst(at + 3)
-        }
-        return String(s.prefix { $0 != "/" }).lowercased()
-    }
+    /// A server URL's host[:port] ("https://registry.example:5000/v2/" → "registry.example:5000"), or nil when it is
+    /// not a bare host[:port] nor http(s):// + host[:port] + an optional path.
+    static func registry(_ serverURL: String) -> String? { ServerAddress.parse(serverURL)?.hostPort }
 
     static func run(_ operation: String, scopes flags: [String], _ ctx: Context) throws(CLIError) -> Int32 {
         let settings = try ctx.settings()
         switch operation {
         case "get":
-            let serverURL = (Terminal.readLine() ?? "").trimmingSpaces
-            let registry = host(serverURL)
+            let serverURL = Terminal.readLine() ?? ""
             // Only the registry's own scopes (the profile's `registries`) or `--scope`: never the default scopes
             // of `nativeauth token` (the profile's `scopes`, NATIVEAUTH_SCOPES) — with `credsStore`, docker asks
             // about every registry, and one nobody named must not get the user's token.
-            let scopes = flags.isEmpty ? (settings.registries.first { host($0.key) == registry }?.value ?? []) : flags
-            guard !registry.isEmpty, !scopes.isEmpty, let (token, username) = try helperToken(ctx, scopes: scopes)
+            let registry = Self.registry(serverURL)
+            let named = settings.registries.keys.sorted().first { registry != nil && Self.registry($0) == registry }
+            let scopes = flags.isEmpty ? named.flatMap { settings.registries[$0] } ?? [] : flags
+            guard registry != nil, !scopes.isEmpty, let (token, username) = try helperToken(ctx, scopes: scopes)
             else {
                 Terminal.write(1, notFound + "\n")
                 return 1

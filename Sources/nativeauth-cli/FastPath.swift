@@ -15,6 +15,9 @@ struct FastInvocation: Equatable {
 
     var command: Command
     var scopes: [String] = []
+    /// git-credential's `--host`, kubectl-credential's `--server`.
+    var hosts: [String] = []
+    var servers: [String] = []
     var account: String?
     var forceRefresh = false
     var operation: String?
@@ -36,9 +39,10 @@ struct FastInvocation: Equatable {
             case .token:
                 return try TokenCommand.run(ctx, scopes: scopes, account: account, forceRefresh: forceRefresh).rawValue
             case .gitCredential:
-                return try GitCredentialCommand.run(ctx, operation: operation ?? "", scopes: scopes).rawValue
+                return try GitCredentialCommand.run(ctx, operation: operation ?? "", scopes: scopes, hosts: hosts)
+                    .rawValue
             case .kubectlCredential:
-                return try KubectlCredentialCommand.run(ctx, scopes: scopes).rawValue
+                return try KubectlCredentialCommand.run(ctx, scopes: scopes, servers: servers).rawValue
             }
         } catch {
             return error.report(json: ctx.json)
@@ -97,7 +101,7 @@ struct FastInvocation: Equatable {
             guard !name.hasPrefix("--") || name.count > 2 else { return nil }  // "--"
             if eq != nil && !name.hasPrefix("--") { return nil }  // "-s=x" is not ArgumentParser's
             let canonical = ["-v": "--verbose", "-s": "--scope"][name] ?? name
-            if canonical != "--scope" {
+            if !Self.repeatable.contains(canonical) {
                 guard seen.insert(canonical).inserted else { return nil }  // repeated: ArgumentParser's rules
             }
             if eq != nil && flagNames.contains(canonical) { return nil }
@@ -112,9 +116,15 @@ struct FastInvocation: Equatable {
             case "--config":
                 guard let v = value(arg, name) else { return nil }
                 configFile = v
-            case "--scope", "--account", "--force-refresh":
+            case "--scope", "--account", "--force-refresh", "--host", "--server":
                 guard var current = invocation else { return nil }  // before the command: ArgumentParser's error
                 switch canonical {
+                case "--host":
+                    guard current.command == .gitCredential, let v = value(arg, name) else { return nil }
+                    current.hosts.append(v)
+                case "--server":
+                    guard current.command == .kubectlCredential, let v = value(arg, name) else { return nil }
+                    current.servers.append(v)
                 case "--force-refresh":
                     guard current.command == .token, eq == nil else { return nil }
                     current.forceRefresh = true
@@ -147,6 +157,9 @@ struct FastInvocation: Equatable {
         "login", "signup", "accounts", "token", "call", "logout", "status", "doctor", "emulator", "git-credential",
         "kubectl-credential", "cache", "help",
     ]
+
+    /// The options that may be given more than once (each adds a value).
+    static let repeatable: Set<String> = ["--scope", "--host", "--server"]
 
     static let flagNames: Set<String> = ["--json", "--verbose", "--no-cache", "--plaintext-cache", "--force-refresh"]
     /// The options every command takes, before or after its name (`NativeAuthCommand.reordered` moves the same).

@@ -11,6 +11,7 @@ import NativeAuthTOML
 ///     client_id = "00001111-aaaa-2222-bbbb-3333cccc4444"
 ///     scopes = ["api://…/ToDoList.Read"]
 ///     registries = { "registry.example" = ["api://…/Registry.Pull"] }
+///     git_hosts = ["dev.contoso.com", "git.contoso.com:8443"]
 struct Settings {
     var profile = "default"
     var authority: String?
@@ -39,6 +40,10 @@ struct Settings {
     var requestTimeoutMs: Int64?
     /// `docker-credential-nativeauth`: the scopes each registry needs.
     var registries: [String: [String]] = [:]
+    /// `git-credential`: the hosts (`host[:port]`) it answers for (`--host` replaces them).
+    var gitHosts: [String]?
+    /// `kubectl-credential`: the clusters (`host[:port]`) it answers for when kubectl names one (`--server`).
+    var kubectlServers: [String]?
     /// Where each setting came from: "flag", "env NAME", "profile NAME".
     var sources: [String: String] = [:]
 
@@ -55,7 +60,7 @@ struct Settings {
         "redirect_uri": .string, "post_logout_redirect_uri": .string, "ca_bundle": .string, "browser_command": .string,
         "cache": .bool, "cache_path": .string, "key_store": .string, "plaintext_cache": .bool, "scopes": .list,
         "account": .string, "capabilities": .list, "challenge_types": .list, "connect_timeout_ms": .integer,
-        "request_timeout_ms": .integer, "registries": .registries,
+        "request_timeout_ms": .integer, "registries": .registries, "git_hosts": .list, "kubectl_servers": .list,
     ]
 
     enum Kind {
@@ -188,6 +193,8 @@ struct Settings {
         case "challenge_types": challengeTypes = list()
         case "connect_timeout_ms": connectTimeoutMs = integer()
         case "request_timeout_ms": requestTimeoutMs = integer()
+        case "git_hosts": gitHosts = list()
+        case "kubectl_servers": kubectlServers = list()
         case "registries":
             var out: [String: [String]] = [:]
             for (registry, scopes) in value.table ?? [:] {
@@ -226,7 +233,8 @@ struct Settings {
         return (cwd == "/" ? "" : cwd) + "/" + expanded
     }
 
-    /// Reads and checks the configuration file: `default_profile` and `[profiles.NAME]` tables of known keys.
+    /// Reads and checks the configuration file: no other user may have written it (`ConfigPermissions`),
+    /// `default_profile` and `[profiles.NAME]` tables of known keys.
     static func load(_ path: String) throws(CLIError) -> [String: TOMLValue] {
         let text = try readFile(path)
         let document: [String: TOMLValue]
@@ -279,6 +287,7 @@ struct Settings {
             throw CLIError("usage", "cannot read \(path): \(String(cString: strerror(errno)))", .usage)
         }
         defer { close(fd) }
+        try ConfigPermissions.check(fd, path)
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while bytes.count <= TOMLParser.maxBytes {

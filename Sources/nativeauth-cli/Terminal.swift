@@ -8,7 +8,8 @@ import Synchronization
 /// the token cache, the library's error messages and `--verbose` log lines — never reaches the terminal raw: C0
 /// controls (a newline inside a value too), DEL, C1 controls, the bidirectional controls and the line and paragraph
 /// separators become visible escapes (`\x1b`, `\u202e`); `--json` documents are written in ASCII, every other
-/// character as a `\u` escape of the same value. Only `call`'s response body is printed as it came.
+/// character as a `\u` escape of the same value. `call`'s response body is escaped the same way on a terminal
+/// (`safeBody`: its newlines and tabs kept); with `--raw` or to a pipe or file it is written as it came.
 enum Terminal {
     /// `text` with each unsafe character as a visible escape; one line of printable text.
     static func safe(_ text: String) -> String {
@@ -39,7 +40,7 @@ enum Terminal {
         }
     }
 
-    private static func hex(_ v: UInt32, _ width: Int) -> String {
+    static func hex(_ v: UInt32, _ width: Int) -> String {
         let digits = String(v, radix: 16)
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
@@ -65,9 +66,7 @@ enum Terminal {
     /// A line of the command line's own on stdout (values from outside in it are `safe` already).
     static func out(_ text: String) { write(1, lines(text) + "\n") }
 
-    /// Text as it came (only `call`'s response body, the user's explicit output).
-    static func outBody(_ text: String) { write(1, text.hasSuffix("\n") ? text : text + "\n") }
-
+    /// Bytes as they came (`call`'s response body with `--raw` or to a pipe or file).
     static func outBytes(_ bytes: [UInt8]) { bytes.withUnsafeBytes { writeAll(1, $0) } }
 
     /// A message on stderr.

@@ -1,7 +1,6 @@
 import ArgumentParser
 internal import Glibc
 import NativeAuthCABI
-import NativeAuthCrypto
 import NativeAuthJSON
 
 /// `nativeauth accounts`.
@@ -130,6 +129,9 @@ struct CallCommand: ContextCommand {
     @Flag(help: "Get a new token even if a cached one is valid.")
     var forceRefresh = false
 
+    @Flag(help: "Write the body's exact bytes even on a terminal (a terminal is otherwise shown controls escaped).")
+    var raw = false
+
     func run(_ ctx: Context) throws(CLIError) -> ExitCode {
         let scopes = try ctx.scopes(self.scopes)
         guard !scopes.isEmpty else {
@@ -171,17 +173,8 @@ struct CallCommand: ContextCommand {
             ]
             if let b64 = response["body_base64"] { document["body_base64"] = b64 }
             Terminal.emitJSON(.object(document))
-        } else if let b64 = response["body_base64"]?.stringValue {
-            Terminal.outBytes(Base64.decode(b64) ?? [])  // not UTF-8: the bytes as they came, like curl
-        } else if let b = response["body"] {
-            switch b {
-            case .string(let text): if !text.isEmpty { Terminal.outBody(text) }
-            case .null: break
-            default:  // the body is the user's explicit output: as it came, indented
-                Terminal.outBody(
-                    String(decoding: b.serializedBytes(pretty: true, asciiOnly: false) ?? [], as: UTF8.self)
-                )
-            }
+        } else {
+            Self.printBody(response, raw: raw)  // escaped on a terminal, exact with --raw or to a pipe or file
         }
         guard (200..<300).contains(status) else {
             Terminal.info("nativeauth: http_error: the API answered HTTP \(status)")

@@ -30,11 +30,13 @@ struct FastPathTests {
         case let g as GitCredentialCommand:
             var f = from(.gitCredential, g.options)
             f.scopes = g.scopes
+            f.hosts = g.hosts
             f.operation = g.operation
             return f
         case let k as KubectlCredentialCommand:
             var f = from(.kubectlCredential, k.options)
             f.scopes = k.scopes
+            f.servers = k.servers
             return f
         default:
             return nil
@@ -52,7 +54,10 @@ struct FastPathTests {
             ["token", "--tenant-subdomain", "contoso", "--redirect-uri", "http://localhost", "--browser-command", "x"],
             ["git-credential", "get"], ["git-credential", "--scope", "s", "erase"],
             ["git-credential", "store", "-s", "s"],
+            ["git-credential", "--host", "dev.contoso.com", "--host=git.contoso.com:8443", "-s", "s", "get"],
+            ["git-credential", "get", "--host", "h"],
             ["kubectl-credential", "-s", "s"], ["--verbose", "kubectl-credential", "--scope=s", "--json"],
+            ["kubectl-credential", "--server", "k8s.example:6443", "--server=other", "-s", "s"],
         ]
     )
     func agreed(args: [String]) throws {
@@ -70,6 +75,9 @@ struct FastPathTests {
             ["token", "--authority-type", "saml"], ["token", "--unknown"], ["-s", "x", "token"],
             ["git-credential"], ["git-credential", "fill"], ["git-credential", "get", "get"],
             ["git-credential", "get", "--account", "a"], ["kubectl-credential", "--force-refresh"], ["login"],
+            ["git-credential", "--server", "s", "get"], ["kubectl-credential", "--host", "h"],
+            ["--host", "h", "token"], ["token", "--host", "h"], ["git-credential", "--host", "get"],
+            ["git-credential", "--host=-h", "get"], ["--host", "h", "git-credential", "get"],
             ["accounts"], ["token", "--scope", ""], ["token", "--profile"], ["Token"],
         ]
     )
@@ -95,7 +103,8 @@ struct FastPathTests {
             "token", "git-credential", "kubectl-credential", "login", "get", "store", "erase", "-s", "--scope",
             "--scope=x", "s1", "s 2", "--account", "a@b", "--force-refresh", "--json", "-v", "--verbose", "--no-cache",
             "--plaintext-cache", "--profile", "p", "--config", "/c", "--authority", "https://h/t", "--authority-type",
-            "oidc", "aad", "bad", "--client-id", "--cache-path=/x", "--", "-h", "", "-x", "--json=0",
+            "oidc", "aad", "bad", "--client-id", "--cache-path=/x", "--", "-h", "", "-x", "--json=0", "--host",
+            "--host=h:1", "--server", "--server=k:6443",
         ]
         var rng = SplitMix64(seed: 0x6e61_7469_7665)
         var taken = 0

@@ -38,6 +38,18 @@ struct TerminalTests {
         #expect(Terminal.lines("one\u{1b}\ntwo\u{202e}") == "one\\x1b\ntwo\\u202e")
     }
 
+    @Test("safeBody: a body's lines and tabs stay; controls, a lone CR and bytes that are not UTF-8 are escaped")
+    func safeBody() {
+        let body = Array("a\tb\r\nc\rd é✓\n".utf8) + Array(Self.every.utf8) + [0xFF, 0xC2, 0x41, 0xE2, 0x80]
+        let shown = Terminal.safeBody(body)
+        #expect(shown.hasPrefix("a\tb\r\nc\\x0dd é✓\n\\x00\\x01\\x02"))
+        #expect(shown.hasSuffix("\\u2028\\u2029\\xff\\xc2A\\xe2\\x80"))
+        #expect(!shown.unicodeScalars.contains { !["\n", "\t", "\r"].contains($0) && Terminal.isUnsafe($0.value) })
+        #expect(shown.filter { $0 == "\r\n" }.count == 1)  // the CR LF is one Character
+        #expect(Terminal.safeBody(Array("plain\nlines\n".utf8)) == "plain\nlines\n")
+        #expect(Terminal.safeBody([]) == "")
+    }
+
     @Test("json: the same value, in ASCII, with no raw control (DEL too)")
     func json() throws {
         let document: JSONValue = [

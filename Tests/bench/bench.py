@@ -359,7 +359,8 @@ def bench_command(tls_ready: dict, workdir: Path, bin_dir: str, spawn_time: str,
     request = home / "git-request"
     request.write_text("protocol=https\nhost=dev.example\n\n")
     rows.append(("nativeauth git-credential get, plaintext",
-                 timed([command, "git-credential", "-s", scope, "get"], plain_env, str(request))))
+                 timed([command, "git-credential", "--host", "dev.example", "-s", scope, "get"], plain_env,
+                       str(request))))
     rows.append(("nativeauth kubectl-credential, plaintext",
                  timed([command, "kubectl-credential", "-s", scope], plain_env)))
     rows.append(("C ABI: token_once.c (na_client_new + na_get_access_token)",

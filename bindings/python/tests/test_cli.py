@@ -209,6 +209,7 @@ def write_config(cli: Cli, text: str) -> None:
     path = pathlib.Path(cli.env["XDG_CONFIG_HOME"]) / "nativeauth" / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+    path.chmod(0o600)  # whatever the umask: a file others may write is refused
 
 
 def test_settings_precedence_flag_over_env_over_profile(tmp_path: pathlib.Path, emulator: Emulator) -> None:

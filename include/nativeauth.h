@@ -639,7 +639,9 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  *   runs again and every user_data may be freed. Called from inside a done of that client, it waits for the
  *   others but not for the done it is called from — and, when that done was run by na_client_dispatch or by
  *   another na_client_free, the completions that call had not reached yet are run (on this thread) before it
- *   returns, and that call runs no more. Do not call it while holding a lock that a done of that client takes.
+ *   returns, and that call runs no more. Called from a log or browser callback of a running operation, it does not
+ *   wait for that operation, whose done runs on its worker once the callback returned (in event-fd mode too: no
+ *   dispatch follows). Do not call it while holding a lock that a done of that client takes.
  */
 #define NA_ASYNC_WORKERS 4
 

@@ -274,7 +274,7 @@ check-ldd: lib
 # Install into a temporary prefix, build the C test through pkg-config, run it under valgrind.
 test-c: lib
 	$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix
-	$(CC) $(CFLAGS_STRICT) Tests/c/abi_test.c -o $(NA_TMP)/abi_test \
+	$(CC) $(CFLAGS_STRICT) Tests/c/abi_test.c Tests/c/abi_started.c -o $(NA_TMP)/abi_test \
 	    $$(PKG_CONFIG_PATH=$(NA_TMP)/prefix/lib/pkgconfig pkg-config --cflags --libs nativeauth) -lpthread
 	$(VALGRIND) $(NA_TMP)/abi_test
 
@@ -365,7 +365,8 @@ test-asan: emulator
 	    $(SWIFT) test --build-path $(ASAN_BUILD) $(ASAN_FLAGS) $(NO_GOLD_NOISE)
 	$(ASAN_ENV) $(ASAN_BUILD)/debug/nativeauth-fuzz
 	$(SWIFT) build --build-path $(ASAN_BUILD) --product nativeauth $(ASAN_FLAGS) $(NO_GOLD_NOISE)
-	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=address,undefined Tests/c/abi_test.c -o $(NA_TMP)/abi_test_asan \
+	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=address,undefined Tests/c/abi_test.c Tests/c/abi_started.c \
+	    -o $(NA_TMP)/abi_test_asan \
 	    -L$(ASAN_BUILD)/debug -lnativeauth -Wl,-rpath,$(CURDIR)/$(ASAN_BUILD)/debug -lpthread
 	$(ASAN_ENV) $(NA_TMP)/abi_test_asan
 
@@ -379,7 +380,7 @@ test-tsan: emulator
 	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(TSAN_ENV) \
 	    $(SWIFT) test --build-path $(TSAN_BUILD) --sanitize=thread --skip-build
 	$(SWIFT) build --build-path $(TSAN_BUILD) --product nativeauth --sanitize=thread $(NO_GOLD_NOISE)
-	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=thread Tests/c/abi_test.c -o $(NA_TMP)/abi_test_tsan \
+	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=thread Tests/c/abi_test.c Tests/c/abi_started.c -o $(NA_TMP)/abi_test_tsan \
 	    -L$(TSAN_BUILD)/debug -lnativeauth -Wl,-rpath,$(CURDIR)/$(TSAN_BUILD)/debug \
 	    -L$(SWIFT_RUNTIME) -ldispatch -lBlocksRuntime -Wl,-rpath,$(SWIFT_RUNTIME) -lpthread
 	$(TSAN_ENV) $(NA_TMP)/abi_test_tsan

@@ -663,9 +663,9 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  *   ended after 10 idle seconds; operations beyond that wait in start order. A started sign-in waiting for a
  *   browser or a device-code approval holds one worker while it waits. Once the program asked for the client's
  *   event fd (na_client_event_fd), every done not yet run — of operations started before or after — runs only
- *   inside na_client_dispatch, on the thread that calls it, in completion order: operations still run on the
- *   workers, but none of the program's code does. The log and browser callbacks are called on the worker running
- *   the operation, as from a blocking call.
+ *   inside na_client_dispatch (or na_client_free), on the thread that calls it, one at a time, in completion order:
+ *   operations still run on the workers, but none of the program's code does. The log and browser callbacks are
+ *   called on the worker running the operation, as from a blocking call.
  *
  * Cancelling.  na_op_cancel ends the operation's wait promptly — the HTTP request in flight (aborted), a refresh
  *   another call or process is making, a browser redirect, a device-code approval, a poll — or takes it out of the
@@ -681,9 +681,12 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  * Freeing.  na_client_free cancels every operation of the client still queued or running, waits for them to end,
  *   and has every done not yet run called before it returns — on the freeing thread for operations that had not
  *   started and in event-fd mode, else on their worker. So after na_client_free returns, no done of that client
- *   runs again and every user_data may be freed. (Called from inside a done of that client, it waits for the
- *   others but not for the done it is called from.) Do not call it while holding a lock that a done of that
- *   client takes.
+ *   runs again and every user_data may be freed. Called from inside a done of that client, it waits for the
+ *   others but not for the done it is called from — and, when that done was run by na_client_dispatch or by
+ *   another na_client_free, the completions that call had not reached yet are run (on this thread) before it
+ *   returns, and that call runs no more. Called from a log or browser callback of a running operation, it does not
+ *   wait for that operation, whose done runs on its worker once the callback returned (in event-fd mode too: no
+ *   dispatch follows). Do not call it while holding a lock that a done of that client takes.
  */
 #define NA_ASYNC_WORKERS 4
 
@@ -717,10 +720,14 @@ void na_op_free(na_op *op);
  * (client not live, fd_out NULL), or NA_EINTERNAL (the system refused an eventfd). */
 int na_client_event_fd(na_client *client, int *fd_out);
 
-/* Runs the completions waiting on the client (each done, in completion order) on the calling thread, and returns
- * how many ran (0 when none waited: it never blocks), or NA_EINVAL for a client that is not live. Completions that
- * arrive while it runs are left for the next call (the fd is readable again). May be called from any thread, also
- * before the event fd was asked for (nothing waits then). */
+/* Runs the completions waiting on the client when it is called (each done, one at a time, in completion order) on
+ * the calling thread, and returns how many it ran (0 when none waited: it never blocks), or NA_EINVAL for a client
+ * that is not live. Completions that arrive while it runs — those of operations a done started included — are left
+ * for the next call (the fd is readable again). May be called from any thread, also before the event fd was asked
+ * for (nothing waits then), and from inside a done of the client: that inner call runs the completions waiting
+ * then (those the outer call had not reached yet included), and the outer call does not run them again. A done
+ * that frees the client ends the call: the completions it had not reached yet have run before na_client_free
+ * returned (see Freeing above). */
 int na_client_dispatch(na_client *client);
 
 #ifdef __cplusplus

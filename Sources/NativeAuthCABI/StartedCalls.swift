@@ -1,138 +1,11 @@
 // Started calls (na_start): a blocking export run on a worker thread of the client's pool, its answer handed to the
 // host's completion function — on the worker, or, once the host asked for the event fd, inside na_client_dispatch on
 // the host's thread. The core knows nothing of this: a started call is the blocking call on another thread, with a
-// CallCancellation made current there.
+// CallCancellation made current there. One call is StartedCall (StartedCall.swift); a client's pool is here.
 internal import CLinux
 internal import Glibc
 import NativeAuthCore
-import NativeAuthJSON
 import Synchronization
-
-/// The host's completion function.
-public typealias NADoneFunction = @convention(c) (Int32, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
-
-/// A blocking export, as a started call runs it.
-typealias BlockingExport = (OpaquePointer?, UnsafePointer<CChar>?, OutString?) -> Int32
-
-/// The exports that can be started, by the name `na_start` takes (the export's name without `na_`).
-enum StartableCall {
-    static func export(named name: String) -> BlockingExport? {
-        switch name {
-        case "client_info": return na_client_info
-        case "sign_in": return na_sign_in
-        case "sign_up": return na_sign_up
-        case "reset_password": return na_reset_password
-        case "flow_submit": return na_flow_submit
-        case "sign_in_interactive": return na_sign_in_interactive
-        case "sign_in_device_code": return na_sign_in_device_code
-        case "get_access_token": return na_get_access_token
-        case "call_api": return na_call_api
-        case "get_account": return na_get_account
-        case "get_accounts": return na_get_accounts
-        case "sign_out": return na_sign_out
-        default: return nil
-        }
-    }
-}
-
-/// One started call: what to run, the host's completion, and the answer once there is one.
-/// Handles of started calls (`na_op`), detected when freed like client handles.
-let startedCalls = HandleTable<StartedCall>(tag: 1)
-
-final class StartedCall: @unchecked Sendable {  // mutable state is guarded by the owning pool's mutex
-    enum Phase { case queued, running, finished, delivering, delivered }
-
-    let export: BlockingExport
-    let client: OpaquePointer
-    let pool: StartedCalls
-    /// A copy of the request (it may hold a password): wiped and freed once the call ran or was cancelled.
-    var request: UnsafeMutablePointer<CChar>?
-    let done: NADoneFunction
-    let userData: UnsafeMutableRawPointer?
-    let cancellation = CallCancellation()
-    var phase = Phase.queued
-    var status: Int32 = 0
-    var result: UnsafeMutablePointer<CChar>?
-
-    init(
-        export: @escaping BlockingExport,
-        client: OpaquePointer,
-        pool: StartedCalls,
-        request: UnsafeMutablePointer<CChar>?,
-        done: NADoneFunction,
-        userData: UnsafeMutableRawPointer?
-    ) {
-        self.export = export
-        self.client = client
-        self.pool = pool
-        self.request = request
-        self.done = done
-        self.userData = userData
-    }
-
-    /// Copies a request document for a call that runs later (at most one byte past the size limit, so the call
-    /// still refuses an oversized one); nil when `text` is NULL. `false` when memory ran out.
-    static func copy(_ text: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>?? {
-        guard let text else { return .some(nil) }
-        let n = strnlen(text, maxRequestBytes + 1)
-        guard let p = malloc(n + 1)?.assumingMemoryBound(to: CChar.self) else { return nil }
-        memcpy(p, text, n)
-        p[n] = 0
-        return .some(p)
-    }
-
-    /// Wipes and frees the request copy.
-    func dropRequest() {
-        if let r = request {
-            wipeMemory(r, strlen(r))
-            free(r)
-            request = nil
-        }
-    }
-
-    /// Runs the export on this thread with the call's cancellation current, and keeps its answer — or, when the
-    /// call was cancelled (before it ran, or before it finished), the `cancelled` error instead.
-    func run() {
-        var out: UnsafeMutablePointer<CChar>? = nil
-        let rc = CallCancellation.with(cancellation) { export(client, request, &out) }
-        dropRequest()
-        // From here a cancel is too late — unless it came first, and then the answer is "cancelled" whatever it was:
-        // the call's own "cancelled" (which names a flow kept for a retry), else one made here.
-        if cancellation.commitNow() || (rc == NAStatus.state.rawValue && Self.saysCancelled(out)) {
-            status = rc
-            result = out
-        } else {
-            na_string_free(out)
-            setCancelled()
-        }
-    }
-
-    /// Whether an answer is the error "cancelled".
-    private static func saysCancelled(_ text: UnsafeMutablePointer<CChar>?) -> Bool {
-        guard let text, let doc = try? JSONValue.parse(Array(UnsafeRawBufferPointer(start: text, count: strlen(text))))
-        else { return false }
-        return doc["error"]?["code"]?.stringValue == "cancelled"
-    }
-
-    func setCancelled() {
-        let error = NativeAuthError.callCancelled("The call was cancelled.")
-        var out: UnsafeMutablePointer<CChar>? = nil
-        status = emit(Encode.error(error), to: &out) ? NAStatus(error).rawValue : NAStatus.noMemory.rawValue
-        result = out
-    }
-
-    /// Calls the host's completion with the answer, then wipes and frees it.
-    func deliver() {
-        let r = result
-        result = nil
-        if let r {
-            done(status, r, userData)
-        } else {
-            done(NAStatus.noMemory.rawValue, outOfMemoryPointer, userData)
-        }
-        na_string_free(r)
-    }
-}
 
 /// A client's started calls: the queue, the worker pool (at most `maxWorkers` threads, started on demand, ending
 /// after `idleSeconds` without work), and — in event-fd mode — the completions waiting for `na_client_dispatch`.
@@ -156,13 +29,17 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
     private var pending: [ObjectIdentifier: StartedCall] = [:]
     /// Cancelled before a worker took them: delivered next, by any worker (or one started for them).
     private var cancelledEarly: [StartedCall] = []
+    /// Finished calls whose done has not been taken for delivery: `completions[completionsHead...]`, in order.
     private var completions: [StartedCall] = []
+    private var completionsHead = 0
+    /// The serial of the last completion queued for dispatch.
+    private var lastSerial: UInt64 = 0
     private var workers = 0
     private var idle = 0
     private var closing = false
     private var eventFD: Int32 = -1
-    /// Threads inside a started call's export or done of this pool, and how deep: a na_client_free from there does
-    /// not wait for what its own thread is doing.
+    /// Threads inside a started call's export or done of this pool, and how deep (one per call on the thread's
+    /// stack): a na_client_free from there does not wait for what its own thread is doing — and for nothing else.
     private var busyThreads: [UInt: Int] = [:]
     /// Threads that freed the client from inside a call or done of this pool (see `shutdown`).
     private var freedFrom: Set<UInt> = []
@@ -426,6 +303,8 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
 
     /// With the mutex held: queues a finished call for `na_client_dispatch` and makes the fd readable.
     private func enqueueCompletion(_ call: StartedCall) {
+        lastSerial += 1
+        call.serial = lastSerial
         completions.append(call)
         var one: UInt64 = 1
         _ = write(eventFD, &one, 8)
@@ -445,25 +324,45 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
         }
     }
 
-    /// `na_client_dispatch`: runs the completions waiting now on this thread; returns how many ran.
+    /// `na_client_dispatch`: runs the completions waiting now on this thread, one at a time; returns how many ran.
+    ///
+    /// One at a time: this thread counts as inside only the done that is running, so a `na_client_free` from inside
+    /// it runs every other done (those this dispatch had not reached yet included) before it returns, and a
+    /// `na_client_dispatch` from inside it runs those waiting then. Completions queued after this call began (also
+    /// those of calls a done started) are left for the next dispatch: the fd is readable for them.
     func dispatch() -> Int {
-        let batch = locked { () -> [StartedCall] in
-            guard eventFD >= 0 else { return [] }
+        let last = locked { () -> UInt64? in
+            guard eventFD >= 0 else { return nil }
             var counter: UInt64 = 0
             _ = read(eventFD, &counter, 8)  // cleared first: a completion queued from now on sets it again
-            let batch = completions
-            completions.removeAll()
-            for call in batch {
-                call.phase = .delivering
-                busyThreads[Self.thisThread, default: 0] += 1
-            }
-            return batch
+            return lastSerial
         }
-        for call in batch {
+        guard let last else { return 0 }
+        var ran = 0
+        while let call = locked({ takeCompletion(upTo: last) }) {
             call.deliver()
             locked { delivered(call) }
+            ran += 1
         }
-        return batch.count
+        return ran
+    }
+
+    /// With the mutex held: the first completion waiting (when it was queued no later than `last`), marked as being
+    /// delivered on this thread.
+    private func takeCompletion(upTo last: UInt64 = .max) -> StartedCall? {
+        guard completionsHead < completions.count, completions[completionsHead].serial <= last else { return nil }
+        let call = completions[completionsHead]
+        completionsHead += 1
+        if completionsHead == completions.count {
+            completions.removeAll(keepingCapacity: true)
+            completionsHead = 0
+        } else if completionsHead > 64 && completionsHead * 2 > completions.count {
+            completions.removeFirst(completionsHead)
+            completionsHead = 0
+        }
+        call.phase = .delivering
+        busyThreads[Self.thisThread, default: 0] += 1
+        return call
     }
 
     // MARK: - Closing
@@ -495,20 +394,14 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
         waiting.store(0, ordering: .relaxed)
         let own = busyThreads[Self.thisThread] ?? 0
         if own > 0 { freedFrom.insert(Self.thisThread) }
+        // One at a time, as in `dispatch`: a done that frees the client again (a nested free) finds only itself
+        // counted as this thread's, so it too returns only once every other done has run.
         while pending.count > own {
-            if !completions.isEmpty {
-                let batch = completions
-                completions.removeAll()
-                for call in batch {
-                    call.phase = .delivering
-                    busyThreads[Self.thisThread, default: 0] += 1
-                }
+            if let call = takeCompletion() {
                 pthread_mutex_unlock(mutex)
-                for call in batch {
-                    call.deliver()
-                    locked { delivered(call) }
-                }
+                call.deliver()
                 pthread_mutex_lock(mutex)
+                delivered(call)
                 continue
             }
             pthread_cond_wait(settled, mutex)

@@ -1,8 +1,9 @@
 /* abi_test.c — the C ABI called as a C program calls it: bad input of every kind must give the documented
- * status and an error document, never a crash; nothing may leak. Built through pkg-config from an install into
- * a temporary prefix with -std=c99 -Wall -Wextra -Werror -pedantic and run under valgrind by `make test`. */
+ * status and an error document, never a crash; nothing may leak. Built (with abi_started.c: the started calls)
+ * through pkg-config from an install into a temporary prefix with -std=c99 -Wall -Wextra -Werror -pedantic and
+ * run under valgrind by `make test`, and against ASan- and TSan-built libraries (make test-asan, test-tsan). */
 #define _POSIX_C_SOURCE 200809L
-#include <nativeauth.h>
+#include "abi_test.h"
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,20 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures = 0;
-static int checks = 0;
-
-#define CHECK(cond, what)                                                                        \
-    do {                                                                                         \
-        checks++;                                                                                \
-        if (!(cond)) {                                                                           \
-            failures++;                                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, what);                       \
-        }                                                                                        \
-    } while (0)
-
-static const char *GOOD = "{\"v\":1,\"authority\":\"http://127.0.0.1:9/contoso.onmicrosoft.com\","
-                          "\"client_id\":\"00001111-aaaa-2222-bbbb-3333cccc4444\"}";
+int failures = 0;
+int checks = 0;
+const char *GOOD = "{\"v\":1,\"authority\":\"http://127.0.0.1:9/contoso.onmicrosoft.com\","
+                   "\"client_id\":\"00001111-aaaa-2222-bbbb-3333cccc4444\"}";
 
 /* Creating a client from `config` must fail with `status`, error code `code` and (if given) `field`. */
 static void expect_new_error(const char *name, const char *config, int status, const char *code, const char *field) {
@@ -125,165 +116,6 @@ static void file_cache(void) {
     }
     unlink(path);
     rmdir(dir);
-}
-
-/* ---- Started calls (na_start): every done exactly once, under valgrind, ASan and TSan ---------------------- */
-
-struct tally {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int done;
-    int twice;      /* a completion seen more than once */
-    int bad_doc;    /* a document without "v":1 */
-    pthread_t last_thread;
-};
-
-struct started {
-    struct tally *tally;
-    int seen;
-    int rc;
-    int cancelled;  /* the error code was "cancelled" */
-};
-
-static void on_done(int rc, const char *result_json, void *user_data) {
-    struct started *s = user_data;
-    pthread_mutex_lock(&s->tally->lock);
-    if (s->seen) s->tally->twice++;
-    s->seen++;
-    s->rc = rc;
-    s->cancelled = result_json && strstr(result_json, "\"code\":\"cancelled\"") != NULL;
-    if (!result_json || !strstr(result_json, "\"v\":1")) s->tally->bad_doc++;
-    s->tally->done++;
-    s->tally->last_thread = pthread_self();
-    pthread_cond_broadcast(&s->tally->cond);
-    pthread_mutex_unlock(&s->tally->lock);
-}
-
-/* Waits (bounded) until `n` completions arrived. */
-static int wait_done(struct tally *t, int n) {
-    struct timespec until;
-    int ok;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 60;
-    pthread_mutex_lock(&t->lock);
-    while (t->done < n) {
-        if (pthread_cond_timedwait(&t->cond, &t->lock, &until) != 0) break;
-    }
-    ok = t->done >= n;
-    pthread_mutex_unlock(&t->lock);
-    return ok;
-}
-
-static const char *CALLS[] = {"client_info", "sign_in", "sign_up", "reset_password", "flow_submit",
-                              "sign_in_interactive", "sign_in_device_code", "get_access_token", "call_api",
-                              "get_account", "get_accounts", "sign_out"};
-#define NCALLS ((int)(sizeof CALLS / sizeof CALLS[0]))
-static const char *REQUESTS[] = {NULL, "{", "{\"username\":\"\xc3\x28\"}", "[1]", "{\"scopes\":42}",
-                                 "{\"username\":\"a@b.c\",\"password\":\"pw\"}", "{\"flow\":\"nope\",\"code\":\"1\"}",
-                                 "{\"url\":\"http://127.0.0.1:9/api\",\"scopes\":[\"s\"]}", "{}"};
-#define NREQUESTS ((int)(sizeof REQUESTS / sizeof REQUESTS[0]))
-
-static void started_calls(void) {
-    struct tally t = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0};
-    struct started s[NCALLS * NREQUESTS], never = {&t, 0, 0, 0};
-    na_client *c = NULL, *d = NULL;
-    na_op *op = (na_op *)0x1, *ops[NCALLS * NREQUESTS];
-    int i, n = 0, fd = -1, rc;
-    char *huge;
-    memset(s, 0, sizeof s);
-
-    /* refused at once, done never runs */
-    CHECK(na_client_new(GOOD, &c, NULL) == NA_OK, "client for started calls");
-    CHECK(na_start(NULL, "sign_in", "{}", on_done, &never, &op) == NA_EINVAL && op == NULL, "NULL client");
-    CHECK(na_start(c, NULL, "{}", on_done, &never, &op) == NA_EINVAL, "NULL call name");
-    CHECK(na_start(c, "sign_in", "{}", NULL, &never, &op) == NA_EINVAL, "NULL done");
-    CHECK(na_start(c, "na_sign_in", "{}", on_done, &never, &op) == NA_EINVAL, "unknown call name");
-    CHECK(na_start(c, "\xff\xfe", "{}", on_done, &never, &op) == NA_EINVAL, "invalid UTF-8 call name");
-    CHECK(na_op_cancel(NULL) == NA_EINVAL, "cancel NULL");
-    na_op_free(NULL);
-    CHECK(na_client_event_fd(c, NULL) == NA_EINVAL, "NULL fd_out");
-    CHECK(na_client_dispatch(NULL) == NA_EINVAL, "dispatch NULL");
-
-    /* every call with every kind of request, on the workers; a 10 MB request too */
-    for (i = 0; i < NCALLS * NREQUESTS; i++) {
-        s[i].tally = &t;
-        rc = na_start(c, CALLS[i % NCALLS], REQUESTS[i / NCALLS], on_done, &s[i], &ops[i]);
-        CHECK(rc == NA_OK, "started");
-        if (rc == NA_OK) n++;
-    }
-    huge = malloc(10u * 1024u * 1024u + 1);
-    if (huge) {
-        struct started big = {&t, 0, 0, 0};
-        memset(huge, 'a', 10u * 1024u * 1024u);
-        huge[10u * 1024u * 1024u] = '\0';
-        CHECK(na_start(c, "sign_in", huge, on_done, &big, NULL) == NA_OK, "a 10 MB request is started");
-        free(huge); /* copied: may go at once */
-        CHECK(wait_done(&t, n + 1), "every started call completed");
-        CHECK(big.rc == NA_EINVAL, "the 10 MB request refused by the call");
-        n++;
-    }
-    CHECK(wait_done(&t, n), "every started call completed");
-    for (i = 0; i < NCALLS * NREQUESTS; i++) {
-        CHECK(s[i].seen == 1, "done ran exactly once");
-        CHECK(na_op_cancel(ops[i]) == NA_ESTATE, "cancel after completion: too late");
-        na_op_free(ops[i]);
-        CHECK(na_op_cancel(ops[i]) == NA_EINVAL, "a freed op is detected");
-        na_op_free(ops[i]);
-    }
-
-    /* cancel right after start: NA_OK means the call ends "cancelled" */
-    for (i = 0; i < 20; i++) {
-        struct started one = {&t, 0, 0, 0};
-        int before = t.done;
-        CHECK(na_start(c, "sign_in", "{\"username\":\"a@b.c\",\"password\":\"pw\"}", on_done, &one, &op) == NA_OK,
-              "started for cancel");
-        rc = na_op_cancel(op);
-        CHECK(rc == NA_OK || rc == NA_ESTATE, "cancel answers OK or too late");
-        CHECK(wait_done(&t, before + 1), "the cancelled call completed");
-        if (rc == NA_OK) CHECK(one.rc == NA_ESTATE && one.cancelled, "an accepted cancel ends with cancelled");
-        na_op_free(op);
-    }
-
-    /* event fd: completions only inside na_client_dispatch, on this thread */
-    CHECK(na_client_new(GOOD, &d, NULL) == NA_OK, "client for the event fd");
-    CHECK(na_client_event_fd(d, &fd) == NA_OK && fd >= 0, "event fd");
-    {
-        struct tally u = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0};
-        struct started e[24];
-        int ran = 0, rounds = 0;
-        memset(e, 0, sizeof e);
-        for (i = 0; i < 24; i++) {
-            e[i].tally = &u;
-            CHECK(na_start(d, CALLS[i % NCALLS], "{}", on_done, &e[i], NULL) == NA_OK, "started (event fd)");
-        }
-        while (ran < 24 && rounds++ < 600) {
-            struct pollfd p = {fd, POLLIN, 0};
-            if (poll(&p, 1, 100) > 0) ran += na_client_dispatch(d);
-        }
-        CHECK(ran == 24 && u.done == 24, "every completion dispatched");
-        CHECK(pthread_equal(u.last_thread, pthread_self()), "done ran on the dispatching thread");
-        CHECK(u.twice == 0 && u.bad_doc == 0, "once each, documents");
-    }
-
-    /* freeing clients with calls in flight: every done has run when na_client_free returns */
-    {
-        int before = t.done;
-        struct started f[30];
-        memset(f, 0, sizeof f);
-        for (i = 0; i < 30; i++) {
-            f[i].tally = &t;
-            CHECK(na_start(i % 2 ? c : d, CALLS[i % NCALLS], REQUESTS[5], on_done, &f[i], NULL) == NA_OK,
-                  "started before free");
-        }
-        na_client_free(c);
-        na_client_free(d);
-        CHECK(t.done == before + 30, "every done ran before na_client_free returned");
-        for (i = 0; i < 30; i++) CHECK(f[i].seen == 1, "once");
-        CHECK(na_start(c, "client_info", "{}", on_done, &never, NULL) == NA_EINVAL, "freed client refused");
-        CHECK(na_client_dispatch(d) == NA_EINVAL, "dispatch on a freed client");
-    }
-    CHECK(never.seen == 0, "refused calls never complete");
-    CHECK(t.twice == 0 && t.bad_doc == 0, "every done once, every document a v:1 document");
 }
 
 int main(void) {
@@ -511,6 +343,7 @@ int main(void) {
     }
 
     started_calls();
+    started_reentrant();
 
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures == 0 ? 0 : 1;

@@ -33,13 +33,21 @@ class Call(Generic[_T]):
     result: Callable[[int, Any], _T]
 
 
-@dataclass(frozen=True)
 class RawCall(Generic[_T]):
-    """An operation whose request is already encoded and whose result is read from its bytes."""
+    """An operation whose request is already encoded and whose result is read from its bytes: ``name``, ``request``,
+    ``result(status, result bytes)``, and ``function``, the blocking export (``na_<name>``) looked up once. A class
+    with slots rather than a dataclass: `TokenMemo` is one, made once per scope set and reused by every call for it,
+    so the hot path makes no object."""
 
-    name: str
-    request: bytes
-    result: Callable[[int, bytes], _T]
+    __slots__ = ("name", "request", "function")
+
+    def __init__(self, name: str, request: bytes) -> None:
+        self.name = name
+        self.request = request
+        self.function: Any = getattr(_native.lib, "na_" + name)
+
+    def result(self, rc: int, raw: bytes) -> _T:
+        raise NotImplementedError
 
 
 def _call(name: str, request: Dict[str, Any], parse: Callable[[Dict[str, Any]], _T]) -> Call[_T]:
@@ -152,16 +160,28 @@ def sign_in_device_code(states: StateMaker, scopes: Optional[Sequence[str]]) -> 
 
 # -- tokens, APIs, account ----------------------------------------------------------------------------------------
 
-class TokenMemo:
-    """get_access_token's memo for one scope set: the encoded request, and the last answer's bytes with the
-    AccessToken made of them (one tuple, replaced whole: a thread never sees the bytes of one answer with the token of
-    another)."""
+class TokenMemo(RawCall[AccessToken]):
+    """get_access_token's memo for one scope set, and the call itself: the encoded request, and the last answer's
+    bytes with the AccessToken made of them (one tuple, replaced whole: a thread never sees the bytes of one answer
+    with the token of another)."""
 
-    __slots__ = ("request", "last")
+    __slots__ = ("last",)
 
     def __init__(self, request: bytes) -> None:
-        self.request = request
+        super().__init__("get_access_token", request)
         self.last: Optional[Tuple[bytes, AccessToken]] = None
+
+    def result(self, rc: int, raw: bytes) -> AccessToken:
+        """The token of an answer: the previous one's when the bytes are the same (a cached token), else parsed."""
+        last = self.last
+        if rc == 0 and last is not None and raw == last[0]:
+            return last[1]
+        rc, doc = _native.parse(rc, raw.decode("utf-8", errors="replace"))
+        if rc != 0:
+            raise errors.from_document(rc, doc)
+        token = AccessToken.from_json(doc)
+        self.last = (raw, token)
+        return token
 
 
 TokenMemos = Dict[Tuple[Tuple[str, ...], bool], TokenMemo]
@@ -171,8 +191,8 @@ TokenMemos = Dict[Tuple[Tuple[str, ...], bool], TokenMemo]
 def get_access_token(memos: TokenMemos, scopes: Optional[Sequence[str]], force_refresh: bool,
                      claims: Union[Mapping[str, Any], str, None],
                      account: Optional[str]) -> Union[Call[AccessToken], RawCall[AccessToken]]:
-    """``na_get_access_token``: with ``claims`` or ``account`` a plain call; otherwise the memo's encoded request,
-    whose result is parsed only when it differs from the previous answer."""
+    """``na_get_access_token``: with ``claims`` or ``account`` a plain call; otherwise the scope set's `TokenMemo`
+    (made on its first use), whose result is parsed only when it differs from the previous answer."""
     if scopes is None:
         scopes = []
     if claims is not None or account is not None:
@@ -200,20 +220,7 @@ def get_access_token(memos: TokenMemos, scopes: Optional[Sequence[str]], force_r
             if len(memos) >= 256:
                 memos.clear()
             memos[key] = memo
-    found = memo
-
-    def result(rc: int, raw: bytes) -> AccessToken:
-        last = found.last
-        if rc == 0 and last is not None and raw == last[0]:
-            return last[1]
-        rc, doc = _native.parse(rc, raw.decode("utf-8", errors="replace"))
-        if rc != 0:
-            raise errors.from_document(rc, doc)
-        token = AccessToken.from_json(doc)
-        found.last = (raw, token)
-        return token
-
-    return RawCall("get_access_token", memo.request, result)
+    return memo
 
 
 def call_api(url: str, scopes: Optional[Sequence[str]], method: str, headers: Optional[Mapping[str, str]],

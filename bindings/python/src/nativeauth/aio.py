@@ -45,7 +45,8 @@ per loop. Once its loop is closed, the next loop to use it takes it over (``asyn
 Closing.  ``aclose()`` (or leaving ``async with``) cancels the calls still running — their coroutines raise
 `nativeauth.CancelledError` — waits for them on the loop, removes the event fd from the loop and frees the client.
 Calls after it raise `nativeauth.ClientClosedError`. A client dropped unclosed is freed by the garbage collector with
-a `ResourceWarning`.
+a `ResourceWarning`, on any thread: its event fd leaves its loop first (on the loop's thread while the loop runs), and
+it is freed even when its loop never runs again.
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, TypeVar, Union
 
-from . import _calls, _native, errors
+from . import _aio_drop, _calls, _native, errors
 from .client import BrowserOpener, _ClientCore
 from .documents import ClientInfo
 from .states import (AccessToken, Account, ApiResponse, AuthMethod, State, _AttributesRequiredFields,
@@ -229,13 +230,12 @@ class AsyncClient(_ClientCore):
         try:
             warnings.warn(f"unclosed {type(self).__name__}: use 'async with' or 'await client.aclose()'",
                           ResourceWarning, source=self)
-            loop = self._loop
-            if loop is not None and not loop.is_closed() and threading.get_ident() != self._thread:
-                # The reader belongs to the loop: it is removed, and the client freed, on the loop's thread.
-                loop.call_soon_threadsafe(_release, loop, self._fd, handle)
-                return
-            _release(loop, self._fd, handle)
-        except Exception:  # interpreter shutdown, a loop closed meanwhile: nothing more can be done
+        except Exception:  # warnings made errors: the client is freed all the same
+            pass
+        try:
+            # Its event fd leaves the loop first — on the loop's thread when the loop runs on another (_aio_drop).
+            _aio_drop.drop(self._loop, self._thread, self._fd, handle)
+        except Exception:  # interpreter shutdown: nothing more can be done
             pass
 
     def _other_loop(self) -> str:
@@ -378,15 +378,6 @@ class AsyncClient(_ClientCore):
         """`nativeauth.Client.info` (a coroutine method here): the library ``version`` and the effective
         ``config``."""
         return await self._run(_calls.client_info())
-
-
-def _release(loop: Optional[asyncio.AbstractEventLoop], fd: int, handle: int) -> None:
-    """Frees a client dropped unclosed: its event fd leaves the loop first (when the loop is still open)."""
-    try:
-        if loop is not None and not loop.is_closed():
-            loop.remove_reader(fd)
-    finally:
-        _native.lib.na_client_free(handle)
 
 
 # -- the states that continue -------------------------------------------------------------------------------------

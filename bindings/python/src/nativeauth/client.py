@@ -260,7 +260,8 @@ class Client(_ClientCore):
         handle = self._handle
         if handle is None:
             raise errors.ClientClosedError("the client is closed", status=-1)
-        return call.result(*_native.call_raw(getattr(_native.lib, "na_" + call.name), handle, call.request))
+        rc, raw = _native.call_raw(call.function, handle, call.request)
+        return call.result(rc, raw)
 
     def _state(self, doc: Mapping[str, Any]) -> State:
         return state_from_json(self, doc)

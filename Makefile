@@ -2,8 +2,11 @@
 #   make                     release libnativeauth.so (static Swift stdlib, only na_* exported, SONAME .so.1)
 #   make install PREFIX=…    lib/libnativeauth.so{,.1,.$(VERSION)}, include/nativeauth.h, lib/pkgconfig/nativeauth.pc,
 #                            bin/nativeauth (+ docker-credential-nativeauth), bin/nativeauth-emulator
-#   make deps                install system packages (apt) needed to build and test
+#   make deps                install what building and the demo need (apt)
+#   make deps-test           and everything the tests use (apt; Python tools in build/venv)
 #   make demo                the main job: emulator + C and Python tutorials
+#   make packages            dist/: the four Debian packages (lintian-checked) and the manylinux wheel
+#   make test-packages       those installed and used in a clean debootstrap'ed Debian with no Swift (packaging/)
 #   make gtk-demo            the GTK 4 sample app (bindings/c/gtk) against the emulator, in a window
 #   make test-gtk            that app under Xvfb: scripted sessions, screenshots in build/gtk/ (skipped without GTK 4)
 #   make bench               load time, JSON boundary, cached token, peak memory (measured, never asserted)
@@ -14,12 +17,13 @@
 #                            part of make test
 #   make test                lint, docs, then every test: swift test under ASan + UBSan (test-asan), the fuzz corpora
 #                            replayed, MSAL interop, Python package, ABI checks, C tests under valgrind, the GTK app,
-#                            the Go package (when go is installed), the wheel, fuzz-ci, test-tsan
+#                            the Go package (when go is installed), the wheel, the packages, fuzz-ci, test-tsan
 #   make test-swift          swift test without sanitizers (the quick run while developing)
 #   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 20 s each
 #   make test-asan           swift test and the C ABI test under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan           swift test and the C ABI test (threads) under ThreadSanitizer
-#   make wheel               dist/nativeauth-<version>-py3-none-<platform>.whl: the Python package with the library inside
+#   make wheel               dist/nativeauth-<version>-py3-none-manylinux_2_<N>_x86_64.whl: the Python package with the
+#                            library, the command and what they need inside (auditwheel)
 #   make test-wheel          installs that wheel into a fresh virtual environment and signs in against the emulator
 #   make test-go             the Go binding (bindings/go): gofmt, go vet, go test against the emulator
 #                            (GO_TEST_FLAGS=-race adds the race detector: about 40 s more, it rebuilds the std library)
@@ -154,7 +158,7 @@ uninstall:
 
 # The Swift suite runs once, under ASan + UBSan (test-asan): a plain `swift test` (make test-swift) would repeat it.
 test: lint docs test-asan test-fuzz-corpus test-interop test-python test-abi test-examples test-gtk test-go \
-      test-wheel fuzz-ci test-tsan
+      test-wheel test-packages fuzz-ci test-tsan
 	@rm -rf $(NA_TMP)
 
 # The tree is formatted as .swift-format says, no line is longer than 120 columns, and the Python package, its tests

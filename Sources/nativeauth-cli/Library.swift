@@ -2,7 +2,7 @@ internal import Glibc
 import NativeAuthCABI
 import NativeAuthJSON
 
-/// The command's exit codes (README, "The command line").
+/// The command's exit codes (docs/command-line.md, "Exit codes and errors").
 enum ExitCode: Int32 {
     case ok = 0
     case error = 1

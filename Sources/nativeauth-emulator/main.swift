@@ -16,7 +16,7 @@ func fail(_ message: String) -> Never {
 let usage = """
     usage: nativeauth-emulator [--port N|0] [--config FILE] [--ready-file FILE] [--tls] [--tls-dir DIR] [--quiet]
       --port N         TCP port on 127.0.0.1 (default 0: a free port)
-      --config FILE    JSON tenant configuration (default: the built-in demo tenant; see README)
+      --config FILE    JSON tenant configuration (default: the built-in demo tenant; docs/emulator.md)
       --ready-file F   also write the ready line to F
       --tls            serve HTTPS with a freshly generated local CA (its path is in the ready line as ca_file)
       --tls-dir DIR    where to write ca.pem / server.pem / server-key.pem (default: a new temp directory)

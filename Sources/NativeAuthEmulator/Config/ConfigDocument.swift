@@ -1,7 +1,7 @@
 import NativeAuthJSON
 
-/// Reading a configuration document (`nativeauth-emulator --config FILE`, README "Configuration"). Members are read in
-/// a fixed order, so the first refused one is reported.
+/// Reading a configuration document (`nativeauth-emulator --config FILE`, docs/emulator.md "Configuration file").
+/// Members are read in a fixed order, so the first refused one is reported.
 extension EmulatorConfig {
     /// Reads a configuration document; members not given keep the demo tenant's values.
     public static func load(json: JSONValue) throws(JSONFieldError) -> EmulatorConfig {

@@ -1,7 +1,7 @@
 import NativeAuthJSON
 
-/// The test controls (`/_emulator/…`, README "Test controls"): a route table of small handlers over the services.
-/// Every call needs the ready document's control token (`X-Emulator-Token`); without it, nothing happens.
+/// The test controls (`/_emulator/…`, docs/emulator.md "Test controls"): a route table of small handlers over the
+/// services. Every call needs the ready document's control token (`X-Emulator-Token`); without it, nothing happens.
 struct ControlPlane: Sendable {
     let services: Services
     let controlToken: String

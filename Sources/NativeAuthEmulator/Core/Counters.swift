@@ -1,7 +1,7 @@
 import NativeAuthJSON
 import Synchronization
 
-/// The names of the emulator's counters, as `GET /_emulator/counters` reports them (README, "Test controls").
+/// The names of the emulator's counters, as `GET /_emulator/counters` reports them (docs/emulator.md, "Test controls").
 enum Counter: String, CaseIterable, Sendable {
     /// TCP connections accepted (survives `POST /_emulator/reset`).
     case connections

@@ -1,5 +1,5 @@
-/// The built-in demo tenant (documented in docs/emulator.md): three applications, four users (password, one-time code, MFA,
-/// MFA registration), sign-up attributes and two sample APIs.
+/// The built-in demo tenant (documented in docs/emulator.md): three applications, four users (password, one-time
+/// code, MFA, MFA registration), sign-up attributes and two sample APIs.
 extension EmulatorConfig {
     public static var demo: EmulatorConfig {
         var c = EmulatorConfig()

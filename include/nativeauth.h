@@ -294,7 +294,8 @@ int na_client_new(const char *config_json, na_client **out_client, char **out_er
 
 /* Frees a client and everything it holds (tokens are wiped). NULL-safe; freeing twice is detected and ignored.
  * Calls still running on other threads stop waiting and answer "cancelled" (see Threads above). Started
- * operations are cancelled and their done functions have all run when it returns (see "Asynchronous calls"). */
+ * operations are cancelled and their done functions have all run when it returns, and token refreshes they had
+ * already sent have been finished and stored, which it waits for (see "Asynchronous calls", Freeing). */
 void na_client_free(na_client *client);
 
 /* Describes a client: its effective configuration.
@@ -665,7 +666,8 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  *   event fd (na_client_event_fd), every done not yet run — of operations started before or after — runs only
  *   inside na_client_dispatch, on the thread that calls it, in completion order: operations still run on the
  *   workers, but none of the program's code does. The log and browser callbacks are called on the worker running
- *   the operation, as from a blocking call.
+ *   the operation, as from a blocking call — except the log lines of a token refresh (na_get_access_token,
+ *   na_call_api), which a started operation makes on a library thread of its own (see Cancelling).
  *
  * Cancelling.  na_op_cancel ends the operation's wait promptly — the HTTP request in flight (aborted), a refresh
  *   another call or process is making, a browser redirect, a device-code approval, a poll — or takes it out of the
@@ -677,13 +679,23 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  *   (browser, device code, password-reset poll) ends the flow. A call_api whose request already reached the API
  *   may have had its effect there. done still runs, once, after na_op_cancel returns (on a worker, or in
  *   na_client_dispatch).
+ *   A token refresh (get_access_token, call_api) is not aborted once its request was sent: the server has then
+ *   redeemed the refresh token (and, rotating them, issued the only one that still works), so the refresh is
+ *   finished in the background — bounded by request_timeout_ms — and its tokens are stored, while the operation
+ *   ends "cancelled" at once. Other calls waiting for that refresh get its token; the cache file's refresh lock is
+ *   held until it was stored. Cancelled before it was sent, the refresh ends and sends nothing. A sign-in's token
+ *   request (a code from the browser or the device-code poll, native authentication) is aborted: the sign-in is
+ *   what the cancel refuses, and it stores nothing (the code it redeemed was its own; no sign-in is lost).
  *
  * Freeing.  na_client_free cancels every operation of the client still queued or running, waits for them to end,
  *   and has every done not yet run called before it returns — on the freeing thread for operations that had not
- *   started and in event-fd mode, else on their worker. So after na_client_free returns, no done of that client
- *   runs again and every user_data may be freed. (Called from inside a done of that client, it waits for the
- *   others but not for the done it is called from.) Do not call it while holding a lock that a done of that
- *   client takes.
+ *   started and in event-fd mode, else on their worker. It also waits for the token refreshes of cancelled
+ *   operations that are being finished in the background (see Cancelling: bounded by request_timeout_ms for each
+ *   request the refresh still makes, and by the cache file's lock wait), so their tokens are stored. So after
+ *   na_client_free returns, no done of that client runs again, no log line of its operations reaches the log
+ *   callback, and every user_data may be freed. (Called from inside a done of that client, it waits for the
+ *   others but not for the done it is called from; from inside a log callback, not for the refresh logging.) Do
+ *   not call it while holding a lock that a done or the log callback of that client takes.
  */
 #define NA_ASYNC_WORKERS 4
 

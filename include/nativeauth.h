@@ -249,6 +249,13 @@ typedef struct na_client na_client;
  *   (cache_unreadable, cache_write_failed, cache_insecure or cache_key_invalid) after taking effect, the client keeps
  *   working from memory, and the next change that can be written writes it too. na_client_info reports the last
  *   problem as "cache":{"problem":"<code>"}.
+ *   A refresh reserves the room for its write before it sends the refresh token: under the write lock it creates
+ *   its temporary file ("<path>.reserved-<pid>-<random>", held with flock until renamed) pre-allocated
+ *   (posix_fallocate) for the file's current size plus 64 KiB. With the disk full the refresh is refused —
+ *   cache_write_failed, nothing sent, the sign-in unchanged. Should the write still fail after the server answered
+ *   (fsync, rename, tokens larger than the room), the new tokens are kept in memory as above and the message says
+ *   the sign-in may need renewing (if the program ends before a later write succeeds, the file holds a refresh token
+ *   the server has replaced).
  *   Encryption ("encryption_key"): AES-256-GCM through libcrypto. The file is then binary: "NACE", version 0x01,
  *   an 8-byte key id (the first 8 bytes of SHA-256("nativeauth cache key id" || key)), a 12-byte random nonce (new
  *   for every write), the ciphertext and the 16-byte tag; the first 25 bytes are authenticated too. An encrypted
@@ -534,7 +541,8 @@ int na_sign_in_device_code(na_client *client, const char *request_json, char **o
  * na_sign_in_interactive (requests take "claims" as an object or as a string holding one).
  * Errors: no_account (NA_ENOTFOUND), account_required, interaction_required and refresh_token_expired
  * (NA_EINTERACTION: sign in again; the dead refresh token is dropped), password_change_required, browser_required,
- * invalid_scope, declined_scopes, cache_write_failed (a rotated refresh token could not be written), timeout (a
+ * invalid_scope, declined_scopes, cache_write_failed (a rotated refresh token could not be written: kept in memory;
+ * or no room for it on the disk: the refresh was not sent — see the cache in na_client_new), timeout (a
  * refresh another call or process is making did not finish in time), cancelled (the client is being freed),
  * reentrant_call (called from a callback on the thread that is refreshing). */
 int na_get_access_token(na_client *client, const char *request_json, char **out_json);

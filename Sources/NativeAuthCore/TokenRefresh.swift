@@ -1,6 +1,6 @@
 /// The refresh-token grant of `TokenService.accessToken`: shared by concurrent calls (`RefreshGate`), by processes
-/// (the store's exclusive refresh lock), and finished in the background when a started call that sent it is
-/// cancelled (`BackgroundRefreshes`).
+/// (the store's exclusive refresh lock), finished in the background when a started call that sent it is cancelled
+/// (`BackgroundRefreshes`), and reserved before it is sent (`TokenStore.reserveWrite`).
 extension TokenService {
     /// Everything a shared refresh needs, taken to the thread that runs it.
     struct RefreshPlan: Sendable {
@@ -41,6 +41,19 @@ extension TokenService {
                 }
             }
         )
+    }
+
+    /// A refresh whose tokens could not be written (they are kept in memory: this client goes on with them, and
+    /// writes them with its next change that can be written). When the server rotated the refresh token, the file
+    /// still holds the redeemed one: the error says the sign-in may need renewing should this process end first.
+    static func unwritten(_ error: NativeAuthError, rotated: Bool) -> NativeAuthError {
+        guard rotated, error.category == .storage else { return error }
+        var e = error
+        e.message =
+            "\(error.message) The refreshed tokens are kept in memory and written at the next chance; if this "
+            + "program ends before that, the sign-in may need renewing (the server replaced the refresh token the "
+            + "file still holds)."
+        return e
     }
 
     /// What a refresh is for, to tell whether a token another process stored meanwhile already serves it.
@@ -120,6 +133,10 @@ extension TokenService {
                 throw NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
             }
             let endpoint = try provider.tokenEndpoint(server)
+            // Reserve before you redeem: a refresh whose rotated refresh token could not be stored signs the user
+            // out, so the room for the write is made first (a full disk refuses the refresh: nothing is sent).
+            try cache.reserveWrite()
+            defer { cache.releaseReservedWrite() }
             try BackgroundRefreshes.sending()
             logger.log(
                 .info,
@@ -168,17 +185,31 @@ extension TokenService {
                 server: server,
                 policy: IDTokenPolicy(strict: false)
             )
-            // A rotated refresh token that cannot be written is reported: the next process would present the old
-            // one.
-            try cache.update { d in
-                // Signed out, or signed in again, while this refresh was on the wire: keep nothing of it.
-                guard var entry = d.accounts[accountID], entry.session == session else { return }
-                if let newRT = response.refreshToken, entry.refreshToken == rt { entry.refreshToken = newRT }
-                if let account, account.homeAccountID == accountID, account.idToken != nil { entry.account = account }
-                entry.store(token)
-                d.accounts[accountID] = entry
+            // A rotated refresh token that cannot be written is kept in memory and reported: the next process
+            // would present the old one.
+            do {
+                try cache.update { d in
+                    // Signed out, or signed in again, while this refresh was on the wire: keep nothing of it.
+                    guard var entry = d.accounts[accountID], entry.session == session else { return }
+                    if let newRT = response.refreshToken, entry.refreshToken == rt { entry.refreshToken = newRT }
+                    if let account, account.homeAccountID == accountID, account.idToken != nil {
+                        entry.account = account
+                    }
+                    entry.store(token)
+                    d.accounts[accountID] = entry
+                }
+            } catch {
+                throw Self.unwritten(error, rotated: response.refreshToken.map { !($0 == rt) } ?? false)
             }
             return token
         }
     }
+}
+
+extension TokenCache {
+    /// See `TokenStore.reserveWrite`.
+    func reserveWrite() throws(NativeAuthError) { try store.reserveWrite() }
+
+    /// See `TokenStore.releaseReservedWrite`.
+    func releaseReservedWrite() { store.releaseReservedWrite() }
 }

@@ -82,7 +82,8 @@ class Lines:
 
 def test_a_forced_refresh_cancelled_on_the_wire_is_finished_and_kept(emulator: Emulator) -> None:
     """Cancelled while the server holds the answer of a refresh it already made: the call ends ``cancelled`` before
-    the answer is released; once it is, the next forced refresh works (the rotated refresh token was stored)."""
+    the answer is released; once it is, the next forced refreshes work (the first may share the finishing refresh;
+    the second is a grant of its own with the stored, rotated refresh token)."""
     todo = scope(emulator, "ToDoList")
 
     async def main() -> Tuple[int, na.AccessToken]:
@@ -96,13 +97,14 @@ def test_a_forced_refresh_cancelled_on_the_wire_is_finished_and_kept(emulator: E
                 await task
             still_held = held(emulator)  # the call ended without waiting for the answer
             emulator.control("POST", "faults/release")
+            assert not (await client.get_access_token([todo], force_refresh=True)).from_cache
             return still_held, await client.get_access_token([todo], force_refresh=True)
 
     still_held, token = asyncio.run(main())
     assert still_held == 1
     assert not token.from_cache and todo in token.scopes
     assert no_reuse(emulator)
-    assert refresh_grants(emulator) == 2
+    assert refresh_grants(emulator) >= 2
 
 
 def test_calls_waiting_for_a_cancelled_calls_refresh_get_its_result(emulator: Emulator) -> None:

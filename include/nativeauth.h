@@ -699,7 +699,8 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  *   and has every done not yet run called before it returns — on the freeing thread for operations that had not
  *   started and in event-fd mode, else on their worker. It also waits for the token refreshes of cancelled
  *   operations that are being finished in the background (see Cancelling: bounded by request_timeout_ms for each
- *   request the refresh still makes, and by the cache file's lock wait), so their tokens are stored. So after
+ *   request the refresh still makes, a Retry-After within retry_after_max_s, and the cache file's lock wait), so
+ *   their tokens are stored. So after
  *   na_client_free returns, no done of that client runs again, no log line of its operations reaches the log
  *   callback, and every user_data may be freed. (Called from inside a done of that client, it waits for the
  *   others but not for the done it is called from; from inside a log callback, not for the refresh logging.) Do

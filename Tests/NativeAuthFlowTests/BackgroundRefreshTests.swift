@@ -27,7 +27,8 @@ import Testing
 
     @Test func aCancelledRefreshIsFinishedAndSharedWithTheCallWaitingForIt() async throws {
         let emu = try EmulatorProcess()
-        let c = try ABIClient(emu)
+        // A held answer is released by the test: on a loaded machine, no request may time out meanwhile.
+        let c = try ABIClient(emu, ["request_timeout_ms": 300_000])
         let (todo, _) = emu.apiScopes
         signIn(c, todo)
         try holdNextTokenAnswer(emu)
@@ -59,7 +60,9 @@ import Testing
         let emu = try EmulatorProcess()
         let probe = Probe()
         var h: OpaquePointer? = nil
-        let config: JSONValue = ["authority": .string(emu.authority), "client_id": .string(emu.clientID)]
+        let config: JSONValue = [
+            "authority": .string(emu.authority), "client_id": .string(emu.clientID), "request_timeout_ms": 300_000,
+        ]
         #expect(na_client_new(config.serialized(), &h, nil) == NA_OK)
         probe.handle.store(UInt(bitPattern: h), ordering: .releasing)
         let (todo, _) = emu.apiScopes

@@ -249,6 +249,13 @@ typedef struct na_client na_client;
  *   (cache_unreadable, cache_write_failed, cache_insecure or cache_key_invalid) after taking effect, the client keeps
  *   working from memory, and the next change that can be written writes it too. na_client_info reports the last
  *   problem as "cache":{"problem":"<code>"}.
+ *   A refresh reserves the room for its write before it sends the refresh token: under the write lock it creates
+ *   its temporary file ("<path>.reserved-<pid>-<random>", held with flock until renamed) pre-allocated
+ *   (posix_fallocate) for the file's current size plus 64 KiB. With the disk full the refresh is refused —
+ *   cache_write_failed, nothing sent, the sign-in unchanged. Should the write still fail after the server answered
+ *   (fsync, rename, tokens larger than the room), the new tokens are kept in memory as above and the message says
+ *   the sign-in may need renewing (if the program ends before a later write succeeds, the file holds a refresh token
+ *   the server has replaced).
  *   Encryption ("encryption_key"): AES-256-GCM through libcrypto. The file is then binary: "NACE", version 0x01,
  *   an 8-byte key id (the first 8 bytes of SHA-256("nativeauth cache key id" || key)), a 12-byte random nonce (new
  *   for every write), the ciphertext and the 16-byte tag; the first 25 bytes are authenticated too. An encrypted
@@ -294,7 +301,8 @@ int na_client_new(const char *config_json, na_client **out_client, char **out_er
 
 /* Frees a client and everything it holds (tokens are wiped). NULL-safe; freeing twice is detected and ignored.
  * Calls still running on other threads stop waiting and answer "cancelled" (see Threads above). Started
- * operations are cancelled and their done functions have all run when it returns (see "Asynchronous calls"). */
+ * operations are cancelled and their done functions have all run when it returns, and token refreshes they had
+ * already sent have been finished and stored, which it waits for (see "Asynchronous calls", Freeing). */
 void na_client_free(na_client *client);
 
 /* Describes a client: its effective configuration.
@@ -533,7 +541,8 @@ int na_sign_in_device_code(na_client *client, const char *request_json, char **o
  * na_sign_in_interactive (requests take "claims" as an object or as a string holding one).
  * Errors: no_account (NA_ENOTFOUND), account_required, interaction_required and refresh_token_expired
  * (NA_EINTERACTION: sign in again; the dead refresh token is dropped), password_change_required, browser_required,
- * invalid_scope, declined_scopes, cache_write_failed (a rotated refresh token could not be written), timeout (a
+ * invalid_scope, declined_scopes, cache_write_failed (a rotated refresh token could not be written: kept in memory;
+ * or no room for it on the disk: the refresh was not sent — see the cache in na_client_new), timeout (a
  * refresh another call or process is making did not finish in time), cancelled (the client is being freed),
  * reentrant_call (called from a callback on the thread that is refreshing). */
 int na_get_access_token(na_client *client, const char *request_json, char **out_json);
@@ -665,7 +674,9 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  *   event fd (na_client_event_fd), every done not yet run — of operations started before or after — runs only
  *   inside na_client_dispatch (or na_client_free), on the thread that calls it, one at a time, in completion order:
  *   operations still run on the workers, but none of the program's code does. The log and browser callbacks are
- *   called on the worker running the operation, as from a blocking call.
+ *   called on the worker running the operation, as from a blocking call — except the log lines of a token refresh
+ *   (na_get_access_token, na_call_api), which a started operation makes on a library thread of its own (see
+ *   Cancelling).
  *
  * Cancelling.  na_op_cancel ends the operation's wait promptly — the HTTP request in flight (aborted), a refresh
  *   another call or process is making, a browser redirect, a device-code approval, a poll — or takes it out of the
@@ -677,16 +688,27 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  *   (browser, device code, password-reset poll) ends the flow. A call_api whose request already reached the API
  *   may have had its effect there. done still runs, once, after na_op_cancel returns (on a worker, or in
  *   na_client_dispatch).
+ *   A token refresh (get_access_token, call_api) is not aborted once its request was sent: the server has then
+ *   redeemed the refresh token (and, rotating them, issued the only one that still works), so the refresh is
+ *   finished in the background — bounded by request_timeout_ms — and its tokens are stored, while the operation
+ *   ends "cancelled" at once. Other calls waiting for that refresh get its token; the cache file's refresh lock is
+ *   held until it was stored. Cancelled before it was sent, the refresh ends and sends nothing. A sign-in's token
+ *   request (a code from the browser or the device-code poll, native authentication) is aborted: the sign-in is
+ *   what the cancel refuses, and it stores nothing (the code it redeemed was its own; no sign-in is lost).
  *
  * Freeing.  na_client_free cancels every operation of the client still queued or running, waits for them to end,
  *   and has every done not yet run called before it returns — on the freeing thread for operations that had not
- *   started and in event-fd mode, else on their worker. So after na_client_free returns, no done of that client
- *   runs again and every user_data may be freed. Called from inside a done of that client, it waits for the
- *   others but not for the done it is called from — and, when that done was run by na_client_dispatch or by
- *   another na_client_free, the completions that call had not reached yet are run (on this thread) before it
- *   returns, and that call runs no more. Called from a log or browser callback of a running operation, it does not
- *   wait for that operation, whose done runs on its worker once the callback returned (in event-fd mode too: no
- *   dispatch follows). Do not call it while holding a lock that a done of that client takes.
+ *   started and in event-fd mode, else on their worker. It also waits for the token refreshes of cancelled
+ *   operations that are being finished in the background (see Cancelling: bounded by request_timeout_ms for each
+ *   request the refresh still makes, a Retry-After within retry_after_max_s, and the cache file's lock wait), so
+ *   their tokens are stored. So after na_client_free returns, no done of that client runs again, no log line of its
+ *   operations reaches the log callback, and every user_data may be freed. Called from inside a done of that client,
+ *   it waits for the others but not for the done it is called from — and, when that done was run by
+ *   na_client_dispatch or by another na_client_free, the completions that call had not reached yet are run (on this
+ *   thread) before it returns, and that call runs no more. Called from a log or browser callback of a running
+ *   operation, it does not wait for that operation, whose done runs on its worker once the callback returned (in
+ *   event-fd mode too: no dispatch follows), nor, from a log callback, for the refresh logging. Do not call it while
+ *   holding a lock that a done or the log callback of that client takes.
  */
 #define NA_ASYNC_WORKERS 4
 

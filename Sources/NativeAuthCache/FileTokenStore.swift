@@ -50,6 +50,8 @@ public final class FileTokenStore: TokenStore {
         /// What the next token or account call answers once (`takeNotice`): the file was set aside because its key
         /// left the key store.
         var notice: NativeAuthError?
+        /// Room reserved for a thread's next write (`reserveWrite`), by thread.
+        var reserved: [UInt: CacheReservation] = [:]
     }
 
     /// - Parameters:
@@ -232,7 +234,7 @@ public final class FileTokenStore: TokenStore {
             format.apply(accounts, ids: ids, to: &document, now: Double(time(nil)))
             CacheFiles.removeStaleTemporaries(path)
             do throws(NativeAuthError) {
-                let signature = try write(document)
+                let signature = try write(document, into: s.reserved.removeValue(forKey: Self.thisThread))
                 s.signature = signature
                 s.announced = nil
                 s.document = document
@@ -414,43 +416,6 @@ public final class FileTokenStore: TokenStore {
             throw NativeAuthError(.cacheKeyInvalid, "The token cache file is encrypted and no key is configured.")
         }
         return UnifiedCache(parsing: try encryption.open(bytes), owner: owner)
-    }
-
-    /// Serialises (and seals) `document` and replaces the file with it.
-    func write(_ document: UnifiedCache) throws(NativeAuthError) -> FileSignature? {
-        if let encryption {
-            var bytes = document.serialized()
-            defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
-            var sealed = try encryption.seal(bytes)
-            defer { sealed.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
-            return try CacheFiles.replace(path, with: sealed)
-        }
-        // Unchanged runs of the file are written from where they are; only new bytes are held apart.
-        let pieces = document.pieces()
-        var owned: [UnsafeMutableRawBufferPointer] = []
-        defer {
-            for b in owned {
-                if let p = b.baseAddress { wipeMemory(p, b.count) }
-                b.deallocate()
-            }
-        }
-        var parts: [UnsafeRawBufferPointer] = []
-        parts.reserveCapacity(pieces.count)
-        for piece in pieces {
-            switch piece {
-            case .range(let r): parts.append(document.source.slice(r))
-            case .bytes(let b):
-                let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, b.count), alignment: 1)
-                b.withUnsafeBytes {
-                    if let src = $0.baseAddress, let dst = copy.baseAddress {
-                        dst.copyMemory(from: src, byteCount: b.count)
-                    }
-                }
-                owned.append(copy)
-                parts.append(UnsafeRawBufferPointer(rebasing: copy[0..<b.count]))
-            }
-        }
-        return try CacheFiles.replace(path, with: parts)
     }
 
     // MARK: - Reporting

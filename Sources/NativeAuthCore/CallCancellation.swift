@@ -21,8 +21,12 @@ public final class CallCancellation: Sendable {
     private let state = Mutex(State())
     /// Mirrors `phase == .cancelled` for lock-free polling by waits.
     private let flag = Atomic<Bool>(false)
+    /// The cancellation of a refresh that finishes in the background (see `BackgroundRefreshes`), not of a call.
+    let isBackgroundRefresh: Bool
 
-    public init() {}
+    public init() { isBackgroundRefresh = false }
+
+    init(backgroundRefresh: Bool) { isBackgroundRefresh = backgroundRefresh }
 
     /// Whether the call was cancelled.
     public var isCancelled: Bool { flag.load(ordering: .acquiring) }
@@ -75,7 +79,8 @@ public final class CallCancellation: Sendable {
     }
 
     /// Registers `wake` to run when the call is cancelled (at once, when it already was) until `removeWaker` is
-    /// called with the answer. A waker must not block, take locks or call back into the library, and must be safe
+    /// called with the answer. A waker must not block, take locks other than leaf locks (a lock under which nothing
+    /// else is taken: another cancellation's, a waiting thread's) or call back into the library, and must be safe
     /// to call from any thread (it runs under this cancellation's lock).
     public func addWaker(_ wake: @escaping @Sendable () -> Void) -> Int {
         let id = state.withLock { s -> Int? in

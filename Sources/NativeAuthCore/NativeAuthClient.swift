@@ -80,6 +80,11 @@ public final class NativeAuthClient: Sendable {
     /// Whether `close` was called.
     public var isClosing: Bool { closing.isSet }
 
+    /// Waits until the token refreshes of cancelled started calls, finishing on threads of their own, have stored
+    /// their tokens (see `BackgroundRefreshes`; each is bounded by the request timeout and the cache file's lock
+    /// wait). Called when the host frees the client, after its started calls ended.
+    public func waitForBackgroundRefreshes() { tokens.background.drain() }
+
     /// Replaces the browser launcher (nil: back to the system's). Waits until invocations of the old one running on
     /// other threads have returned: once this returns, the old launcher is never called again. Returns false,
     /// changing nothing, when called from inside this client's own launcher.

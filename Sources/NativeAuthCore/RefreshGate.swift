@@ -2,6 +2,8 @@ internal import Glibc
 
 /// Single-flight refreshes. Only one refresh runs per client at a time (so a refresh token is never presented twice
 /// concurrently); callers asking for the same key wait and share its result, others wait and then re-check the cache.
+/// A refresh that ended `cancelled` (its own call was cancelled before it sent anything) is not shared: its waiters
+/// look again.
 ///
 /// A caller on the thread that is itself making the refresh (a log callback that called back into the library)
 /// would wait for itself: it is answered `reentrant_call` at once. Waits end at the caller's deadline (`timeout`) or
@@ -49,14 +51,17 @@ final class RefreshGate: @unchecked Sendable {  // all state is guarded by `mute
 
     /// Returns `refresh`'s outcome, or the shared outcome of another caller's refresh for the same key (`check`
     /// may answer from the cache first). `deadline` bounds the time spent waiting for another caller's refresh
-    /// (seconds since the epoch, as `SystemClock` reads it); past it the caller answers `timeout`.
+    /// (seconds since the epoch, as `SystemClock` reads it); past it the caller answers `timeout`. `waiting` is
+    /// called once (outside the lock) when the caller first finds another caller's refresh under way.
     func run(
         key: String,
         deadline: Double,
         isCancelled: () -> Bool = { false },
+        waiting: () -> Void = {},
         check: () -> AccessToken?,
         refresh: () throws(NativeAuthError) -> Outcome
     ) throws(NativeAuthError) -> Outcome {
+        var announced = false
         pthread_mutex_lock(mutex)
         while true {
             if let hit = check() {
@@ -67,6 +72,13 @@ final class RefreshGate: @unchecked Sendable {  // all state is guarded by `mute
                 if pthread_equal(a.owner, pthread_self()) != 0 {
                     pthread_mutex_unlock(mutex)
                     throw Self.reentrant()
+                }
+                if !announced {
+                    announced = true
+                    pthread_mutex_unlock(mutex)
+                    waiting()
+                    pthread_mutex_lock(mutex)
+                    continue
                 }
                 let same = a.key == key
                 if same { waiters[a.id, default: 0] += 1 }
@@ -100,6 +112,9 @@ final class RefreshGate: @unchecked Sendable {  // all state is guarded by `mute
                         waiters.removeValue(forKey: a.id)
                         results.removeValue(forKey: a.id)
                     }
+                    // A refresh cancelled with the call that made it (before it was sent) is no answer for this
+                    // caller: it looks again (the cache, another refresh) or refreshes itself.
+                    if case .failure(let e)? = r, e.code == .cancelled, !isCancelled() { continue }
                     pthread_mutex_unlock(mutex)
                     guard let r else { throw NativeAuthError(.internal, "a shared refresh left no result") }
                     return try r.get()

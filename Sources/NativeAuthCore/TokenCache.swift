@@ -285,10 +285,21 @@ public protocol TokenStore: Sendable {
     /// Something the store must tell the app once, through the next token or account call (a file set aside because
     /// its key left the key store: `cache_key_invalid`); nil when there is nothing. Taking it clears it.
     func takeNotice() -> NativeAuthError?
+    /// Makes sure this thread's next write can succeed, before a request that cannot be repeated is sent (a
+    /// refresh-token grant: its rotated refresh token must be stored): a persistent store reserves the room for it.
+    /// Throws `cache_write_failed` when there is no room (the request must then not be sent). The reservation is
+    /// used by this thread's next `modify`, or given back by `releaseReservedWrite`.
+    func reserveWrite() throws(NativeAuthError)
+    /// Gives back what `reserveWrite` reserved and no write used.
+    func releaseReservedWrite()
 }
 
 extension TokenStore {
     public func checkForChanges() {}
+
+    public func reserveWrite() throws(NativeAuthError) {}
+
+    public func releaseReservedWrite() {}
 
     public func takeNotice() -> NativeAuthError? { nil }
 
@@ -321,7 +332,7 @@ public struct MemoryTokenStore: TokenStore {
 /// The token cache. Reads take a shared lock (threads serving cached tokens never wait for each other); updates take
 /// the exclusive lock and go through the store.
 public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `seenChanges` are guarded by `lock`
-    private let store: any TokenStore
+    let store: any TokenStore
     private let lock = ReadWriteLock()
     private var data: CacheData
     /// Each account's access tokens by scope key: the hot path's hash lookups.

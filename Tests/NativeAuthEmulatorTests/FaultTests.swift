@@ -75,6 +75,31 @@ func refreshRequest(_ h: Harness, _ rt: String) -> HTTPRequest {
         }
     }
 
+    @Test func afterHoldTheAnswerWaitsForTheRelease() async throws {
+        try await withEmulator { h in
+            let rt = try #require(try await h.passwordSignIn(ann.0, ann.1).string["refresh_token"])
+            let added = try await h.control(
+                "POST",
+                "faults",
+                ["path": "/oauth2/v2.0/token", "stage": "after", "hold": true]
+            )
+            #expect(added["fault"]?["hold"] == true)
+            #expect(try await h.control("POST", "faults/release")["released"] == 0)  // nothing held yet
+            async let answer = h.send(refreshRequest(h, rt), client: freshClient(h))
+            // Handled (rotated) first, then held: as long as the test needs, with no guessed delay.
+            #expect(try await h.waitForCounter("refresh_grants", 1))
+            let deadline = Date().addingTimeInterval(10)
+            while try await h.control("GET", "faults")["held"] != 1 && Date() < deadline { await Task.yield() }
+            #expect(try await h.control("GET", "faults")["held"] == 1)
+            #expect(try await h.control("POST", "faults/release")["released"] == 1)
+            let r = try await answer
+            #expect(r.status == 200 && r["refresh_token"] != nil)
+            #expect(try await h.control("GET", "faults")["held"] == 0)
+            let entry = try #require(try await h.control("GET", "requests?path=/token")["requests"]?.arrayValue?.last)
+            #expect(entry["fault"] == "hold (after)")
+        }
+    }
+
     @Test func afterStatusAnswersOverTheServicesAnswer() async throws {
         try await withEmulator { h in
             let rt = try #require(try await h.passwordSignIn(ann.0, ann.1).string["refresh_token"])

@@ -204,9 +204,10 @@ func cancelWhenHeld(t *testing.T, e *emulator, cancel context.CancelFunc) time.T
 	return time.Now()
 }
 
-// Cancelling a context aborts the HTTP request in flight: a token refresh the server holds returns at once
-// (cancelled, the refresh token untouched: the next call refreshes); a flow step whose request was aborted keeps
-// its flow: the step can be taken again.
+// Cancelling a context ends the call at once. A token refresh whose request reached the server (which redeemed
+// the refresh token, rotated it, and holds the answer) returns cancelled at once and is finished in the background:
+// once the answer is released, the next forced refresh works (the rotated refresh token was kept). A flow step whose
+// request was aborted keeps its flow: the step can be taken again.
 func TestCancelAbortsTheRequestInFlight(t *testing.T) {
 	t.Parallel()
 	e := startEmulator(t)
@@ -214,7 +215,7 @@ func TestCancelAbortsTheRequestInFlight(t *testing.T) {
 	_, todo := e.api("ToDoList")
 	signIn(t, e, c, todo)
 
-	e.control("POST", "faults", map[string]any{"path": "/oauth2/v2.0/token", "delay_ms": 20000}, nil)
+	e.control("POST", "faults", map[string]any{"path": "/oauth2/v2.0/token", "stage": "after", "hold": true}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	result := make(chan error, 1)
 	go func() {
@@ -229,6 +230,7 @@ func TestCancelAbortsTheRequestInFlight(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, nativeauth.ErrCancelled) {
 		t.Fatalf("a cancelled refresh: %v", err)
 	}
+	e.control("POST", "faults/release", nil, nil)
 	tok, err := c.AccessToken(context.Background(), todo, &nativeauth.TokenOptions{ForceRefresh: true})
 	if err != nil || tok.FromCache {
 		t.Fatalf("the refresh after the cancelled one: %v %v", tok, err)

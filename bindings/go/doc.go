@@ -44,10 +44,11 @@
 // the call cancels the operation (na_op_cancel): the HTTP request in flight is aborted, a wait for the browser, a
 // device-code approval or a password reset's completion ends, and the call returns promptly with an *Error for
 // which both errors.Is(err, ErrCancelled) and errors.Is(err, ctx.Err()) hold. A sign-in cancelled so stored
-// nothing. A flow step whose request was aborted keeps its flow (take the step again, as after a network error);
-// a cancelled wait (BrowserPending.Wait, DeviceCodeRequired.Wait, a reset's completion) ends the flow. An
-// operation past cancelling (a sign-in that already stored its tokens, a sign-out) returns its real result even
-// though the context ended. A CallAPI request that already reached the API may have had its effect there.
+// nothing; a token refresh whose request was already sent is finished in the background and its tokens are kept
+// (Close waits for it). A flow step whose request was aborted keeps its flow (take the step again, as after a
+// network error); a cancelled wait (BrowserPending.Wait, DeviceCodeRequired.Wait, a reset's completion) ends the
+// flow. An operation past cancelling (a sign-in that already stored its tokens, a sign-out) returns its real result
+// even though the context ended. A CallAPI request that already reached the API may have had its effect there.
 //
 // Close may be called at any time, more than once, and while other goroutines are inside calls on the same
 // client: those calls are cancelled and answer an error matching ErrCancelled and ErrClosed; calls made after

@@ -52,7 +52,7 @@ struct ControlPlane: Sendable {
         ]
     }
 
-    /// `faults`, `token_answers`, `token_errors`.
+    /// `faults`, `faults/release`, `token_answers`, `token_errors`.
     private var faultRoutes: [Route] {
         let s = services
         var routes = [
@@ -65,10 +65,15 @@ struct ControlPlane: Sendable {
                     return .badControlRequest(error.description)
                 }
             },
-            Route(["GET"], "faults") { _ in .json(["faults": .array(s.faults.json)]) },
+            Route(["GET"], "faults") { _ in
+                .json(["faults": .array(s.faults.json), "held": .int(Int64(s.faults.held.count))])
+            },
             Route(["DELETE"], "faults") { _ in
                 s.faults.clear()
                 return .ok
+            },
+            Route(["POST"], "faults/release") { _ in
+                .json(["ok": true, "released": .int(Int64(s.faults.held.release()))])
             },
         ]
         routes += [

@@ -36,10 +36,12 @@ struct Fault {
     var chunkBytes: Int
     /// Send this many bytes of the body, then reset the connection (TCP RST).
     var resetAfterBytes: Int?
+    /// Hold the answer (after the delay) until `POST /_emulator/faults/release` (see `HeldAnswers`).
+    var hold: Bool
 
     static let members: Set<String> = [
         "path", "count", "stage", "status", "retry_after", "delay_ms", "body", "html", "content_type", "body_bytes",
-        "truncate", "drop", "trickle_ms", "chunk_bytes", "reset_after_bytes",
+        "truncate", "drop", "trickle_ms", "chunk_bytes", "reset_after_bytes", "hold",
     ]
     static let maxBodyBytes = 64 << 20
 
@@ -75,6 +77,7 @@ struct Fault {
         trickleMs = Int(try f.optionalInt("trickle_ms", in: 0...10_000) ?? 0)
         chunkBytes = Int(try f.optionalInt("chunk_bytes", in: 1...65_536) ?? 16)
         resetAfterBytes = try f.optionalInt("reset_after_bytes", in: 0...Int64(Self.maxBodyBytes)).map(Int.init)
+        hold = try f.optionalBool("hold") ?? false
         if html && body != nil {
             throw JSONFieldError(path: "html", problem: .invalid("give either html or body, not both"))
         }
@@ -90,6 +93,7 @@ struct Fault {
     var kind: String {
         var parts: [String] = []
         if delayMs > 0 { parts.append("delay") }
+        if hold { parts.append("hold") }
         if drop { parts.append("drop") }
         if status != nil { parts.append("status") }
         if body != nil { parts.append("body") }
@@ -108,7 +112,7 @@ struct Fault {
         var o: [String: JSONValue] = [
             "path": .string(pathSuffix), "remaining": .int(Int64(remaining)), "stage": .string(stage.rawValue),
             "delay_ms": .int(Int64(delayMs)), "truncate": .bool(truncate), "drop": .bool(drop), "html": .bool(html),
-            "trickle_ms": .int(Int64(trickleMs)), "chunk_bytes": .int(Int64(chunkBytes)),
+            "trickle_ms": .int(Int64(trickleMs)), "chunk_bytes": .int(Int64(chunkBytes)), "hold": .bool(hold),
         ]
         if let status { o["status"] = .int(Int64(status)) }
         if let retryAfter { o["retry_after"] = .string(retryAfter) }

@@ -6,8 +6,13 @@ import Synchronization
 /// lock.
 final class FaultInjector: Sendable {
     private let faults = Mutex<[Fault]>([])
+    /// Answers held by faults with `hold` (released by the control, or by a reset).
+    let held = HeldAnswers()
 
-    func reset() { faults.withLock { $0 = [] } }
+    func reset() {
+        faults.withLock { $0 = [] }
+        held.release()
+    }
 
     func add(_ fault: Fault) { faults.withLock { $0.append(fault) } }
 

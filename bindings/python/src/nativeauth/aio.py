@@ -197,7 +197,9 @@ class AsyncClient(_ClientCore):
     async def aclose(self) -> None:
         """Closes the client: cancels the calls still running (they raise `nativeauth.CancelledError`, or finish if
         they were past cancelling), waits for them without blocking the loop, removes the event fd from the loop and
-        frees the client (tokens are wiped). Idempotent. Raises RuntimeError, closing nothing, from another event
+        frees the client (tokens are wiped). Freeing waits for a token refresh a cancelled call had already sent
+        (the library finishes it in the background and stores its tokens): that can hold the loop for up to the
+        request timeout. Idempotent. Raises RuntimeError, closing nothing, from another event
         loop than the client's while that one is open."""
         if self._handle is None:
             return

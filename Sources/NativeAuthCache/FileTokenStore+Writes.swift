@@ -1,0 +1,74 @@
+internal import Glibc
+public import NativeAuthCore
+
+/// Writing the file: the document serialised (and sealed) into a temporary file renamed into place — and reserve
+/// before you redeem (see `CacheReservation`): the room for the write that stores a refresh's answer is made before
+/// the refresh is sent, by the thread that will write it.
+extension FileTokenStore {
+    /// The calling thread, as reservations are kept.
+    static var thisThread: UInt { UInt(pthread_self()) }
+
+    /// Creates and pre-allocates the temporary file of this thread's next write, with room for the file's current
+    /// content and `CacheReservation.margin`; `cache_write_failed` when the disk has no room for it. When the file
+    /// system cannot reserve (a read-only or unwritable directory, no fallocate), nothing is reserved: the write
+    /// reports its own failure then, as before.
+    public func reserveWrite() throws(NativeAuthError) {
+        let me = Self.thisThread
+        try state.withLock { s throws(NativeAuthError) in
+            s.reserved.removeValue(forKey: me)?.discard()
+            do { try CacheFiles.makeDirectories(CacheFiles.directory(of: path)) } catch { return }
+            guard let lock = try? CacheLock(lockPath) else { return }
+            defer { lock.release() }
+            CacheFiles.removeStaleTemporaries(path)
+            var st = stat()
+            let current = stat(path, &st) == 0 ? max(Int(st.st_size), 0) : 0
+            s.reserved[me] = try CacheReservation.make(for: path, bytes: current + CacheReservation.margin)
+        }
+    }
+
+    /// Gives back this thread's reservation if no write used it.
+    public func releaseReservedWrite() {
+        let me = Self.thisThread
+        state.withLock { s in s.reserved.removeValue(forKey: me)?.discard() }
+    }
+
+    /// Serialises (and seals) `document` and replaces the file with it (through the reserved file, when there is one).
+    func write(
+        _ document: UnifiedCache,
+        into reservation: CacheReservation? = nil
+    ) throws(NativeAuthError) -> FileSignature? {
+        if let encryption {
+            var bytes = document.serialized()
+            defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
+            var sealed = try encryption.seal(bytes)
+            defer { sealed.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
+            return try CacheFiles.replace(path, with: sealed, into: reservation)
+        }
+        // Unchanged runs of the file are written from where they are; only new bytes are held apart.
+        let pieces = document.pieces()
+        var owned: [UnsafeMutableRawBufferPointer] = []
+        defer {
+            for b in owned {
+                if let p = b.baseAddress { wipeMemory(p, b.count) }
+                b.deallocate()
+            }
+        }
+        var parts: [UnsafeRawBufferPointer] = []
+        parts.reserveCapacity(pieces.count)
+        for piece in pieces {
+            switch piece {
+            case .range(let r): parts.append(document.source.slice(r))
+            case .bytes(let b):
+                let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, b.count), alignment: 1)
+                b.withUnsafeBytes {
+                    if let src = $0.baseAddress, let dst = copy.baseAddress {
+                        dst.copyMemory(from: src, byteCount: b.count)
+                    }
+                }
+                owned.append(copy)
+                parts.append(UnsafeRawBufferPointer(rebasing: copy[0..<b.count]))
+            }
+        }
+        return try CacheFiles.replace(path, with: parts, into: reservation)
+    }
+}

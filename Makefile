@@ -247,8 +247,14 @@ test-go: lib emulator
 endif
 
 # The flow tests start the emulator executable, so it is built first.
+# The emulator's own tests (NativeAuthEmulatorTests) start it in-process, where FlyingFox serves on Swift's
+# cooperative pool (as many threads as cores); the library's tests call the C ABI synchronously from async test
+# functions, each holding a pool thread while it waits (a held answer, a refresh lock), and together they can leave
+# that server no thread to answer on. So the two run in separate processes, one after the other.
+IN_PROCESS_SUITES := NativeAuthEmulatorTests
 test-swift: emulator
-	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(SWIFT) test
+	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(SWIFT) test --skip $(IN_PROCESS_SUITES)
+	$(SWIFT) test --skip-build --filter $(IN_PROCESS_SUITES)
 
 test-abi: check-symbols check-ldd test-c
 
@@ -366,7 +372,8 @@ SAN_CFLAGS    := -std=c99 -Wall -Wextra -Werror -pedantic -O1 -g -fno-omit-frame
 # the ASan build, and the C ABI test against an ASan-built library.
 test-asan: emulator
 	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(ASAN_ENV) \
-	    $(SWIFT) test --build-path $(ASAN_BUILD) $(ASAN_FLAGS) $(NO_GOLD_NOISE)
+	    $(SWIFT) test --build-path $(ASAN_BUILD) $(ASAN_FLAGS) --skip $(IN_PROCESS_SUITES) $(NO_GOLD_NOISE)
+	$(ASAN_ENV) $(SWIFT) test --build-path $(ASAN_BUILD) $(ASAN_FLAGS) --skip-build --filter $(IN_PROCESS_SUITES)
 	$(ASAN_ENV) $(ASAN_BUILD)/debug/nativeauth-fuzz
 	$(SWIFT) build --build-path $(ASAN_BUILD) --product nativeauth $(ASAN_FLAGS) $(NO_GOLD_NOISE)
 	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=address,undefined Tests/c/abi_test.c Tests/c/abi_started.c \
@@ -382,7 +389,8 @@ test-tsan: emulator
 	    -o $(TSAN_BUILD)/libtsan_mutex.so -ldl
 	$(SWIFT) build --build-path $(TSAN_BUILD) --sanitize=thread --build-tests $(NO_GOLD_NOISE)
 	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(TSAN_ENV) \
-	    $(SWIFT) test --build-path $(TSAN_BUILD) --sanitize=thread --skip-build
+	    $(SWIFT) test --build-path $(TSAN_BUILD) --sanitize=thread --skip-build --skip $(IN_PROCESS_SUITES)
+	$(TSAN_ENV) $(SWIFT) test --build-path $(TSAN_BUILD) --sanitize=thread --skip-build --filter $(IN_PROCESS_SUITES)
 	$(SWIFT) build --build-path $(TSAN_BUILD) --product nativeauth --sanitize=thread $(NO_GOLD_NOISE)
 	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=thread Tests/c/abi_test.c Tests/c/abi_started.c -o $(NA_TMP)/abi_test_tsan \
 	    -L$(TSAN_BUILD)/debug -lnativeauth -Wl,-rpath,$(CURDIR)/$(TSAN_BUILD)/debug \

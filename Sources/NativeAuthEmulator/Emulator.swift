@@ -19,6 +19,12 @@ public final class Emulator: Sendable {
     }
 
     /// The externally visible base URL ("http://127.0.0.1:PORT" or "https://…"). Set by the server once bound.
+    /// The CA file of `--tls` (reported by `GET /_emulator/info` as by the ready line).
+    public var caFile: String? {
+        get { services.address.caFile }
+        set { services.address.caFile = newValue }
+    }
+
     public var baseURL: String {
         get { services.address.baseURL }
         set { services.address.baseURL = newValue }

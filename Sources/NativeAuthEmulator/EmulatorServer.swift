@@ -74,6 +74,7 @@ public final class EmulatorServer: Sendable {
         }
         let base = "\(tls ? "https" : "http")://127.0.0.1:\(publicPort)"
         emulator.baseURL = base
+        emulator.caFile = caFile
         return EmulatorServer(
             emulator: emulator,
             port: publicPort,

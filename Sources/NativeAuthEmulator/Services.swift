@@ -1,12 +1,19 @@
 import Synchronization
 
-/// The base URL the emulator names itself by ("http://127.0.0.1:PORT", "https://…", or a test's forwarder).
+/// The base URL the emulator names itself by ("http://127.0.0.1:PORT", "https://…", or a test's forwarder), and
+/// with `--tls` the CA file clients must trust.
 final class PublicAddress: Sendable {
     private let base = Mutex<String>("http://127.0.0.1")
+    private let ca = Mutex<String?>(nil)
 
     var baseURL: String {
         get { base.withLock { $0 } }
         set { base.withLock { $0 = newValue } }
+    }
+
+    var caFile: String? {
+        get { ca.withLock { $0 } }
+        set { ca.withLock { $0 = newValue } }
     }
 }
 

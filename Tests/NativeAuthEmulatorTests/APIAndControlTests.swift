@@ -171,6 +171,8 @@ import Testing
         try await withEmulator(tls: true) { h in
             #expect(h.base.hasPrefix("https://127.0.0.1:"))
             #expect(h.server.caFile != nil)
+            // GET /_emulator/info is the ready document, the CA file included.
+            #expect(try await h.control("GET", "info")["ca_file"]?.stringValue == h.server.caFile)
             #expect(try await h.passwordSignIn(ann.0, ann.1).status == 200)
             // without the CA the handshake fails
             let untrusted = CurlHTTPClient(options: HTTPClientOptions())

@@ -27,7 +27,7 @@ struct ControlPlane: Sendable {
         return [
             Route(["GET"], "health") { _ in .ok },
             Route(["GET"], "info") { [controlToken] _ in
-                .json(s.readyDocument(controlToken: controlToken, caFile: nil))
+                .json(s.readyDocument(controlToken: controlToken, caFile: s.address.caFile))
             },
             Route(["GET"], "outbox") { call in
                 .json(["messages": .array(s.outbox.json(to: call.request.query["to"]?.lowercased()))])

@@ -64,7 +64,7 @@ endif
 export NA_TMP
 
 .PHONY: wheel test-wheel all lint docs deps deps-test packages test-packages emulator-release lib cli emulator examples demo bench install uninstall test test-swift \
-        test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean call-docs \
+        install-files test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean call-docs \
         test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds test-asan test-tsan gtk-app gtk-demo test-gtk
 
 all: lib cli
@@ -135,6 +135,11 @@ test-wheel: wheel emulator
 	    $(CURDIR)/$(EMULATOR)
 
 install: lib cli emulator-release
+	@$(MAKE) --no-print-directory install-files
+
+# What `make install` copies, without building first: the builds at hand (RELEASE_SO, RELEASE_CLI and
+# RELEASE_EMULATOR may name others; the Python package's install-path test installs the library and command it tests).
+install-files:
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(RELEASE_SO) $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
 	strip --strip-unneeded $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)

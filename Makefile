@@ -162,9 +162,17 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/bin/docker-credential-nativeauth $(DESTDIR)$(PREFIX)/bin/nativeauth-emulator
 
 # The Swift suite runs once, under ASan + UBSan (test-asan): a plain `swift test` (make test-swift) would repeat it.
-test: lint docs test-asan test-fuzz-corpus test-interop test-python test-abi test-examples test-gtk test-go \
-      test-wheel test-packages fuzz-ci test-tsan
+# Its last line is the summary: "make test: all N targets passed in M min S s" (a skipped target says so where it
+# runs). When a target fails, make stops there: the last line is then make's error, naming the target.
+TEST_TARGETS := lint docs test-asan test-fuzz-corpus test-interop test-python test-abi test-examples test-gtk test-go \
+                test-wheel test-packages fuzz-ci test-tsan
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+TEST_STARTED := $(shell date +%s)
+endif
+test: $(TEST_TARGETS)
 	@rm -rf $(NA_TMP)
+	@s=$$(( $$(date +%s) - $(TEST_STARTED) )); \
+	    echo "make test: all $(words $(TEST_TARGETS)) targets passed in $$((s / 60)) min $$((s % 60)) s"
 
 # The tree is formatted as .swift-format says, no line is longer than 120 columns, and the Python package, its tests
 # and examples pass mypy --strict.

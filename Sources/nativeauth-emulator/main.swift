@@ -86,8 +86,12 @@ let server: EmulatorServer
 do {
     let emulator = try Emulator(config: config)
     // Whoever runs it in a terminal reads the codes it "sends" there; never into a log file or a pipe (CI).
+    // (One write(2) a line, its result ignored: a terminal that went away never stops the emulator.)
     if isatty(2) != 0 {
-        emulator.announceCodes { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+        emulator.announceCodes { line in
+            let bytes = Array((line + "\n").utf8)
+            _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        }
     }
     server = try await EmulatorServer.start(
         emulator: emulator,

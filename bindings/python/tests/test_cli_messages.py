@@ -159,8 +159,10 @@ def _device_code_login(cli: Cli, emulator: Emulator, env: dict[str, str]) -> str
 
 
 def test_no_escape_sequence_with_no_color(cli: Cli, emulator: Emulator) -> None:
-    plain = _device_code_login(cli, emulator, {"NO_COLOR": "1"})
+    plain = _device_code_login(cli, emulator, {"NO_COLOR": "1", "TERM": "xterm-256color"})
     assert "\x1b" not in plain and "\r" not in plain.replace("\r\n", "\n"), repr(plain)
     assert "Waiting for the sign-in on the other device… (Ctrl-C to stop)" in plain
     # (An empty NO_COLOR is no NO_COLOR: the spinner draws, with its escape sequences.)
-    assert "\x1b[K" in _device_code_login(cli, emulator, {"NO_COLOR": ""})
+    assert "\x1b[K" in _device_code_login(cli, emulator, {"NO_COLOR": "", "TERM": "xterm-256color"})
+    # TERM=dumb: no escape sequence either.
+    assert "\x1b" not in _device_code_login(cli, emulator, {"NO_COLOR": "", "TERM": "dumb"})

@@ -156,7 +156,8 @@ def _built(variable: str, default: pathlib.Path) -> pathlib.Path:
 
 def _clean_env(**extra: str) -> Dict[str, str]:
     """This environment without what would point the package at a library or command (the test's own settings)."""
-    drop = ("NATIVEAUTH_", "PYTHON", "LD_LIBRARY_PATH", "PKG_CONFIG_PATH", "VIRTUAL_ENV")
+    # (MAKEFLAGS and the rest: an outer make's, e.g. make test-python's, are not this make's.)
+    drop = ("NATIVEAUTH_", "PYTHON", "LD_LIBRARY_PATH", "PKG_CONFIG_PATH", "VIRTUAL_ENV", "MAKE", "MFLAGS")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(extra)
     return env

@@ -3,6 +3,7 @@ in a scratch directory (a copy of the Makefile, nothing else of the tree) with s
 fails — then make stops and its last line is make's own error."""
 from __future__ import annotations
 
+import os
 import pathlib
 import re
 import shutil
@@ -28,9 +29,10 @@ def make_test(tmp: pathlib.Path, targets: str) -> "subprocess.CompletedProcess[s
     shutil.copyfile(MAKEFILE, tmp / "Makefile")
     (tmp / "stand-ins.mk").write_text(STAND_INS)
     (tmp / "scratch").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}  # (an outer make's)
     return subprocess.run(["make", "--no-print-directory", "-f", "Makefile", "-f", "stand-ins.mk", "test",
-                           f"TEST_TARGETS={targets}", f"NA_TMP={tmp / 'scratch'}"], cwd=tmp, capture_output=True,
-                          text=True, timeout=120)
+                           f"TEST_TARGETS={targets}", f"NA_TMP={tmp / 'scratch'}"], cwd=tmp, env=env,
+                          capture_output=True, text=True, timeout=120)
 
 
 def test_the_last_line_sums_up(tmp_path: pathlib.Path) -> None:

@@ -64,7 +64,7 @@ endif
 export NA_TMP
 
 .PHONY: wheel test-wheel all lint docs deps deps-test packages test-packages emulator-release lib cli emulator examples demo bench install uninstall test test-swift \
-        test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean call-docs \
+        install-files test-interop test-python test-examples test-go test-abi check-symbols check-ldd test-c clean call-docs \
         test-fuzz-corpus fuzz fuzz-ci fuzz-build fuzz-seeds test-asan test-tsan gtk-app gtk-demo test-gtk
 
 all: lib cli
@@ -135,6 +135,11 @@ test-wheel: wheel emulator
 	    $(CURDIR)/$(EMULATOR)
 
 install: lib cli emulator-release
+	@$(MAKE) --no-print-directory install-files
+
+# What `make install` copies, without building first: the builds at hand (RELEASE_SO, RELEASE_CLI and
+# RELEASE_EMULATOR may name others; the Python package's install-path test installs the library and command it tests).
+install-files:
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(RELEASE_SO) $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
 	strip --strip-unneeded $(DESTDIR)$(LIBDIR)/libnativeauth.so.$(VERSION)
@@ -157,9 +162,17 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/bin/docker-credential-nativeauth $(DESTDIR)$(PREFIX)/bin/nativeauth-emulator
 
 # The Swift suite runs once, under ASan + UBSan (test-asan): a plain `swift test` (make test-swift) would repeat it.
-test: lint docs test-asan test-fuzz-corpus test-interop test-python test-abi test-examples test-gtk test-go \
-      test-wheel test-packages fuzz-ci test-tsan
+# Its last line is the summary: "make test: all N targets passed in M min S s" (a skipped target says so where it
+# runs). When a target fails, make stops there: the last line is then make's error, naming the target.
+TEST_TARGETS := lint docs test-asan test-fuzz-corpus test-interop test-python test-abi test-examples test-gtk test-go \
+                test-wheel test-packages fuzz-ci test-tsan
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+TEST_STARTED := $(shell date +%s)
+endif
+test: $(TEST_TARGETS)
 	@rm -rf $(NA_TMP)
+	@s=$$(( $$(date +%s) - $(TEST_STARTED) )); \
+	    echo "make test: all $(words $(TEST_TARGETS)) targets passed in $$((s / 60)) min $$((s % 60)) s"
 
 # The tree is formatted as .swift-format says, no line is longer than 120 columns, and the Python package, its tests
 # and examples pass mypy --strict.

@@ -17,7 +17,7 @@ public struct Authority: Sendable, Equatable {
         }
         if u.scheme == "http" && !u.isLoopback {
             throw .invalidArgument(
-                "authority: plain http is allowed only for loopback hosts (localhost, 127.0.0.0/8, [::1]); use https"
+                "authority: plain http is allowed only for the loopback hosts localhost, 127.0.0.1 and [::1]; use https"
             )
         }
         guard u.query == nil else { throw .invalidArgument("authority: must not contain a query") }

@@ -36,6 +36,13 @@ public final class Emulator: Sendable {
     /// Resets users, flows, tokens, outbox, request log, faults and counters to the starting configuration.
     public func reset() { services.reset() }
 
+    /// Hands `write` one line for each one-time code the emulator "sends" from now on: the channel, the address
+    /// masked, the code and its purpose (the foreground executable prints them on its terminal; nil: no more).
+    public func announceCodes(_ write: (@Sendable (String) -> Void)?) {
+        guard let write else { return services.outbox.announce(nil) }
+        services.outbox.announce { message in write(message.announcement) }
+    }
+
     // MARK: - Dispatch
 
     /// Handles one request. Never throws, never traps on input.

@@ -259,7 +259,10 @@ public final class CurlHTTPClient: Sendable {
             // Whether any byte of the request went out (on a reused connection there is no connect time to go by).
             var requestBytes = 0
             _ = ccurl_getinfo_long(h, CURLINFO_REQUEST_SIZE, &requestBytes)
-            throw Self.mapError(rc, overflow: sink.overflow, host: url.host, sent: requestBytes > 0)
+            // host:port (the scheme's default when the URL names none): a refused connection to the wrong port
+            // says which one.
+            let port = url.port ?? (url.scheme == "https" ? 443 : 80)
+            throw Self.mapError(rc, overflow: sink.overflow, host: "\(url.host):\(port)", sent: requestBytes > 0)
         }
         var status = 0
         var code = 0

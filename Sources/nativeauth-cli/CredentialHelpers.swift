@@ -10,9 +10,12 @@ import NativeAuthJSON
 
 /// The token a helper hands out, with the account's username, or nil when there is none to hand out (nobody signed
 /// in, the sign-in must be renewed interactively). Other errors are errors.
+/// `account`: the helper's `--account` (nil: NATIVEAUTH_ACCOUNT or the profile's; docker's helper takes no option).
 func helperToken(
     _ ctx: Context,
     scopes: [String],
+    account: String? = nil,
+    accountOption: Bool = true,
     forceRefresh: Bool = false
 ) throws(CLIError) -> (
     token: JSONValue, username: String
@@ -21,7 +24,7 @@ func helperToken(
     var request: [String: JSONValue] = ["v": 1, "force_refresh": .bool(forceRefresh)]
     let scopes = try ctx.scopes(scopes)
     if !scopes.isEmpty { request["scopes"] = .array(scopes.map { .string($0) }) }
-    if let account = try ctx.account(nil) { request["account"] = .string(account) }
+    if let account = try ctx.account(account) { request["account"] = .string(account) }
     do {
         let token = try client.call(na_get_access_token, .object(request))
         var account: [String: JSONValue] = ["v": 1]
@@ -29,9 +32,8 @@ func helperToken(
         let username = (try? client.call(na_get_account, .object(account)))?["account"]?["username"]?.stringValue
         return (token, username ?? "nativeauth")
     } catch  where error.exit == .signIn {
-        Terminal.info(
-            "nativeauth: \(Terminal.safe(error.code)): \(Terminal.safe(error.message)) (run `nativeauth login`)"
-        )
+        let text = error.explained(accountOption: accountOption, fallback: "run `nativeauth login`")
+        Terminal.info("nativeauth: \(Terminal.safe(error.code)): \(text)")
         return nil
     }
 }
@@ -73,6 +75,9 @@ struct GitCredentialCommand: ContextCommand {
     )
     var hosts: [String] = []
 
+    @Option(help: ArgumentHelp("Username or home_account_id, when several are signed in.", valueName: "account"))
+    var account: String?
+
     @Argument(help: "get, store or erase (git calls it).")
     var operation: String
 
@@ -81,11 +86,17 @@ struct GitCredentialCommand: ContextCommand {
     }
 
     func run(_ ctx: Context) throws(CLIError) -> ExitCode {
-        try Self.run(ctx, operation: operation, scopes: scopes, hosts: hosts)
+        try Self.run(ctx, operation: operation, scopes: scopes, hosts: hosts, account: account)
     }
 
     /// (Also `FastPath`'s: the same command without ArgumentParser.)
-    static func run(_ ctx: Context, operation: String, scopes: [String], hosts: [String]) throws(CLIError) -> ExitCode {
+    static func run(
+        _ ctx: Context,
+        operation: String,
+        scopes: [String],
+        hosts: [String],
+        account: String? = nil
+    ) throws(CLIError) -> ExitCode {
         // git writes the request (protocol, host, path, username, password, …) as key=value lines.
         var request: [String: String] = [:]
         while let line = Terminal.readLine(), !line.isEmpty {
@@ -95,7 +106,9 @@ struct GitCredentialCommand: ContextCommand {
         switch operation {
         case "get":
             guard try GitScope.answers(request, hosts: hosts, ctx, say: true) else { return .ok }  // not ours
-            guard let (token, username) = try helperToken(ctx, scopes: scopes) else { return .ok }  // none: git asks on
+            guard let (token, username) = try helperToken(ctx, scopes: scopes, account: account) else {
+                return .ok  // none: git asks on
+            }
             let value = token["access_token"]?.stringValue ?? ""
             guard !value.contains("\n") && !username.contains("\n") else { return .ok }
             var out = "username=\(username)\npassword=\(value)\n"
@@ -106,10 +119,10 @@ struct GitCredentialCommand: ContextCommand {
             // itself is never forgotten. Only a named host's refusal counts.
             guard let rejected = request["password"], !rejected.isEmpty,
                 try GitScope.answers(request, hosts: hosts, ctx, say: false),
-                let (token, _) = try helperToken(ctx, scopes: scopes),
+                let (token, _) = try helperToken(ctx, scopes: scopes, account: account),
                 token["access_token"]?.stringValue == rejected
             else { return .ok }
-            _ = try helperToken(ctx, scopes: scopes, forceRefresh: true)
+            _ = try helperToken(ctx, scopes: scopes, account: account, forceRefresh: true)
         default:
             break  // store: the credential comes from the sign-in; nothing of git's is kept
         }
@@ -142,10 +155,20 @@ struct KubectlCredentialCommand: ContextCommand {
     )
     var servers: [String] = []
 
-    func run(_ ctx: Context) throws(CLIError) -> ExitCode { try Self.run(ctx, scopes: scopes, servers: servers) }
+    @Option(help: ArgumentHelp("Username or home_account_id, when several are signed in.", valueName: "account"))
+    var account: String?
+
+    func run(_ ctx: Context) throws(CLIError) -> ExitCode {
+        try Self.run(ctx, scopes: scopes, servers: servers, account: account)
+    }
 
     /// (Also `FastPath`'s: the same command without ArgumentParser.)
-    static func run(_ ctx: Context, scopes: [String], servers: [String]) throws(CLIError) -> ExitCode {
+    static func run(
+        _ ctx: Context,
+        scopes: [String],
+        servers: [String],
+        account: String? = nil
+    ) throws(CLIError) -> ExitCode {
         // KUBERNETES_EXEC_INFO (set by kubectl) names the apiVersion it expects, and the cluster when the kubeconfig
         // asks it to (provideClusterInfo).
         let info = Settings.env("KUBERNETES_EXEC_INFO").flatMap { try? JSONValue.parse($0) }
@@ -155,7 +178,7 @@ struct KubectlCredentialCommand: ContextCommand {
         }
         try KubectlScope.check(info, servers: servers, ctx)
         // None: helperToken has said why on stderr (kubectl shows it); a second error line would only repeat it.
-        guard let (token, _) = try helperToken(ctx, scopes: scopes) else { return .signIn }
+        guard let (token, _) = try helperToken(ctx, scopes: scopes, account: account) else { return .signIn }
         var status: [String: JSONValue] = ["token": token["access_token"] ?? .null]
         if let expires = token["expires_on"]?.intValue { status["expirationTimestamp"] = .string(rfc3339(expires)) }
         Terminal.write(
@@ -226,7 +249,8 @@ enum DockerCredential {
             let registry = Self.registry(serverURL)
             let named = settings.registries.keys.sorted().first { registry != nil && Self.registry($0) == registry }
             let scopes = flags.isEmpty ? named.flatMap { settings.registries[$0] } ?? [] : flags
-            guard registry != nil, !scopes.isEmpty, let (token, username) = try helperToken(ctx, scopes: scopes)
+            guard registry != nil, !scopes.isEmpty,
+                let (token, username) = try helperToken(ctx, scopes: scopes, accountOption: false)
             else {
                 Terminal.write(1, notFound + "\n")
                 return 1

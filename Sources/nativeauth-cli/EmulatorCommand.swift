@@ -4,9 +4,11 @@ import NativeAuthJSON
 
 /// `nativeauth emulator`: runs the local emulator of Entra External ID (the `nativeauth-emulator` executable:
 /// `$NATIVEAUTH_EMULATOR`, else the one installed beside this command, else one on the PATH) and shows what a client
-/// needs to use it. In the foreground it runs until Ctrl-C or SIGTERM, which stop the emulator cleanly. With
+/// needs to use it. In the foreground it runs until Ctrl-C or SIGTERM, which stop the emulator cleanly, and the
+/// emulator prints on the terminal (when stderr is one) each one-time code it "sends". With
 /// `--print-env` it starts the emulator in the background (its own session, so the terminal's Ctrl-C does not reach
-/// it), prints `export` lines for `eval` and returns; `kill $NATIVEAUTH_EMULATOR_PID` stops it.
+/// it), prints `export` lines for `eval` (and, as comments, how to read its outbox) and returns;
+/// `kill $NATIVEAUTH_EMULATOR_PID` stops it.
 struct EmulatorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "emulator",
@@ -74,7 +76,10 @@ struct EmulatorCommand: ParsableCommand {
         if let tenantConfig { argv += ["--config", tenantConfig] }
         if tls { argv.append("--tls") }
         if !output.verbose { argv.append("--quiet") }
-        let (pid, ready) = try Self.spawn(argv, detach: printEnv, verbose: output.verbose && !printEnv)
+        // In the foreground the emulator shares this terminal: it prints there the one-time codes it sends (only
+        // when its stderr is a terminal) and its errors; in the background (--print-env) it prints nothing.
+        let stderr = !printEnv && (output.verbose || isatty(2) != 0)
+        let (pid, ready) = try Self.spawn(argv, detach: printEnv, stderr: stderr)
         if printEnv {
             if output.json {
                 Terminal.emitJSON(ready)
@@ -83,6 +88,7 @@ struct EmulatorCommand: ParsableCommand {
                     Terminal.write(1, "export \(name)=\(shellQuote(value))\n")
                 }
                 Terminal.write(1, "# stop it with: kill $NATIVEAUTH_EMULATOR_PID\n")
+                Terminal.write(1, "# codes it sends: \(Self.outboxCommand(ready))\n")
                 for line in Self.describe(ready) { Terminal.write(1, "# \(line)\n") }
             }
             let base = Terminal.safe(ready["base_url"]?.stringValue ?? "")
@@ -95,7 +101,7 @@ struct EmulatorCommand: ParsableCommand {
     }
 
     /// Starts the emulator and reads its ready line (one JSON document, once it listens).
-    private static func spawn(_ argv: [String], detach: Bool, verbose: Bool) throws(CLIError) -> (pid_t, JSONValue) {
+    private static func spawn(_ argv: [String], detach: Bool, stderr: Bool) throws(CLIError) -> (pid_t, JSONValue) {
         var pipeFDs: [Int32] = [0, 0]
         guard pipe(&pipeFDs) == 0 else { throw CLIError("emulator_failed", "cannot make a pipe") }
         for fd in pipeFDs { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -104,7 +110,7 @@ struct EmulatorCommand: ParsableCommand {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
-        if !verbose { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        if !stderr { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -158,6 +164,13 @@ struct EmulatorCommand: ParsableCommand {
         return env
     }
 
+    /// The one line that reads the outbox (the codes the emulator sent), with the variables `--print-env` exports.
+    static func outboxCommand(_ ready: JSONValue) -> String {
+        let ca = ready["ca_file"]?.stringValue != nil ? " --cacert \"$NATIVEAUTH_CA_BUNDLE\"" : ""
+        return "curl -s\(ca) -H \"X-Emulator-Token: $NATIVEAUTH_EMULATOR_CONTROL_TOKEN\" "
+            + "\"$NATIVEAUTH_EMULATOR_URL/_emulator/outbox\""
+    }
+
     /// Its APIs and demo users (the users' passwords are the demo tenant's, printed so the reader can sign in).
     static func describe(_ ready: JSONValue) -> [String] {
         let t = Terminal.safe
@@ -195,6 +208,7 @@ struct EmulatorCommand: ParsableCommand {
             Terminal.write(1, "NativeAuth emulator running (pid \(pid)); Ctrl-C stops it.\n")
             Terminal.write(1, "authority: \(authority)\nclient id: \(clientID)\n")
             for line in Self.describe(ready) { Terminal.write(1, line + "\n") }
+            if isatty(2) != 0 { Terminal.write(1, "One-time codes it sends are shown here as they are sent.\n") }
             Terminal.write(
                 1,
                 "\nexport NATIVEAUTH_AUTHORITY=\(shellQuote(authority)) NATIVEAUTH_CLIENT_ID=\(shellQuote(clientID))\n"

@@ -39,10 +39,16 @@ struct FastInvocation: Equatable {
             case .token:
                 return try TokenCommand.run(ctx, scopes: scopes, account: account, forceRefresh: forceRefresh).rawValue
             case .gitCredential:
-                return try GitCredentialCommand.run(ctx, operation: operation ?? "", scopes: scopes, hosts: hosts)
-                    .rawValue
+                return try GitCredentialCommand.run(
+                    ctx,
+                    operation: operation ?? "",
+                    scopes: scopes,
+                    hosts: hosts,
+                    account: account
+                ).rawValue
             case .kubectlCredential:
-                return try KubectlCredentialCommand.run(ctx, scopes: scopes, servers: servers).rawValue
+                return try KubectlCredentialCommand.run(ctx, scopes: scopes, servers: servers, account: account)
+                    .rawValue
             }
         } catch {
             return error.report(json: ctx.json)
@@ -129,7 +135,7 @@ struct FastInvocation: Equatable {
                     guard current.command == .token, eq == nil else { return nil }
                     current.forceRefresh = true
                 case "--account":
-                    guard current.command == .token, let v = value(arg, name) else { return nil }
+                    guard let v = value(arg, name) else { return nil }
                     current.account = v
                 default:
                     guard let v = value(arg, name) else { return nil }

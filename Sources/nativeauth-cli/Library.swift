@@ -78,20 +78,10 @@ struct CLIError: Error {
         }
     }
 
-    static let hints: [String: String] = [
-        "no_account": "run `nativeauth login`",
-        "interaction_required": "run `nativeauth login`",
-        "refresh_token_expired": "run `nativeauth login`",
-        "password_change_required": "change the password, then run `nativeauth login`",
-        "browser_required": "run `nativeauth login --browser`",
-        "account_required": "choose one with --account (see `nativeauth accounts`)",
-    ]
-
-    /// One line on stderr, `nativeauth: <code>: <message>` (with a hint for sign-in errors); with `json` also
-    /// `{"error": {"code", "message", …}, "exit_code": N}` on stdout. Answers the exit code.
+    /// One line on stderr, `nativeauth: <code>: <message>` (with what to do for sign-in errors: `explained`); with
+    /// `json` also `{"error": {"code", "message", …}, "exit_code": N}` on stdout. Answers the exit code.
     func report(json: Bool) -> Int32 {
-        let hint = Self.hints[code].map { " (\($0))" } ?? ""
-        Terminal.write(2, "nativeauth: \(Terminal.safe(code)): \(Terminal.safe(message))\(hint)\n")
+        Terminal.write(2, "nativeauth: \(Terminal.safe(code)): \(explained())\n")
         if json {
             var error = details
             error["code"] = .string(code)

@@ -84,6 +84,46 @@ struct StatusCommand: ContextCommand {
 
     static func octal(_ mode: UInt32) -> String { "0" + String(mode, radix: 8) }
 
+    /// The lock files beside the cache file: there or not (the library leaves them: a lock file that exists is
+    /// normal), and whether a process holds it now — a non-blocking shared `flock`, refused while another process
+    /// holds the lock (nil: it could not be asked, e.g. a file of another user).
+    static func lockFiles(_ path: String) -> (documents: [JSONValue], lines: [String]) {
+        var documents: [JSONValue] = []
+        var lines: [String] = []
+        for (suffix, when, now) in [
+            (".lockfile", "while the file is written", "the file is being written"),
+            (".refresh-lock", "during a refresh", "a refresh is running"),
+        ] {
+            let lock = path + suffix
+            let present = mode(lock) != nil
+            let held = present ? isHeld(lock) : false
+            documents.append([
+                "path": .string(lock), "present": .bool(present), "held": held.map { .bool($0) } ?? .null,
+            ])
+            let state =
+                switch (present, held) {
+                case (false, _): "absent; held only \(when)"
+                case (true, false?): "present, not held; held only \(when)"
+                case (true, true?): "present, held now: \(now)"
+                case (true, nil): "present; whether it is held cannot be told"
+                }
+            lines.append("  lock file: \(Terminal.safe(lock)) (\(state))")
+        }
+        return (documents, lines)
+    }
+
+    /// Whether another process holds a `flock` on the file at `path` (nil: it cannot be opened or asked).
+    static func isHeld(_ path: String) -> Bool? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return false
+        }
+        return errno == EWOULDBLOCK ? true : nil
+    }
+
     /// The first bytes of the file: "NACE" is the encrypted format (NativeAuthCache's CacheEncryption).
     static func isEncrypted(_ path: String) -> Bool {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
@@ -151,15 +191,9 @@ struct StatusCommand: ContextCommand {
             } else {
                 lines.append("  directory: \(Terminal.safe(directory)) (not there yet)")
             }
-            var locks: [JSONValue] = []
-            for (suffix, what) in [(".lockfile", "while the file is written"), (".refresh-lock", "during a refresh")] {
-                let present = Self.mode(path + suffix) != nil
-                locks.append(["path": .string(path + suffix), "present": .bool(present)])
-                lines.append(
-                    "  lock file: \(Terminal.safe(path + suffix)) (\(present ? "present" : "absent"), \(what))"
-                )
-            }
-            cache["lock_files"] = .array(locks)
+            let locks = Self.lockFiles(path)
+            lines += locks.lines
+            cache["lock_files"] = .array(locks.documents)
             // How the file is protected: the library's own answer when the client could be made.
             let keyStore =
                 info?["config"]?["cache"]?["key_store"]?.stringValue

@@ -93,9 +93,12 @@ enum Terminal {
 
     // MARK: - Input
 
-    /// Whether stderr is a terminal (the spinner and prompts go there).
-    static var stderrIsTerminal: Bool {
+    /// Whether the spinner may draw on stderr: a terminal that is not `TERM=dumb`, and `NO_COLOR` unset or empty
+    /// (https://no-color.org: no escape sequence at all then — the command has no colour, its spinner's are the
+    /// only ones).
+    static var mayDrawOnStderr: Bool {
         guard isatty(2) != 0 else { return false }
+        if let noColor = getenv("NO_COLOR"), noColor.pointee != 0 { return false }
         guard let term = getenv("TERM") else { return true }
         return String(cString: term) != "dumb"
     }
@@ -115,10 +118,14 @@ enum Terminal {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// A visible line (a username, a contact): the prompt on stderr, the answer from stdin.
+    /// A visible line (a username, a contact): the prompt on stderr, the answer from stdin. At the end of the input
+    /// the prompt's line is ended before the error is reported (it starts a line of its own).
     static func prompt(_ label: String) throws(CLIError) -> String {
         write(2, safe(label))
-        guard let line = readLine() else { throw CLIError("usage", "no input for \"\(label.trimmingSpaces)\"", .usage) }
+        guard let line = readLine() else {
+            write(2, "\n")
+            throw CLIError("usage", "no input for \"\(label.trimmingSpaces)\"", .usage)
+        }
         return line.trimmingSpaces
     }
 
@@ -127,7 +134,10 @@ enum Terminal {
         let tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard tty >= 0 else {
             write(2, safe(label))
-            guard let line = readLine() else { throw CLIError("usage", "no input for the secret", .usage) }
+            guard let line = readLine() else {
+                write(2, "\n")
+                throw CLIError("usage", "no input for the secret", .usage)
+            }
             return line
         }
         defer { close(tty) }
@@ -223,15 +233,17 @@ enum Interrupts {
     }
 
     /// Runs `work` (a blocking library call) with `cancel` as what Ctrl-C does meanwhile, showing a spinner with
-    /// `label` on stderr when it is a terminal.
+    /// `label` on stderr when it may draw there (`Terminal.mayDrawOnStderr`); on a terminal where it may not
+    /// (`NO_COLOR`, `TERM=dumb`), one plain line instead; into a pipe or a file, nothing.
     static func whileWaiting<T>(
         _ label: String,
         cancel: @escaping @Sendable () -> Void,
         _ work: () throws(CLIError) -> T
     ) throws(CLIError) -> T {
         state.withLock { $0.cancel = cancel }
-        let spinner = Terminal.stderrIsTerminal ? Spinner(label) : nil
+        let spinner = Terminal.mayDrawOnStderr ? Spinner(label) : nil
         spinner?.start()
+        if spinner == nil && isatty(2) != 0 { Terminal.info("\(label)… (Ctrl-C to stop)") }
         defer {
             spinner?.stop()
             state.withLock { $0.cancel = nil }

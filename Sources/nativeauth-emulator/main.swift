@@ -3,7 +3,8 @@
 //   nativeauth-emulator [--port N|0] [--config FILE] [--ready-file FILE] [--tls] [--tls-dir DIR] [--quiet]
 //
 // When ready it prints one JSON line (base_url, authority, client_id, apis, users, …) to stdout and, with
-// --ready-file, writes the same line to FILE. It binds 127.0.0.1 only and stops cleanly on SIGINT/SIGTERM.
+// --ready-file, writes the same line to FILE. It binds 127.0.0.1 only and stops cleanly on SIGINT/SIGTERM. When its
+// stderr is a terminal, it prints there each one-time code it "sends" (channel, masked address, code), --quiet or not.
 import Foundation
 import NativeAuthEmulator
 import NativeAuthJSON
@@ -21,6 +22,7 @@ let usage = """
       --tls            serve HTTPS with a freshly generated local CA (its path is in the ready line as ca_file)
       --tls-dir DIR    where to write ca.pem / server.pem / server-key.pem (default: a new temp directory)
       --quiet          no per-request log lines on stderr
+    When stderr is a terminal, each one-time code it sends is printed there (also with --quiet).
     """
 
 var port: UInt16 = 0
@@ -83,6 +85,14 @@ let stop = AsyncStream<Int32> { continuation in
 let server: EmulatorServer
 do {
     let emulator = try Emulator(config: config)
+    // Whoever runs it in a terminal reads the codes it "sends" there; never into a log file or a pipe (CI).
+    // (One write(2) a line, its result ignored: a terminal that went away never stops the emulator.)
+    if isatty(2) != 0 {
+        emulator.announceCodes { line in
+            let bytes = Array((line + "\n").utf8)
+            _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        }
+    }
     server = try await EmulatorServer.start(
         emulator: emulator,
         port: port,

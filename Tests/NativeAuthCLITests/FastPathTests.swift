@@ -32,11 +32,13 @@ struct FastPathTests {
             f.scopes = g.scopes
             f.hosts = g.hosts
             f.operation = g.operation
+            f.account = g.account
             return f
         case let k as KubectlCredentialCommand:
             var f = from(.kubectlCredential, k.options)
             f.scopes = k.scopes
             f.servers = k.servers
+            f.account = k.account
             return f
         default:
             return nil
@@ -55,7 +57,8 @@ struct FastPathTests {
             ["git-credential", "get"], ["git-credential", "--scope", "s", "erase"],
             ["git-credential", "store", "-s", "s"],
             ["git-credential", "--host", "dev.contoso.com", "--host=git.contoso.com:8443", "-s", "s", "get"],
-            ["git-credential", "get", "--host", "h"],
+            ["git-credential", "get", "--host", "h"], ["git-credential", "--account", "ann@contoso.com", "get"],
+            ["kubectl-credential", "--account=ann@contoso.com", "-s", "s"],
             ["kubectl-credential", "-s", "s"], ["--verbose", "kubectl-credential", "--scope=s", "--json"],
             ["kubectl-credential", "--server", "k8s.example:6443", "--server=other", "-s", "s"],
         ]
@@ -74,7 +77,8 @@ struct FastPathTests {
             ["token", "--json", "--json"], ["token", "-v", "--verbose"], ["token", "--json=1"],
             ["token", "--authority-type", "saml"], ["token", "--unknown"], ["-s", "x", "token"],
             ["git-credential"], ["git-credential", "fill"], ["git-credential", "get", "get"],
-            ["git-credential", "get", "--account", "a"], ["kubectl-credential", "--force-refresh"], ["login"],
+            ["git-credential", "get", "--account", "a", "--account", "b"], ["kubectl-credential", "--force-refresh"],
+            ["login"],
             ["git-credential", "--server", "s", "get"], ["kubectl-credential", "--host", "h"],
             ["--host", "h", "token"], ["token", "--host", "h"], ["git-credential", "--host", "get"],
             ["git-credential", "--host=-h", "get"], ["--host", "h", "git-credential", "get"],

@@ -162,24 +162,6 @@ indirect enum FlowEffect: Sendable {
     }
 }
 
-extension FlowStatus {
-    /// The status's name as result documents spell it.
-    var name: String {
-        switch self {
-        case .signedIn: return "signed_in"
-        case .codeRequired: return "code_required"
-        case .passwordRequired: return "password_required"
-        case .attributesRequired: return "attributes_required"
-        case .mfaRequired: return "mfa_required"
-        case .registrationRequired: return "registration_required"
-        case .signUpCompleted: return "sign_up_completed"
-        case .passwordResetCompleted: return "password_reset_completed"
-        case .browserPending: return "browser_pending"
-        case .deviceCodeRequired: return "device_code_required"
-        }
-    }
-}
-
 extension NativeAuthError {
     /// The server gave no verdict on the step: it could not be reached, failed, or throttled. A flow usually stays
     /// usable after such an error (each flow decides in its own `on`).

@@ -29,16 +29,22 @@ import Testing
     /// The generated files and blocks are what the table gives (as make lint checks), so the library built from
     /// them is the table's.
     @Test func theGeneratedFilesAreWhatTheTableGives() throws {
+        let (status, text) = try Self.check(".ci/error-table")
+        #expect(status == 0, "generated files differ from docs/errors.tsv (make docs):\n\(text)")
+    }
+
+    /// Runs one of the repository's `.ci` scripts with `--check`: its exit status and output.
+    static func check(_ script: String) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.root.appendingPathComponent(".ci/error-table").path, "--check"]
+        process.arguments = ["python3", root.appendingPathComponent(script).path, "--check"]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "generated files differ from docs/errors.tsv (make docs):\n\(text)")
+        return (process.terminationStatus, text)
     }
 
     /// Each code of the table, in its order, is a code of the library with the table's status (through the

@@ -51,37 +51,34 @@ import Testing
         return effects
     }
 
-    @Test(arguments: cases)
-    func mfa(_ c: Case) {
-        let effects = c.play(answer(.token(.mfaRequired(ct("t1")))), answer(.methods(ct("t2"), methods)))
-        #expect(effects.dropLast().last?.trace == "send introspect")
-        guard case .handOff(.strongAuth(let next), .mfaRequired(let named))? = effects.last else {
-            Issue.record("\(c): no MFA hand-off: \(effects.last?.trace ?? "nothing")")
-            return
+    /// What the token step asks for, and how the strong-auth flow must wait.
+    enum Kind: String, Sendable, CaseIterable, CustomStringConvertible {
+        case mfa = "mfa_required"
+        case registration = "registration_required"
+
+        var description: String { rawValue }
+        var tokenAnswer: FlowEvent {
+            answer(.token(self == .mfa ? .mfaRequired(ct("t1")) : .registrationRequired(ct("t1"))))
         }
-        #expect(effects.last?.trace == "handOff sign_in mfa_required")
-        #expect(next.scopes == Self.scopes && next.claims == Self.claims && named == methods)
-        guard case .waiting(.mfaSelect(let token, let waiting)) = next.state else {
-            Issue.record("\(c): the strong-auth flow does not wait for an MFA method")
-            return
-        }
-        #expect(token == ct("t2") && waiting == methods)
+        var introspection: String { self == .mfa ? "send introspect" : "send registerIntrospect" }
     }
 
-    @Test(arguments: cases)
-    func registration(_ c: Case) {
-        let effects = c.play(answer(.token(.registrationRequired(ct("t1")))), answer(.methods(ct("t2"), methods)))
-        #expect(effects.dropLast().last?.trace == "send registerIntrospect")
-        guard case .handOff(.strongAuth(let next), .registrationRequired(let named))? = effects.last else {
-            Issue.record("\(c): no registration hand-off: \(effects.last?.trace ?? "nothing")")
+    @Test(arguments: cases, Kind.allCases)
+    func handOff(_ c: Case, _ kind: Kind) {
+        let effects = c.play(kind.tokenAnswer, answer(.methods(ct("t2"), methods)))
+        #expect(effects.dropLast().last?.trace == kind.introspection)
+        #expect(effects.last?.trace == "handOff sign_in \(kind)")
+        guard case .handOff(.strongAuth(let next), let status)? = effects.last else {
+            Issue.record("\(c): no hand-off: \(effects.last?.trace ?? "nothing")")
             return
         }
-        #expect(effects.last?.trace == "handOff sign_in registration_required")
-        #expect(next.scopes == Self.scopes && next.claims == Self.claims && named == methods)
-        guard case .waiting(.registrationSelect(let token, let waiting)) = next.state else {
-            Issue.record("\(c): the strong-auth flow does not wait for a method to register")
-            return
+        #expect(next.scopes == Self.scopes && next.claims == Self.claims)
+        switch (kind, status, next.state) {
+        case (.mfa, .mfaRequired(let named), .waiting(.mfaSelect(let token, let waiting))),
+            (.registration, .registrationRequired(let named), .waiting(.registrationSelect(let token, let waiting))):
+            #expect(named == methods && token == ct("t2") && waiting == methods)
+        default:
+            Issue.record("\(c): the strong-auth flow does not wait for a method of \(kind)")
         }
-        #expect(token == ct("t2") && waiting == methods)
     }
 }

@@ -11,8 +11,11 @@
 #   make test-gtk            that app under Xvfb: scripted sessions, screenshots in build/gtk/ (skipped without GTK 4)
 #   make bench               load time, JSON boundary, cached token, peak memory (measured, never asserted)
 #   make lint                swift format (.swift-format), the 120-column rule, mypy --strict on the Python package,
-#                            its tests and examples, docs/calls/*.md as the header gives them; part of make test
-#   make docs                the reference blocks of docs/calls/*.md from include/nativeauth.h (.ci/call-docs), and
+#                            its tests and examples, the files made from docs/errors.tsv and docs/calls/*.md as the
+#                            table and the header give them; part of make test
+#   make docs                what docs/errors.tsv gives (.ci/error-table: the header's and docs/errors.md's lists of
+#                            error codes, the Swift error table, the command's exit codes), the reference blocks of
+#                            docs/calls/*.md from include/nativeauth.h (.ci/call-docs), and
 #                            the Python API reference from the docstrings (pdoc): build/docs/python/index.html;
 #                            part of make test
 #   make test                lint, docs, then every test: swift test under ASan + UBSan (test-asan), the fuzz corpora
@@ -179,9 +182,13 @@ test: $(TEST_TARGETS)
 lint:
 	@PYTHON=$(PYTHON) bash .ci/lint
 
-# The C reference: each docs/calls/*.md page's reference block (prototypes, the header's comment, errors by status)
-# generated from include/nativeauth.h, the one source; make lint fails when a committed page differs.
+# The error table first: docs/errors.tsv is the one list of error codes, from which .ci/error-table writes the
+# header's and docs/errors.md's lists, the Swift table (ErrorCodes.swift) and the command's exit codes
+# (LibraryExitCodes.swift). Then the C reference: each docs/calls/*.md page's reference block (prototypes, the
+# header's comment, errors by status) generated from include/nativeauth.h, the one source. make lint fails when a
+# committed file differs from what these give.
 call-docs:
+	$(PYTHON) .ci/error-table
 	$(PYTHON) .ci/call-docs
 
 # The Python package's API reference, from its docstrings (pdoc imports the package, so it needs the library). A pdoc

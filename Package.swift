@@ -104,7 +104,10 @@ let package = Package(
 
         .testTarget(name: "NativeAuthJSONTests", dependencies: ["NativeAuthJSON"]),
         .testTarget(name: "NativeAuthTOMLTests", dependencies: ["NativeAuthTOML"]),
-        .testTarget(name: "NativeAuthCLITests", dependencies: ["nativeauth-cli", "NativeAuthJSON"]),
+        .testTarget(
+            name: "NativeAuthCLITests",
+            dependencies: ["nativeauth-cli", "NativeAuthJSON", "NativeAuthTestSupport"]
+        ),
         .testTarget(
             name: "NativeAuthCryptoTests",
             dependencies: ["NativeAuthCrypto", "NativeAuthJSON", "NativeAuthEmulator"]

@@ -91,28 +91,36 @@ int na_abi_version(void);
 enum {
     NA_OK           =  0, /* success; *out_json holds the result                                              */
     NA_EINVAL       = -1, /* bad argument, request document or handle, an unsupported option, or configuration the
-                             server refused. codes: invalid_argument, invalid_handle, not_supported, invalid_scope,
-                             invalid_client, account_required                                                    */
-    NA_EAUTH        = -2, /* the user's input was refused. codes: invalid_username, user_not_found,
-                             invalid_credentials, invalid_code, invalid_password, user_already_exists,
-                             attributes_invalid, user_has_no_password, invalid_contact, contact_blocked,
-                             auth_method_blocked, access_denied                                                  */
-    NA_ENOTFOUND    = -3, /* nothing to act on. codes: no_account                                                 */
-    NA_EINTERACTION = -4, /* the user must act. codes: browser_required, interaction_required,
-                             refresh_token_expired, password_change_required, browser_unavailable               */
-    NA_ENETWORK     = -5, /* no usable answer. codes: network, timeout, tls                                        */
-    NA_ESERVER      = -6, /* the server answered with an error or something unexpected. codes: server, throttled,
-                             declined_scopes, password_reset_failed, id_token_invalid                           */
+                             server refused                                                                   */
+    NA_EAUTH        = -2, /* the user's input was refused                                                     */
+    NA_ENOTFOUND    = -3, /* nothing to act on                                                                */
+    NA_EINTERACTION = -4, /* the user must act                                                                */
+    NA_ENETWORK     = -5, /* no usable answer                                                                 */
+    NA_ESERVER      = -6, /* the server answered with an error or something unexpected                        */
     NA_ESTATE       = -7, /* a flow is expired, finished, busy, cancelled or at another step; or a call from inside
-                             a callback would wait for its own thread. codes: flow_expired, flow_invalid,
-                             cancelled, reentrant_call                                                          */
-    NA_ENOMEM       = -8, /* out of memory; *out_json is a static document that na_string_free() ignores.
-                             codes: out_of_memory                                                               */
-    NA_EINTERNAL    = -9, /* a bug in the library; please report it with the document. codes: internal           */
-    NA_ESTORAGE     = -10, /* the persistent token cache cannot be used or written. codes: cache_unreadable,
-                             cache_write_failed, cache_insecure, cache_key_invalid, keyring_unavailable         */
-    NA__LAST        = -11 /* never returned; marks the end of the list and moves as codes are appended         */
+                             a callback would wait for its own thread                                         */
+    NA_ENOMEM       = -8, /* out of memory; *out_json is a static document that na_string_free() ignores      */
+    NA_EINTERNAL    = -9, /* a bug in the library; please report it with the document                         */
+    NA_ESTORAGE     = -10, /* the persistent token cache cannot be used or written                            */
+    NA__LAST        = -11 /* never returned; marks the end of the list and moves as codes are appended        */
 };
+/* BEGIN error codes (generated from docs/errors.tsv by .ci/error-table, run by make docs: edit that file) */
+/* The error document's "code" for each status (docs/errors.md says when each happens):
+ *   NA_EINVAL       invalid_argument, invalid_handle, not_supported, invalid_scope, invalid_client, account_required
+ *   NA_EAUTH        invalid_username, user_not_found, invalid_credentials, invalid_code, invalid_password,
+ *                   user_already_exists, attributes_invalid, user_has_no_password, invalid_contact, contact_blocked,
+ *                   auth_method_blocked, access_denied
+ *   NA_ENOTFOUND    no_account
+ *   NA_EINTERACTION browser_required, interaction_required, refresh_token_expired, password_change_required,
+ *                   browser_unavailable
+ *   NA_ENETWORK     network, timeout, tls
+ *   NA_ESERVER      server, throttled, declined_scopes, password_reset_failed, id_token_invalid
+ *   NA_ESTATE       flow_expired, flow_invalid, cancelled, reentrant_call
+ *   NA_ENOMEM       out_of_memory
+ *   NA_EINTERNAL    internal
+ *   NA_ESTORAGE     cache_unreadable, cache_write_failed, cache_insecure, cache_key_invalid, keyring_unavailable
+ */
+/* END error codes */
 
 /* A short English description of a status code, e.g. "invalid argument" (static storage; never NULL:
  * unknown codes give "unknown status"). */

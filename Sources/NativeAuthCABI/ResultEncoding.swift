@@ -3,26 +3,26 @@ import NativeAuthCrypto
 import NativeAuthHTTP
 import NativeAuthJSON
 
-/// Typed results → documents. `"v"`, `"status"` and the error document are written here and nowhere else.
+/// Typed results → documents. `"v"`, `"status"` and the error document are written here and nowhere else (a flow's
+/// status as `FlowStatus.name` spells it: the one spelling, which traces use too).
 enum Encode {
     static func flow(_ r: FlowResult) -> JSONValue {
-        var o: [String: JSONValue] = ["v": 1, "flow_type": .string(r.flowType.rawValue)]
+        var o: [String: JSONValue] = [
+            "v": 1, "flow_type": .string(r.flowType.rawValue), "status": .string(r.status.name),
+        ]
         if let flow = r.flow { o["flow"] = .string(flow.rawValue) }
         switch r.status {
         case .signedIn(let account, let token):
-            o["status"] = "signed_in"
             o["account"] = Encode.account(account, includeIDToken: false)
             o["token"] = .object(Encode.tokenMembers(token, fromCache: false))
         case .codeRequired(let c):
-            o["status"] = "code_required"
             o["sent_to"] = .string(c.sentTo)
             o["channel"] = .string(c.channel)
             o["code_length"] = .int(c.codeLength)
             if let interval = c.resendInterval { o["resend_interval"] = .int(interval) }
-        case .passwordRequired:
-            o["status"] = "password_required"
+        case .passwordRequired, .signUpCompleted, .passwordResetCompleted:
+            break
         case .attributesRequired(let list):
-            o["status"] = "attributes_required"
             o["required_attributes"] = .array(
                 list.map { a in
                     var m: [String: JSONValue] = [
@@ -32,23 +32,13 @@ enum Encode {
                     return .object(m)
                 }
             )
-        case .mfaRequired(let methods):
-            o["status"] = "mfa_required"
+        case .mfaRequired(let methods), .registrationRequired(let methods):
             o["methods"] = .array(methods.map(method))
-        case .registrationRequired(let methods):
-            o["status"] = "registration_required"
-            o["methods"] = .array(methods.map(method))
-        case .signUpCompleted:
-            o["status"] = "sign_up_completed"
-        case .passwordResetCompleted:
-            o["status"] = "password_reset_completed"
         case .browserPending(let p):
-            o["status"] = "browser_pending"
             o["authorization_url"] = .string(p.authorizationURL)
             o["redirect_uri"] = .string(p.redirectURI)
             o["expires_in"] = .int(p.expiresIn)
         case .deviceCodeRequired(let d):
-            o["status"] = "device_code_required"
             o["user_code"] = .string(d.userCode)
             o["verification_uri"] = .string(d.verificationURI)
             if let c = d.verificationURIComplete { o["verification_uri_complete"] = .string(c) }

@@ -162,24 +162,6 @@ indirect enum FlowEffect: Sendable {
     }
 }
 
-extension FlowStatus {
-    /// The status's name as result documents spell it.
-    var name: String {
-        switch self {
-        case .signedIn: return "signed_in"
-        case .codeRequired: return "code_required"
-        case .passwordRequired: return "password_required"
-        case .attributesRequired: return "attributes_required"
-        case .mfaRequired: return "mfa_required"
-        case .registrationRequired: return "registration_required"
-        case .signUpCompleted: return "sign_up_completed"
-        case .passwordResetCompleted: return "password_reset_completed"
-        case .browserPending: return "browser_pending"
-        case .deviceCodeRequired: return "device_code_required"
-        }
-    }
-}
-
 extension NativeAuthError {
     /// The server gave no verdict on the step: it could not be reached, failed, or throttled. A flow usually stays
     /// usable after such an error (each flow decides in its own `on`).
@@ -207,60 +189,5 @@ extension NativeAuthError {
     /// with another's shape).
     static func unexpectedAnswer(_ what: String) -> NativeAuthError {
         NativeAuthError(.internal, "A flow got an answer it did not ask for (\(what)).")
-    }
-}
-
-/// The last part of every native sign-in: the token request and what it may lead to — the tokens, or MFA or
-/// strong-auth registration (the server answers with a continuation token; the methods come from introspection).
-/// The flow that holds it decides what each outcome means (a hand-off to `StrongAuthFlow` is written in its own file).
-struct TokenRedemption: Sendable {
-    enum Step: Sendable {
-        case token
-        case introspecting(registration: Bool)
-        case storing
-    }
-
-    let scopes: [String]
-    let claims: ClaimsRequest?
-    var step = Step.token
-
-    enum Outcome: Sendable {
-        /// Perform this effect and feed its result back.
-        case effect(FlowEffect)
-        case signedIn(StoredSignIn)
-        case mfaRequired(ContinuationToken, [AuthMethod])
-        case registrationRequired(ContinuationToken, [AuthMethod])
-        case failed(NativeAuthError)
-    }
-
-    /// The token request for `grant`.
-    static func start(
-        _ grant: NativeGrant,
-        scopes: [String],
-        claims: ClaimsRequest?
-    ) -> (TokenRedemption, FlowEffect) {
-        (TokenRedemption(scopes: scopes, claims: claims), .send(.token(grant, scopes: scopes, claims: claims)))
-    }
-
-    mutating func on(_ event: FlowEvent) -> Outcome {
-        switch (step, event) {
-        case (_, .answer(.failure(let e))), (_, .stored(.failure(let e))):
-            return .failed(e)
-        case (.token, .answer(.success(.token(.tokens(let response))))):
-            step = .storing
-            return .effect(.store(response, scopes: scopes, policy: TokenService.IDTokenPolicy()))
-        case (.token, .answer(.success(.token(.mfaRequired(let ct))))):
-            step = .introspecting(registration: false)
-            return .effect(.send(.introspect(ct)))
-        case (.token, .answer(.success(.token(.registrationRequired(let ct))))):
-            step = .introspecting(registration: true)
-            return .effect(.send(.registerIntrospect(ct)))
-        case (.introspecting(let registration), .answer(.success(.methods(let ct, let methods)))):
-            return registration ? .registrationRequired(ct, methods) : .mfaRequired(ct, methods)
-        case (.storing, .stored(.success(let signedIn))):
-            return .signedIn(signedIn)
-        default:
-            return .failed(.unexpectedAnswer("token redemption"))
-        }
     }
 }

@@ -86,6 +86,22 @@ public enum FlowStatus: Sendable {
     case browserPending(BrowserPending)
     /// A device-code sign-in waits for the user to enter the code.
     case deviceCodeRequired(DeviceCodeInfo)
+
+    /// The status's name as result documents spell it (their `"status"`; also in traces): the one spelling.
+    public var name: String {
+        switch self {
+        case .signedIn: return "signed_in"
+        case .codeRequired: return "code_required"
+        case .passwordRequired: return "password_required"
+        case .attributesRequired: return "attributes_required"
+        case .mfaRequired: return "mfa_required"
+        case .registrationRequired: return "registration_required"
+        case .signUpCompleted: return "sign_up_completed"
+        case .passwordResetCompleted: return "password_reset_completed"
+        case .browserPending: return "browser_pending"
+        case .deviceCodeRequired: return "device_code_required"
+        }
+    }
 }
 
 /// A browser sign-in waiting for its redirect.

@@ -1,6 +1,6 @@
 /// Sign-in with email + password or an emailed one-time code: `initiate` → `challenge` → `token`. With a password
 /// given up front (and a password account) it completes in one call. MFA and strong-auth registration, when the token
-/// step asks for them, are a hand-off to `StrongAuthFlow` (below, in `redeeming`).
+/// step asks for them, are a hand-off to `StrongAuthFlow` (below, in `redeeming`: `TokenRedemption.advanced(by:)`).
 struct SignInFlow: Sendable {
     /// What the flow waits for from the app.
     enum Waiting: Sendable {
@@ -90,34 +90,13 @@ struct SignInFlow: Sendable {
         case (.resending(let from), .answer(.failure(let e))):
             return failing(e, back: from)
 
-        case (.redeeming(var redemption, let from), _):
-            switch redemption.on(event) {
-            case .effect(let effect):
-                state = .redeeming(redemption, from: from)
+        // Signed in, or the hand-off to MFA or strong-auth registration (a StrongAuthFlow): TokenRedemption.advanced.
+        case (.redeeming(let redemption, let from), _):
+            switch redemption.advanced(by: event) {
+            case .effect(let effect, let next):
+                state = next.map { .redeeming($0, from: from) } ?? .ended
                 return effect
-            case .signedIn(let s):
-                state = .ended
-                return .finish(.signedIn(s.account, s.token), continues: false)
-            case .mfaRequired(let ct, let methods):
-                // The hand-off: the sign-in goes on as MFA (choose a method, then the code).
-                state = .ended
-                let next = StrongAuthFlow(
-                    state: .waiting(.mfaSelect(ct, methods: methods)),
-                    scopes: scopes,
-                    claims: claims
-                )
-                return .handOff(.strongAuth(next), .mfaRequired(methods))
-            case .registrationRequired(let ct, let methods):
-                // The hand-off: the sign-in goes on as strong-auth registration (the contact, then its code).
-                state = .ended
-                let next = StrongAuthFlow(
-                    state: .waiting(.registrationSelect(ct, methods: methods)),
-                    scopes: scopes,
-                    claims: claims
-                )
-                return .handOff(.strongAuth(next), .registrationRequired(methods))
-            case .failed(let e):
-                return failing(e, back: from)
+            case .failed(let e): return failing(e, back: from)
             }
 
         default:

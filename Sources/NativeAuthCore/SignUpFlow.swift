@@ -101,32 +101,13 @@ struct SignUpFlow: Sendable {
             (.resending(let from), .answer(.failure(let e))):
             return failing(e, back: from)
 
-        case (.signingIn(var redemption, let from), _):
-            switch redemption.on(event) {
-            case .effect(let effect):
-                state = .signingIn(redemption, from: from)
+        // Signed in, or the hand-off to MFA or strong-auth registration (a StrongAuthFlow): TokenRedemption.advanced.
+        case (.signingIn(let redemption, let from), _):
+            switch redemption.advanced(by: event) {
+            case .effect(let effect, let next):
+                state = next.map { .signingIn($0, from: from) } ?? .ended
                 return effect
-            case .signedIn(let s):
-                state = .ended
-                return .finish(.signedIn(s.account, s.token), continues: false)
-            case .mfaRequired(let ct, let methods):
-                state = .ended
-                let next = StrongAuthFlow(
-                    state: .waiting(.mfaSelect(ct, methods: methods)),
-                    scopes: redemption.scopes,
-                    claims: redemption.claims
-                )
-                return .handOff(.strongAuth(next), .mfaRequired(methods))
-            case .registrationRequired(let ct, let methods):
-                state = .ended
-                let next = StrongAuthFlow(
-                    state: .waiting(.registrationSelect(ct, methods: methods)),
-                    scopes: redemption.scopes,
-                    claims: redemption.claims
-                )
-                return .handOff(.strongAuth(next), .registrationRequired(methods))
-            case .failed(let e):
-                return failing(e, back: from)
+            case .failed(let e): return failing(e, back: from)
             }
         default:
             state = .ended

@@ -19,23 +19,14 @@ enum ExitCode: Int32 {
     case storage = 7
     case interrupted = 130
 
-    /// The library's error codes → exit codes; codes not listed fall back on their NA_* status family.
+    /// An error code's exit code: the command line's own codes, the library's from docs/errors.tsv
+    /// (`ofLibraryCode`, generated), and a code neither knows by its NA_* status family.
     static func of(code: String, status: Int32) -> ExitCode {
         switch code {
-        case "invalid_argument", "not_supported", "invalid_scope", "invalid_client", "usage": return .usage
-        case "no_account", "account_required", "interaction_required", "browser_required", "refresh_token_expired",
-            "password_change_required", "browser_unavailable":
-            return .signIn
-        case "network", "timeout", "tls": return .network
-        case "server", "throttled", "declined_scopes", "id_token_invalid", "password_reset_failed", "http_error":
-            return .server
-        case "invalid_username", "user_not_found", "invalid_credentials", "invalid_code", "invalid_password",
-            "user_already_exists", "attributes_invalid", "user_has_no_password", "invalid_contact", "contact_blocked",
-            "auth_method_blocked", "access_denied":
-            return .refused
-        case "cache_unreadable", "cache_write_failed", "cache_insecure", "cache_key_invalid", "keyring_unavailable":
-            return .storage
+        case "usage": return .usage
+        case "http_error": return .server
         default:
+            if let exit = ofLibraryCode[code].flatMap(ExitCode.init(rawValue:)) { return exit }
             switch status {
             case -1: return .usage
             case -2: return .refused

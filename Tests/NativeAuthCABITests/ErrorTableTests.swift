@@ -2,25 +2,18 @@ import CNativeAuthHeader
 import Foundation
 import NativeAuthCABI
 import NativeAuthCore
+import NativeAuthTestSupport
 import Testing
 
-/// The error-code table in Swift (`NativeAuthError.Code.table`) is the source; the header, docs/errors.md, the
-/// Python exception map and the Go sentinels must say the same, so none of them can drift.
+/// docs/errors.tsv is the one list of error codes. The header's and docs/errors.md's lists, the Swift table
+/// (ErrorCodes.swift) and the command's exit codes are generated from it (.ci/error-table, checked here and by make
+/// lint); the Python classes and the Go sentinels are checked against it by their own tests. Here: what the compiled
+/// library makes of the table.
 @Suite struct ErrorTableTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = ErrorTableFile.root
 
     static func read(_ path: String) throws -> String {
         try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
-    }
-
-    /// code → NA_* name, from the Swift table.
-    static var expected: [String: String] {
-        Dictionary(
-            uniqueKeysWithValues: NativeAuthError.Code.table.map {
-                ($0.code.rawValue, NAStatus($0.category).name.description)
-            }
-        )
     }
 
     static func matches(_ pattern: String, in text: String) throws -> [[String]] {
@@ -30,6 +23,41 @@ import Testing
             (0..<m.numberOfRanges).map {
                 m.range(at: $0).location == NSNotFound ? "" : ns.substring(with: m.range(at: $0))
             }
+        }
+    }
+
+    /// The generated files and blocks are what the table gives (as make lint checks), so the library built from
+    /// them is the table's.
+    @Test func theGeneratedFilesAreWhatTheTableGives() throws {
+        let (status, text) = try Self.check(".ci/error-table")
+        #expect(status == 0, "generated files differ from docs/errors.tsv (make docs):\n\(text)")
+    }
+
+    /// Runs one of the repository's `.ci` scripts with `--check`: its exit status and output.
+    static func check(_ script: String) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", root.appendingPathComponent(script).path, "--check"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    /// Each code of the table, in its order, is a code of the library with the table's status (through the
+    /// category → status mapping of the C ABI), and the library has no other.
+    @Test func theLibrarysCodesAreTheTablesWithTheirStatus() throws {
+        let file = try ErrorTableFile.load()
+        let library = NativeAuthError.Code.table.map { ($0.code.rawValue, NAStatus($0.category).name.description) }
+        #expect(library.map(\.0) == file.rows.map(\.code))
+        #expect(library.map(\.1) == file.rows.map(\.status))
+        for row in file.rows {
+            let code = NativeAuthError.Code(rawValue: row.code)
+            #expect(NAStatus(code.category).name.description == row.status, "\(row.code)")
+            #expect(NAStatus(NativeAuthError(code, "m")).name.description == row.status, "\(row.code)")
         }
     }
 
@@ -56,27 +84,10 @@ import Testing
         #expect(NA_LOG_VERBOSE == LogLevel.verbose.rawValue && NA_LOG_OFF == LogLevel.off.rawValue)
     }
 
-    /// Each `NA_E*` entry of the header's status enum ends with "codes: a, b, c".
-    @Test func theHeaderListsEachCodeUnderItsStatus() throws {
-        let header = try Self.read("include/nativeauth.h")
-        guard let start = header.range(of: "enum {\n    NA_OK"),
-            let end = header.range(of: "};", range: start.upperBound..<header.endIndex)
-        else { throw TestFailure("no status enum in the header") }
-        let block = String(header[start.lowerBound..<end.lowerBound])
-        var found: [String: String] = [:]
-        let entries = try Self.matches(#"(NA_E[A-Z]+)\s*=\s*-?\d+,\s*/\*([\s\S]*?)\*/"#, in: block)
-        for e in entries {
-            guard let codes = e[2].range(of: "codes:") else { continue }
-            for code in e[2][codes.upperBound...].split(whereSeparator: { ", \n".contains($0) }) where !code.isEmpty {
-                found[String(code)] = e[1]
-            }
-        }
-        #expect(found == Self.expected)
-    }
-
     /// Every "Errors:" list of a call names only codes of the table and is complete (no "…").
     @Test func theHeaderPerCallListsAreCompleteAndKnown() throws {
         let header = try Self.read("include/nativeauth.h")
+        let known = Set(try ErrorTableFile.load().rows.map(\.code))
         let lists = try Self.matches(#"Errors[^:]*:([^.]*(?:\.[a-z_][^.]*)*)"#, in: header)
         #expect(!lists.isEmpty)
         for l in lists {
@@ -86,72 +97,12 @@ import Testing
                 in: l[1]
             ) {
                 let w = word[0]
-                if Self.expected[w] == nil && !["force_refresh", "redirect_reason", "password_too_weak"].contains(w)
+                if !known.contains(w) && !["force_refresh", "redirect_reason", "password_too_weak"].contains(w)
                     && !w.hasPrefix("password_") && !w.hasPrefix("na_")
                 {
                     Issue.record("the header's Errors: list names \(w), which is not an error code")
                 }
             }
-        }
-    }
-
-    @Test func docsErrorsMatchesTheTable() throws {
-        let doc = try Self.read("docs/errors.md")
-        var found: [String: String] = [:]
-        for row in try Self.matches(#"(?m)^\| `([a-z_]+)` \| `(NA_[A-Z]+)` \|"#, in: doc) { found[row[1]] = row[2] }
-        #expect(found == Self.expected)
-    }
-
-    /// Each code has a Python exception class whose family matches the code's status.
-    @Test func thePythonExceptionMapMatchesTheTable() throws {
-        let py = try Self.read("bindings/python/src/nativeauth/errors.py")
-        var parent: [String: String] = [:]
-        var code: [String: String] = [:]
-        for m in try Self.matches(#"(?m)^class (\w+)\((\w+)[,)][\s\S]*?(?=^class |\z)"#, in: py) {
-            parent[m[1]] = m[2]
-            if let c = try Self.matches(#"\n    code = "([a-z_]+)""#, in: m[0]).first { code[m[1]] = c[1] }
-        }
-        let families: [String: String] = [
-            "InvalidArgumentError": "NA_EINVAL", "AuthenticationError": "NA_EAUTH", "NoAccountError": "NA_ENOTFOUND",
-            "InteractionRequiredError": "NA_EINTERACTION", "NetworkError": "NA_ENETWORK", "ServerError": "NA_ESERVER",
-            "FlowError": "NA_ESTATE", "LibraryMemoryError": "NA_ENOMEM", "InternalError": "NA_EINTERNAL",
-            "CacheError": "NA_ESTORAGE",
-        ]
-        func family(_ cls: String) -> String? {
-            var c: String? = cls
-            while let current = c {
-                if let f = families[current] { return f }
-                c = parent[current]
-            }
-            return nil
-        }
-        var found: [String: String] = [:]
-        for (cls, c) in code where cls != "NativeAuthError" { found[c] = family(cls) ?? "?" }  // the base's default
-        #expect(found == Self.expected)
-    }
-
-    /// The Go package has one sentinel per code (`ErrX = sentinel("code", StatusY)`, or `family(…)`), each with the
-    /// code's status, and its `Status*` constants are the header's.
-    @Test func theGoSentinelsMatchTheTable() throws {
-        let go = try Self.read("bindings/go/errors.go")
-        var status: [String: String] = [:]  // StatusAuth → NA_EAUTH
-        for m in try Self.matches(#"(?m)^\s*(Status\w+)\s+Status = C\.(NA_\w+)"#, in: go) { status[m[1]] = m[2] }
-        #expect(status.count == NAStatus.allCases.count)
-        var found: [String: String] = [:]
-        var names: [String: String] = [:]  // code → Go name
-        for m in try Self.matches(#"(?m)^\s*(Err\w+)\s*=\s*(?:sentinel|family)\("([a-z_]+)", (Status\w+)\)"#, in: go) {
-            #expect(found[m[2]] == nil, "two Go sentinels for \(m[2])")
-            found[m[2]] = status[m[3]] ?? "?"
-            names[m[2]] = m[1]
-        }
-        #expect(found == Self.expected)
-        // docs/conventions.md: Err + the code in CamelCase, initialisms in capitals (ErrIDTokenInvalid, ErrTLS).
-        let initialisms: Set<String> = ["id", "tls", "mfa", "url", "uri", "api", "http"]
-        for (code, name) in names {
-            let camel = code.split(separator: "_").map { w in
-                initialisms.contains(String(w)) ? w.uppercased() : w.prefix(1).uppercased() + w.dropFirst()
-            }
-            #expect(name == "Err" + camel.joined(), "the Go sentinel for \(code) is \(name)")
         }
     }
 }

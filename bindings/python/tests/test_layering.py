@@ -11,6 +11,7 @@ import pathlib
 from typing import Dict, List, Set, Tuple
 
 import nativeauth
+from nativeauth import aio, states
 
 PACKAGE = pathlib.Path(nativeauth.__file__).parent
 
@@ -52,3 +53,22 @@ def test_no_module_imports_back_into_a_module_that_imports_it() -> None:
 
     cycles = [m for m in graph if reaches(m, m, {m})]
     assert cycles == [], f"modules on an import cycle: {cycles}"
+
+
+def test_flow_states_reach_their_client_only_through_the_flow_client_protocol() -> None:
+    """A flow state holds what `nativeauth.states.FlowClient` (or `nativeauth.aio.AsyncFlowClient`) describes and
+    calls only that: no method of a state class touches a private member (``x._name``) of anything but itself."""
+    offenders: List[str] = []
+    for name, module in (("states", states), ("aio", aio)):
+        tree = ast.parse((PACKAGE / f"{name}.py").read_text(encoding="utf-8"))
+        for cls in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+            kind = getattr(module, cls.name, None)
+            if not (isinstance(kind, type) and issubclass(kind, states._Flow)):
+                continue
+            for node in ast.walk(cls):
+                if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+                    offenders.append(f"{name}.{cls.name}: {ast.unparse(node)}")
+    assert offenders == []
+    for protocol, method in ((states.FlowClient, "submit_flow"), (aio.AsyncFlowClient, "submit_flow")):
+        assert callable(getattr(protocol, method, None)) and getattr(protocol, method).__doc__

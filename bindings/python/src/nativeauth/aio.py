@@ -296,11 +296,8 @@ class AsyncClient(_ClientCore):
         return call.result(*await self._start(call.name, call.request))
 
     def _state(self, doc: Mapping[str, Any]) -> State:
-        return _state_from_json(_ASYNC_STATES, self, doc)
-
-    async def _submit_flow(self, state: AsyncFlowState, request: Dict[str, Any]) -> State:
-        # AsyncFlowClient: what an AsyncFlowState awaits to continue its flow.
-        return await self._run(_calls.flow_submit(self._state, state, request))
+        flows: AsyncFlowClient = _AsyncFlows(self)
+        return _state_from_json(_ASYNC_STATES, flows, doc)
 
     # -- native authentication -------------------------------------------------------------------------------------
 
@@ -385,13 +382,26 @@ class AsyncClient(_ClientCore):
 # -- the states that continue -------------------------------------------------------------------------------------
 
 class AsyncFlowClient(Protocol):
-    """The client as an `AsyncFlowState` sees it: the one call a state awaits to continue its flow. `AsyncClient`
-    implements it."""
+    """What an `AsyncFlowState` holds to continue its flow: `nativeauth.states.FlowClient` with a coroutine (internal
+    to the package; `AsyncClient` gives each of its states an implementation). States call nothing else of it."""
 
-    async def _submit_flow(self, state: AsyncFlowState, request: Dict[str, Any]) -> State:
-        """Sends ``request`` (``{"flow", "action", …}``) to ``na_flow_submit`` and returns the next state. A retryable
-        error it raises carries ``state`` as ``error.state``."""
+    async def submit_flow(self, state: AsyncFlowState, request: Dict[str, Any]) -> State:
+        """Sends ``request`` (``{"flow", "action", …}``) to ``na_flow_submit`` and returns the next state, which holds
+        the same kind of implementation. A retryable error it raises carries ``state`` as ``error.state``."""
         ...
+
+
+class _AsyncFlows:
+    """`AsyncFlowClient` for an `AsyncClient`: what its flow states hold and await to continue."""
+
+    __slots__ = ("_client",)
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+
+    async def submit_flow(self, state: AsyncFlowState, request: Dict[str, Any]) -> State:
+        client = self._client
+        return await client._run(_calls.flow_submit(client._state, state, request))
 
 
 @dataclass(frozen=True)
@@ -400,7 +410,7 @@ class AsyncFlowState(_Flow[AsyncFlowClient]):
     handle of the flow in the library; a retryable error carries this state as ``error.state``."""
 
     async def _submit(self, request: Dict[str, Any]) -> State:
-        return await self._client._submit_flow(self, {"flow": self.flow, **request})
+        return await self._client.submit_flow(self, {"flow": self.flow, **request})
 
     async def cancel(self) -> None:
         """Forgets the flow; a coroutine waiting on it (``wait()``) raises `nativeauth.CancelledError`. (Cancelling

@@ -264,11 +264,7 @@ class Client(_ClientCore):
         return call.result(rc, raw)
 
     def _state(self, doc: Mapping[str, Any]) -> State:
-        return state_from_json(self, doc)
-
-    def _submit_flow(self, state: FlowState, request: Dict[str, Any]) -> State:
-        # nativeauth.states.FlowClient: what a FlowState calls to continue its flow.
-        return self._run(_calls.flow_submit(self._state, state, request))
+        return state_from_json(_Flows(self), doc)
 
     # -- native authentication -------------------------------------------------------------------------------------
 
@@ -373,6 +369,20 @@ class Client(_ClientCore):
         `nativeauth.documents.ClientConfig`)."""
         return self._run(_calls.client_info())
 
+
+
+class _Flows:
+    """`nativeauth.states.FlowClient` for a `Client`: what its flow states hold and call to continue (the client's
+    own plumbing stays private to this module)."""
+
+    __slots__ = ("_client",)
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def submit_flow(self, state: FlowState, request: Dict[str, Any]) -> State:
+        client = self._client
+        return client._run(_calls.flow_submit(client._state, state, request))
 
 
 def parse_www_authenticate(header: str) -> WWWAuthenticate:

@@ -262,12 +262,13 @@ class SignedIn(State):
 
 
 class FlowClient(Protocol):
-    """The client as a `FlowState` sees it: the one call a state makes to continue its flow. `nativeauth.Client`
-    implements it; states know nothing else of the client (and this module does not import it)."""
+    """What a `FlowState` holds to continue its flow: the one interface between the states and `nativeauth.Client`
+    (internal to the package; the client gives each of its states an implementation, and this module does not import
+    the client). States call nothing else of it."""
 
-    def _submit_flow(self, state: FlowState, request: Dict[str, Any]) -> State:
-        """Sends ``request`` (``{"flow", "action", …}``) to ``na_flow_submit`` and returns the next state. A retryable
-        error it raises carries ``state`` as ``error.state``."""
+    def submit_flow(self, state: FlowState, request: Dict[str, Any]) -> State:
+        """Sends ``request`` (``{"flow", "action", …}``) to ``na_flow_submit`` and returns the next state, which holds
+        the same kind of implementation. A retryable error it raises carries ``state`` as ``error.state``."""
         ...
 
 
@@ -285,6 +286,8 @@ class _Flow(State, Generic[_C]):
     flow: str = field(repr=False)
     """The opaque handle of the flow in the library (``"f_…"``)."""
     _client: _C = field(repr=False, compare=False)
+    """How the state continues its flow: a `FlowClient` (an `nativeauth.aio.AsyncFlowClient` for the asyncio
+    states)."""
 
 
 @dataclass(frozen=True)
@@ -379,7 +382,7 @@ class FlowState(_Flow[FlowClient]):
     this state as ``error.state``."""
 
     def _submit(self, request: Dict[str, Any]) -> State:
-        return self._client._submit_flow(self, {"flow": self.flow, **request})
+        return self._client.submit_flow(self, {"flow": self.flow, **request})
 
     def cancel(self) -> None:
         """Forgets the flow. May be called from another thread while a call waits on it (which then raises

@@ -110,7 +110,16 @@ struct GitCredentialCommand: ContextCommand {
                 return .ok  // none: git asks on
             }
             let value = token["access_token"]?.stringValue ?? ""
-            guard !value.contains("\n") && !username.contains("\n") else { return .ok }
+            // git takes every key=value line of the answer, so a line break in a value the provider chose would
+            // write the provider's own lines (another `host`, `quit`) into git's credential. Checked byte by byte:
+            // Swift's Character "\r\n" is not the Character "\n".
+            guard isCredentialValue(value) && isCredentialValue(username) else {
+                Terminal.info(
+                    "nativeauth: git-credential: not answering: the account's username or access token holds a "
+                        + "control character (a line break would end git's line)"
+                )
+                return .ok
+            }
             var out = "username=\(username)\npassword=\(value)\n"
             if let expires = token["expires_on"]?.intValue { out += "password_expiry_utc=\(expires)\n" }
             Terminal.write(1, out)
@@ -128,6 +137,13 @@ struct GitCredentialCommand: ContextCommand {
         }
         return .ok
     }
+}
+
+/// Whether `text` may be a value of git's credential protocol as this helper writes it: no control character
+/// (C0, DEL) at all — git reads a line break (LF, or CR LF) as the end of the value and a NUL as the end of the text,
+/// and a username or token never holds any of them.
+func isCredentialValue(_ text: String) -> Bool {
+    !text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
 }
 
 /// `nativeauth kubectl-credential --scope …`: a client-go exec credential plugin (kubectl runs it for every command).

@@ -118,8 +118,11 @@ struct LoginCommand: ContextCommand {
         let timeoutMs = Int64((timeout ?? 300) * 1000)
         request["timeout_ms"] = .int(timeoutMs)
         do {
-            let started = try Interrupts.whileWaiting("Waiting for the browser sign-in", cancel: {}) {
-                () throws(CLIError) -> JSONValue in try client.call(na_sign_in_interactive, .object(request))
+            // Started rather than called: the sign-in has no flow to cancel until it returns, and Ctrl-C must end
+            // its wait (na_op_cancel) rather than wait out the timeout.
+            let call = try CancellableCall(client, "sign_in_interactive", .object(request))
+            let started = try Interrupts.whileWaiting("Waiting for the browser sign-in", cancel: { call.cancel() }) {
+                () throws(CLIError) -> JSONValue in try call.wait()
             }
             return try signedIn(started)
         } catch  where error.code == "browser_unavailable" {

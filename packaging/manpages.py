@@ -162,12 +162,16 @@ def docker_page(version: str, date: str) -> str:
     return "\n".join([
         header("docker-credential-nativeauth", version, date), ".SH NAME",
         "docker\\-credential\\-nativeauth \\- Docker credential helper answering from the nativeauth token cache",
-        ".SH SYNOPSIS", "\\fBdocker\\-credential\\-nativeauth\\fR \\fBget\\fR | \\fBlist\\fR | \\fBstore\\fR | "
-        "\\fBerase\\fR", ".SH DESCRIPTION",
+        ".SH SYNOPSIS",
+        "\\fBdocker\\-credential\\-nativeauth\\fR [\\fB\\-\\-registry\\fR \\fIHOST\\fR[:\\fIPORT\\fR] ...] "
+        "[\\fB\\-\\-scope\\fR \\fISCOPE\\fR ...] \\fBget\\fR | \\fBlist\\fR | \\fBstore\\fR | \\fBerase\\fR",
+        ".SH DESCRIPTION",
         "The \\fBnativeauth\\fR(1) executable started by this name speaks Docker's credential-helper protocol: "
         "\\fBget\\fR reads a registry's address on standard input and prints an access token for the scopes that "
         "the profile's \\fBregistries\\fR table gives that registry; a registry the table does not name, or an "
-        "address that is not a plain host[:port] or https URL, is \"credentials not found\". \\fBstore\\fR and "
+        "address that is not a plain host[:port] or https URL, is \"credentials not found\". A wrapper script may "
+        "name the registries with \\fB\\-\\-registry\\fR (replacing the table's) and the scopes with "
+        "\\fB\\-\\-scope\\fR; \\fB\\-\\-scope\\fR alone names no registry. \\fBstore\\fR and "
         "\\fBerase\\fR do nothing (sign in with \\fBnativeauth login\\fR).",
         ".SH EXAMPLES", ".nf", ".RS 4", '{ "credHelpers": { "registry.contoso.com": "nativeauth" } }', ".RE", ".fi",
         ".SH SEE ALSO", "\\fBnativeauth\\fR(1), \\fBnativeauth\\-login\\fR(1)", ""])

@@ -22,8 +22,8 @@ def finish(child: Any) -> int:
 
 def test_ctrl_c_while_waiting_for_the_system_browser(cli: Cli, emulator: Emulator, tmp_path: pathlib.Path) -> None:
     """A browser was opened (a browser command that opens nothing, and succeeds) and the sign-in waits for its
-    redirect, for up to an hour: Ctrl-C ends the wait at once — the command says so and exits 130 — and the sign-in's
-    listener is gone. (Was: the blocking call could not be cancelled, and Ctrl-C waited for the whole timeout.)"""
+    redirect, for up to an hour: Ctrl-C ends the wait at once — the command says so and exits 130 — and the
+    sign-in's listener is gone. (Was: the blocking call could not be cancelled, and Ctrl-C waited for the whole timeout.)"""
     browser = tmp_path / "browser.sh"
     opened = tmp_path / "opened"
     browser.write_text(f"#!/bin/sh\nprintf '%s' \"$1\" > {opened}.tmp && mv {opened}.tmp {opened}\n")

@@ -243,9 +243,12 @@ registries = {{ "registry.example:5000" = ["{s.scope}"], "Notes.Example" = ["{no
     for url in ("https://index.docker.io/v1/", "registry.example", "registry.example:5001", "", "\n"):
         r = docker(s, "get", url + "\n")
         assert r.returncode != 0 and r.stdout == not_found, (url, r.stdout)
-    # --scope (for a wrapper script) names the scopes of whatever registry it is asked about; NATIVEAUTH_SCOPES, set
-    # for everyday `nativeauth token` use, does not: docker with credsStore asks about every registry.
+    # --scope (for a wrapper script) names the scopes of the registries named (--registry, or the profile's); never
+    # another registry's, nor do NATIVEAUTH_SCOPES, set for everyday `nativeauth token` use: docker with credsStore
+    # asks about every registry.
     r = docker(s, "get", "any.example\n", "--scope", s.scope)
+    assert r.returncode != 0 and r.stdout == not_found
+    r = docker(s, "get", "any.example\n", "--registry", "any.example", "--scope", s.scope)
     assert r.returncode == 0 and http_get(todo_server, json.loads(r.stdout)["Secret"])[0] == 200
     r, _ = run(["docker-credential-nativeauth", "get"], s.env(NATIVEAUTH_SCOPES=s.scope), input="any.example\n")
     assert r.returncode != 0 and r.stdout == not_found

@@ -82,6 +82,7 @@ def test_kubectl_and_docker_answers_are_json(setup: Setup) -> None:
     r, _ = run(["nativeauth", "kubectl-credential", "--scope", s.scope], s.env())
     assert r.returncode == 0 and r.stdout.count("\n") == 1, repr(r.stdout)
     assert json.loads(r.stdout)["status"]["token"] == "t\r\n\"}\n"
-    r, _ = run(["docker-credential-nativeauth", "--scope", s.scope, "get"], s.env(), input="registry.example\n")
+    r, _ = run(["docker-credential-nativeauth", "--registry", "registry.example", "--scope", s.scope, "get"], s.env(),
+               input="registry.example\n")
     assert r.returncode == 0 and r.stdout.count("\n") == 1, repr(r.stdout)
     assert json.loads(r.stdout)["Username"] == "ann\r\n\"x"

@@ -316,5 +316,43 @@ def test_docker_helper_parses_the_registry_strictly(setup: Setup) -> None:
     for url in ("evil.example/https://registry.example/", "https://evil.example@registry.example/"):
         r = docker(s, "get", url + "\n", "--scope", s.scope)
         assert r.returncode != 0 and r.stdout == NOT_FOUND, url
-    r = docker(s, "get", "any.example:5000\n", "--scope", s.scope)
+    r = docker(s, "get", "any.example:5000\n", "--registry", "any.example:5000", "--scope", s.scope)
     assert r.returncode == 0 and json.loads(r.stdout)["Secret"] == token
+
+
+def test_docker_scope_flags_name_no_registry(setup: Setup) -> None:
+    """A wrapper script, `docker-credential-nativeauth --scope … "$@"`, set as docker's `credsStore`, is asked about
+    every registry (docker.io, any image a Dockerfile names): `--scope` gives the scopes, never the registries. With
+    no registry named the helper answers none (saying how to name one on stderr); a `--registry HOST[:PORT]`, or a key
+    of the profile's `registries`, is answered with --scope's scopes; `--registry` replaces the profile's list; one
+    that is not HOST[:PORT] is a usage error. (Was: with --scope, every parseable registry got the token.)"""
+    s = setup
+    notes = s.emulator.apis["Notes"]["scopes"][0]
+    s.login()
+    token = s.token()
+    for url in ("any.example", "https://index.docker.io/v1/", "registry.example:5000"):
+        r = docker(s, "get", url + "\n", "--scope", s.scope)
+        assert r.returncode != 0 and r.stdout == NOT_FOUND, (url, r.stdout)
+        assert "--registry" in r.stderr and r.stderr.count("\n") == 1 and token not in r.stderr, r.stderr
+    scope = ("--scope", s.scope)
+    r = docker(s, "get", "https://Registry.Example:5000/v2/\n", "--registry", "registry.example:5000", *scope)
+    assert r.returncode == 0 and r.stderr == "" and json.loads(r.stdout)["Secret"] == token, r.stdout + r.stderr
+    for url in ("registry.example", "registry.example:5001", "any.example"):
+        r = docker(s, "get", url + "\n", "--registry=registry.example:5000", *scope)
+        assert r.returncode != 0 and r.stdout == NOT_FOUND and r.stderr == "", (url, r.stdout, r.stderr)
+    r = docker(s, "list", "", "--registry", "registry.example:5000", *scope)
+    assert r.returncode == 0 and json.loads(r.stdout) == {"registry.example:5000": s.user}
+
+    write_profile(s, f'[profiles.default]\nregistries = {{ "notes.example" = ["{notes}"] }}\n')
+    r = docker(s, "get", "notes.example\n", *scope)  # named by the profile; --scope gives the scopes
+    assert r.returncode == 0 and json.loads(r.stdout)["Secret"] == token
+    r = docker(s, "get", "any.example\n", *scope)
+    assert r.returncode != 0 and r.stdout == NOT_FOUND and r.stderr == ""
+    r = docker(s, "get", "notes.example\n", "--registry", "registry.example", *scope)  # --registry replaces them
+    assert r.returncode != 0 and r.stdout == NOT_FOUND
+    r = docker(s, "get", "registry.example\n", "--registry", "registry.example")  # named, but no scopes for it
+    assert r.returncode != 0 and r.stdout == NOT_FOUND
+    for bad in ("https://evil.example@registry.example/", "registry.example/?x", ""):
+        r = docker(s, "get", "registry.example\n", "--registry", bad, *scope)
+        assert r.returncode == 2 and r.stdout == "" and "--registry" in r.stderr, (bad, r.stderr)
+    assert all(token not in e for e in s.cli.outputs[1::2])

@@ -5,7 +5,8 @@ internal import Glibc
 /// (readconf.c, `secure_permissions`): owned by the user or by root, and writable by neither group nor others.
 /// Like ssh, the directories above it are not checked: a file another user put there through a writable directory
 /// is theirs, and the owner check refuses it. The check is on the file that was opened (fstat), never on a path
-/// looked up again.
+/// looked up again; it must be a regular file, opened without blocking (a FIFO put in its place would otherwise
+/// block every call of the helpers).
 enum ConfigPermissions {
     /// Throws, saying why and how to fix it, when the open file `fd` (the configuration file `path`) is not to be
     /// trusted.
@@ -13,6 +14,15 @@ enum ConfigPermissions {
         var st = stat()
         guard fstat(fd, &st) == 0 else {
             throw CLIError("usage", "cannot check \(path): \(String(cString: strerror(errno)))", .usage)
+        }
+        // A FIFO (opened without blocking, it would block the first read), a device, /dev/stdin (git's request) or a
+        // directory is no configuration file.
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            throw CLIError(
+                "usage",
+                "\(path) is not a regular file (a FIFO, a device, a directory, or a link to one): refusing to read it",
+                .usage
+            )
         }
         if let problem = problem(path, owner: st.st_uid, mode: st.st_mode, user: geteuid()) {
             throw CLIError("usage", problem, .usage)

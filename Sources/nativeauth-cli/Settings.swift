@@ -282,7 +282,9 @@ struct Settings {
     }
 
     static func readFile(_ path: String) throws(CLIError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO does not wait for a writer (ConfigPermissions refuses anything but a regular
+        // file, on which the flag changes nothing); O_NOCTTY: a terminal never becomes the controlling one.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
             throw CLIError("usage", "cannot read \(path): \(String(cString: strerror(errno)))", .usage)
         }

@@ -86,3 +86,24 @@ def test_a_group_writable_browser_command_is_never_run(cli: Cli, emulator: Emula
     assert cli.run("accounts").returncode == 2  # still refused, still signed in once fixed:
     os.chmod(path, 0o600)
     assert cli.run("accounts").stdout.split()[0] == ann["email"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "stdin"])
+def test_a_config_path_that_is_no_regular_file_is_refused(cli: Cli, kind: str) -> None:
+    """Whoever can put something at the path (a directory `--config` or NATIVEAUTH_CONFIG names that others may write
+    to, a mistake) may put there a FIFO — opening it would block every git, kubectl or docker helper call for good —
+    a symlink to /dev/stdin (which reads git's request as the configuration), or a directory (read as an empty
+    file: the settings silently not applied). Each is refused at once, exit 2, saying so. (Was: the FIFO hung, the
+    directory was an empty configuration.)"""
+    path = pathlib.Path(cli.env["XDG_CONFIG_HOME"]) / "nativeauth" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path, 0o600)
+    elif kind == "directory":
+        path.mkdir(mode=0o700)
+    else:
+        path.symlink_to("/dev/stdin")
+    for args in (("accounts",), ("git-credential", "--host", "h", "get"), ("token", "-s", "x")):
+        r = cli.run(*args, input="protocol=https\nhost=h\n\n", timeout=30)
+        assert r.returncode == 2 and r.stdout == "", (args, r.stdout, r.stderr)
+        assert str(path) in r.stderr and "not a regular file" in r.stderr, r.stderr

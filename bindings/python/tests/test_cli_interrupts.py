@@ -7,9 +7,7 @@ import socket
 import time
 from typing import Any
 
-import pexpect
-
-from cli_support import Cli, cli  # noqa: F401
+from cli_support import Cli, cli, pexpect  # noqa: F401
 from emulator_protocol import Emulator
 
 

@@ -5,7 +5,7 @@ import NativeAuthJSON
 /// A library operation started with `na_start` and waited for on the calling thread, so that another thread (the
 /// Ctrl-C thread) can end its wait with `na_op_cancel`: a blocking call such as `na_sign_in_interactive` with the
 /// system browser has no flow to cancel until it returns.
-final class CancellableCall: @unchecked Sendable {  // `op` is set once, before the value is shared
+final class CancellableCall: @unchecked Sendable {  // a na_op may be used from any thread
     /// What the done function hands over: set on the library's worker, read after the semaphore was posted.
     private final class Completion {
         let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
@@ -19,7 +19,7 @@ final class CancellableCall: @unchecked Sendable {  // `op` is set once, before 
     }
 
     private let completion = Completion()
-    private var op: OpaquePointer?
+    private let op: OpaquePointer?
 
     /// Starts `call` (the operation's name without "na_") with `request` on `client`.
     init(_ client: Library, _ call: String, _ request: JSONValue) throws(CLIError) {

@@ -37,7 +37,7 @@ public final class EmulatorServer: Sendable {
     ) async throws -> EmulatorServer {
         let logger = ConnectionCounter(emulator: emulator, logRequests: logRequests)
         let backendPort: UInt16 = tls ? 0 : port
-        // The handler timeout leaves room for the longest injected delay (120 s) on top of the work.
+        // The handler timeout leaves room for the longest injected delay or hold (240 s) on top of the work.
         let server = HTTPServer(address: try .inet(ip4: "127.0.0.1", port: backendPort), timeout: 300, logger: logger)
         let listening = ListeningPort()
         await server.appendRoute("*") { [emulator] request in

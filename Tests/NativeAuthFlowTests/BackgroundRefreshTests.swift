@@ -35,7 +35,7 @@ import Testing
         let first = Completion()
         let (rc, op) = c.start("get_access_token", ["scopes": [.string(todo)], "force_refresh": true], first)
         #expect(rc == NA_OK)
-        #expect(try await eventually { try held(emu) == 1 })
+        #expect(try await eventually(240) { try held(emu) == 1 })
         let waiting = Completion()
         let (rc2, op2) = c.start("get_access_token", ["scopes": [.string(todo)], "force_refresh": true], waiting)
         #expect(rc2 == NA_OK)
@@ -78,7 +78,7 @@ import Testing
         var op: OpaquePointer? = nil
         let tokenRequest: JSONValue = ["scopes": [.string(todo)], "force_refresh": true]
         #expect(na_start(h, "get_access_token", tokenRequest.serialized(), Completion.done, first.userData, &op) == 0)
-        #expect(try await eventually { try held(emu) == 1 })
+        #expect(try await eventually(240) { try held(emu) == 1 })
         #expect(na_op_cancel(op) == NA_OK)
         #expect(try await first.wait().doc.errorCode == "cancelled")
         na_op_free(op)

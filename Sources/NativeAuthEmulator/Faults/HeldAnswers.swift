@@ -12,7 +12,7 @@ final class HeldAnswers: Sendable {
 
     private let state = Mutex(State())
     /// The longest hold (the HTTP adapter's handler timeout leaves room for it, as for the longest delay).
-    static let maxSeconds = 120
+    static let maxSeconds = 240
 
     /// Waits until the next release (or `maxSeconds`, or the request's task is cancelled).
     func hold() async {

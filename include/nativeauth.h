@@ -707,8 +707,11 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  *   na_client_dispatch or by another na_client_free, the completions that call had not reached yet are run (on this
  *   thread) before it returns, and that call runs no more. Called from a log or browser callback of a running
  *   operation, it does not wait for that operation, whose done runs on its worker once the callback returned (in
- *   event-fd mode too: no dispatch follows), nor, from a log callback, for the refresh logging. Do not call it while
- *   holding a lock that a done or the log callback of that client takes.
+ *   event-fd mode too: no dispatch follows), nor, from a log callback, for the refresh logging. When two threads, each
+ *   inside a done or callback of the client, free it at once, the later of the two calls does not wait for what the
+ *   earlier one's thread is inside (it cannot end before that na_client_free returned): the later returns first,
+ *   the earlier once the later one's operation ended and its done ran. Do not call it while holding a lock that a
+ *   done or the log callback of that client takes.
  */
 #define NA_ASYNC_WORKERS 4
 

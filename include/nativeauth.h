@@ -713,8 +713,9 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  *   event-fd mode too: no dispatch follows), nor, from a log callback, for the refresh logging. When two threads, each
  *   inside a done or callback of the client, free it at once, the later of the two calls does not wait for what the
  *   earlier one's thread is inside (it cannot end before that na_client_free returned): the later returns first,
- *   the earlier once the later one's operation ended and its done ran. Do not call it while holding a lock that a
- *   done or the log callback of that client takes.
+ *   the earlier once the later one's operation ended and its done ran; and no na_client_free waits for a background
+ *   refresh whose own log callback is freeing the client. Do not call it while holding a lock that a done or the
+ *   log callback of that client takes.
  */
 #define NA_ASYNC_WORKERS 4
 

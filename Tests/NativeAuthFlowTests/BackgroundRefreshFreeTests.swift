@@ -45,9 +45,8 @@ import Testing
         _ = try emu.control("POST", "faults", ["path": "/oauth2/v2.0/token", "stage": "after", "hold": true])
         let cancelled = Completion()
         var op: OpaquePointer? = nil
-        let tokenRequest: JSONValue = ["scopes": [.string(todo)], "force_refresh": true]
-        let started = na_start(h, "get_access_token", tokenRequest.serialized(), Completion.done, cancelled.userData, &op)
-        #expect(started == NA_OK)
+        let refresh = JSONValue.object(["scopes": [.string(todo)], "force_refresh": true]).serialized()
+        #expect(na_start(h, "get_access_token", refresh, Completion.done, cancelled.userData, &op) == NA_OK)
         #expect(try await eventually { try emu.control("GET", "faults")["held"]?.intValue == 1 })
         #expect(na_op_cancel(op) == NA_OK)
         #expect(try await cancelled.wait().doc.errorCode == "cancelled")

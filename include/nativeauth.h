@@ -456,11 +456,12 @@ typedef int (*na_browser_fn)(const char *url, void *user_data);
 
 /* Sets (or, with fn NULL, removes) the client's browser callback. Without one, URLs are opened with the
  * configured "browser_command", else $BROWSER, else xdg-open (run without a shell, without the host's NATIVEAUTH_*
- * environment variables). As for the log callback: the callback runs under a read lock, and this call waits until
- * invocations already running on other threads have returned — once it returns the old callback and its user_data
- * are never used again (they may be freed). A sign-in uses the callback set when it opens the browser, not the one
- * set when it started. The callback may call into the library, but calling this function on the same client from
- * inside it answers NA_ESTATE and changes nothing (instead of a deadlock).
+ * environment variables). As for the log callback: this call installs the new callback at once and waits until
+ * invocations of the old one already running on other threads have returned — once it returns the old callback and
+ * its user_data are never used again (they may be freed); no invocation waits for it. A sign-in uses the callback
+ * set when it opens the browser, not the one set when it started. The callback may call into the library, but
+ * calling this function on the same client from inside it answers NA_ESTATE and changes nothing (instead of a
+ * deadlock).
  * Returns NA_OK, NA_EINVAL (bad handle) or NA_ESTATE. */
 int na_client_set_browser_callback(na_client *client, na_browser_fn fn, void *user_data);
 
@@ -650,10 +651,12 @@ typedef void (*na_log_fn)(int level, const char *message, const char *correlatio
  * replacing the configured "log_level". Logging is silent by default. Log lines never contain secrets or
  * usernames; text that came from outside (a server's error code, an attribute name) is stripped of control and
  * bidirectional-formatting characters and bounded to 200 characters, as in every error message. Replacing or
- * removing a callback waits until invocations of the old one already running on other
- * threads have returned: once this function returns, the old callback is never called again and its user_data may
- * be freed. Returns NA_OK, NA_EINVAL (bad handle or level), or NA_ESTATE when called from inside this client's own
- * log callback (nothing is changed; waiting for itself would never end). */
+ * removing a callback installs the new one at once (it may be called before this function returns) and waits until
+ * invocations of the old one already running on other threads have returned: once this function returns, the old
+ * callback is never called again and its user_data may be freed. No log line waits for it (a log callback may wait
+ * for the client's other calls, as na_client_free does, while another thread replaces the callback). Returns NA_OK,
+ * NA_EINVAL (bad handle or level), or NA_ESTATE when called from inside this client's own log callback (nothing is
+ * changed; waiting for itself would never end). */
 int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void *user_data);
 
 /* ---- Asynchronous calls ---------------------------------------------------------------------------------- */
@@ -715,8 +718,12 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  *   na_client_dispatch or by another na_client_free, the completions that call had not reached yet are run (on this
  *   thread) before it returns, and that call runs no more. Called from a log or browser callback of a running
  *   operation, it does not wait for that operation, whose done runs on its worker once the callback returned (in
- *   event-fd mode too: no dispatch follows), nor, from a log callback, for the refresh logging. Do not call it while
- *   holding a lock that a done or the log callback of that client takes.
+ *   event-fd mode too: no dispatch follows), nor, from a log callback, for the refresh logging. When two threads, each
+ *   inside a done or callback of the client, free it at once, the later of the two calls does not wait for what the
+ *   earlier one's thread is inside (it cannot end before that na_client_free returned): the later returns first,
+ *   the earlier once the later one's operation ended and its done ran; and no na_client_free waits for a background
+ *   refresh whose own log callback is freeing the client. Do not call it while holding a lock that a done or the
+ *   log callback of that client takes.
  */
 #define NA_ASYNC_WORKERS 4
 

@@ -61,9 +61,11 @@ public func na_client_free(_ handle: OpaquePointer?) {
     // Calls still running on other threads stop waiting (answering "cancelled"); started calls are cancelled and
     // their done functions run; refreshes they had sent are finished and stored; then the handle goes.
     _ = handles.withObject(handle) { box in
-        box.client.close()
-        box.calls.shutdown()
-        box.client.waitForBackgroundRefreshes()
+        box.client.whileFreeing {
+            box.client.close()
+            box.calls.shutdown()
+            box.client.waitForBackgroundRefreshes()
+        }
     }
     handles.remove(handle)
 }

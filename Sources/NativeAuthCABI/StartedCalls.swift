@@ -43,6 +43,10 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
     private var busyThreads: [UInt: Int] = [:]
     /// Threads that freed the client from inside a call or done of this pool (see `shutdown`).
     private var freedFrom: Set<UInt> = []
+    /// Threads inside such a na_client_free now: in which order they entered it, and how many calls of this pool
+    /// each was inside then (see `shutdown`).
+    private var freeing: [UInt: (order: UInt64, own: Int)] = [:]
+    private var freeings: UInt64 = 0
 
     init(workers: Int) {
         maxWorkers = max(1, workers)
@@ -369,7 +373,13 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
 
     /// `na_client_free`: refuses new calls, cancels every pending one, and returns once every done has run (those
     /// of calls that had not started, and in event-fd mode all of them, on this thread) — except what this thread is
-    /// itself inside (a done, or a callback of a running call, that freed the client).
+    /// itself inside (a done, or a callback of a running call, that freed the client), and what threads that were
+    /// already inside such a na_client_free when this one began are inside.
+    ///
+    /// Two threads each inside a call or done of this pool that free the client at once cannot both wait for the
+    /// other: neither's call can end before its na_client_free returned. So the later one does not wait for what
+    /// the earlier one is inside, and returns first; the earlier one then waits for the later one's calls as for any
+    /// other, and returns once they ended. (Waits go only from earlier to later, so none closes a circle.)
     func shutdown() {
         let pendingNow = locked { () -> [StartedCall] in
             closing = true
@@ -392,11 +402,19 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
         completions.append(contentsOf: cancelledEarly)
         cancelledEarly.removeAll()
         waiting.store(0, ordering: .relaxed)
-        let own = busyThreads[Self.thisThread] ?? 0
-        if own > 0 { freedFrom.insert(Self.thisThread) }
+        let me = Self.thisThread
+        let own = busyThreads[me] ?? 0
+        let outer = freeing[me]
+        var order: UInt64 = 0  // a free from outside every call waits for all of them
+        if own > 0 {
+            freedFrom.insert(me)
+            freeings += 1
+            order = freeings
+            freeing[me] = (order, own)
+        }
         // One at a time, as in `dispatch`: a done that frees the client again (a nested free) finds only itself
         // counted as this thread's, so it too returns only once every other done has run.
-        while pending.count > own {
+        while pending.count > own + insideEarlierFrees(than: order, except: me) {
             if let call = takeCompletion() {
                 pthread_mutex_unlock(mutex)
                 call.deliver()
@@ -406,10 +424,19 @@ final class StartedCalls: @unchecked Sendable {  // all state is guarded by `mut
             }
             pthread_cond_wait(settled, mutex)
         }
+        if own > 0 { freeing[me] = outer }
         if eventFD >= 0 && pending.isEmpty {
             Glibc.close(eventFD)
             eventFD = -1
         }
         pthread_mutex_unlock(mutex)
+    }
+
+    /// With the mutex held: how many calls the threads that entered a na_client_free from inside a call or done of
+    /// this pool before `order` (and are still in it) are inside — other than the thread `me`.
+    private func insideEarlierFrees(than order: UInt64, except me: UInt) -> Int {
+        var n = 0
+        for (thread, entry) in freeing where thread != me && entry.order < order { n += entry.own }
+        return n
     }
 }

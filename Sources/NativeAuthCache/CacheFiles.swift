@@ -313,16 +313,57 @@ final class CacheLock {
     private let fd: Int32
     private let path: String
 
+    /// Why the lock was not taken.
+    enum Failure: Error {
+        /// Another process held it for the whole wait (a writer that stopped or hung: live writers hold it for
+        /// milliseconds).
+        case heldElsewhere(Double)
+        case failed(NativeAuthError)
+
+        var error: NativeAuthError {
+            switch self {
+            case .heldElsewhere(let timeout):
+                return NativeAuthError(
+                    .cacheWriteFailed,
+                    "The token cache lock is held by another process (waited \(Int(timeout)) s)."
+                )
+            case .failed(let e): return e
+            }
+        }
+    }
+
+    private init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
     /// Waits up to `timeout` seconds for the lock.
-    init(_ path: String, timeout: Double = 10) throws(NativeAuthError) {
+    convenience init(_ path: String, timeout: Double = 10) throws(NativeAuthError) {
+        switch Self.take(path, timeout: timeout) {
+        case .success(let fd): self.init(fd: fd, path: path)
+        case .failure(let why): throw why.error
+        }
+    }
+
+    /// As `init(_:timeout:)`, answering why the lock was not taken instead of an error.
+    static func taken(_ path: String, timeout: Double = 10) -> Result<CacheLock, Failure> {
+        Self.take(path, timeout: timeout).map { CacheLock(fd: $0, path: path) }
+    }
+
+    /// The descriptor of the locked lock file.
+    private static func take(_ path: String, timeout: Double) -> Result<Int32, Failure> {
         var delay: UInt32 = 100  // microseconds
         var waited = 0.0
         while true {
             let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
             guard fd >= 0 else {
-                throw NativeAuthError(
-                    .cacheWriteFailed,
-                    "The token cache lock file could not be opened (\(CacheFiles.errnoText(errno)))."
+                return .failure(
+                    .failed(
+                        NativeAuthError(
+                            .cacheWriteFailed,
+                            "The token cache lock file could not be opened (\(CacheFiles.errnoText(errno)))."
+                        )
+                    )
                 )
             }
             if flock(fd, LOCK_EX | LOCK_NB) == 0 {
@@ -331,9 +372,7 @@ final class CacheLock {
                 if fstat(fd, &mine) == 0, stat(path, &current) == 0, mine.st_ino == current.st_ino,
                     mine.st_dev == current.st_dev
                 {
-                    self.fd = fd
-                    self.path = path
-                    return
+                    return .success(fd)
                 }
                 close(fd)  // the previous holder removed it: lock the file that is there now
                 continue
@@ -341,17 +380,16 @@ final class CacheLock {
             let e = errno
             close(fd)
             guard e == EWOULDBLOCK || e == EINTR else {
-                throw NativeAuthError(
-                    .cacheWriteFailed,
-                    "The token cache lock could not be taken (\(CacheFiles.errnoText(e)))."
+                return .failure(
+                    .failed(
+                        NativeAuthError(
+                            .cacheWriteFailed,
+                            "The token cache lock could not be taken (\(CacheFiles.errnoText(e)))."
+                        )
+                    )
                 )
             }
-            guard waited < timeout else {
-                throw NativeAuthError(
-                    .cacheWriteFailed,
-                    "The token cache lock is held by another process (waited \(Int(timeout)) s)."
-                )
-            }
+            guard waited < timeout else { return .failure(.heldElsewhere(timeout)) }
             usleep(delay)
             waited += Double(delay) / 1e6
             delay = min(delay * 2, 2000)

@@ -17,8 +17,8 @@ internal import NativeAuthCrypto
 /// - Which key: when the file is encrypted, a key whose id is not the one in the file's header is passed over while
 ///   another store or name may hold the right one. If none does, the key the stores hold is used (the file is then
 ///   set aside by `FileTokenStore`: its key left the store), and with no key anywhere a new one is made — but not
-///   while the store the note names cannot be reached: the file's key is probably there, and the answer is
-///   `keyring_unavailable` rather than a new key that would sign the user out.
+///   while the store the note names cannot be reached (nor, without a note, any store): the file's key is probably
+///   there, and the answer is `keyring_unavailable` rather than a new key that would sign the user out.
 public struct CacheKeyring: Sendable {
     public let stores: [any CacheKeyStore]
 
@@ -42,6 +42,7 @@ public struct CacheKeyring: Sendable {
         let sealedWith = CacheKeyLocation.sealedKeyID(path)
         let hint = CacheKeyLocation.readHint(path, names: stores.map(\.name))
         var reachable: Set<String> = []
+        var unreachable: [String] = []
         var failures: [String] = []
         var other: Found? = nil
         for store in ordered(first: hint) {
@@ -60,11 +61,17 @@ public struct CacheKeyring: Sendable {
                 }
                 reachable.insert(store.name)
             } catch {
+                unreachable.append(store.name)
                 failures.append("\(Self.label(store.name)): \(Self.reason(error))")
             }
         }
         if sealedWith != nil, let hint, !reachable.contains(hint) {
             throw Self.unreachable(hint, failures)
+        }
+        // No note (a file an earlier version wrote, a note that could not be written): a store that could not be
+        // reached may hold the file's key just as well — no new key while one could not be asked.
+        if sealedWith != nil, hint == nil, let store = unreachable.first {
+            throw Self.unreachable(store, failures, noted: false)
         }
         if let other {
             if hint != other.store { CacheKeyLocation.writeHint(path, store: other.store) }
@@ -136,11 +143,14 @@ public struct CacheKeyring: Sendable {
         )
     }
 
-    /// The encrypted file's key was kept in `store` (the note says so), which cannot be reached now.
-    static func unreachable(_ store: String, _ failures: [String]) -> NativeAuthError {
+    /// The encrypted file's key was kept in `store` (the note says so; or, without a note, may be), which cannot be
+    /// reached now.
+    static func unreachable(_ store: String, _ failures: [String], noted: Bool = true) -> NativeAuthError {
         NativeAuthError(
             .keyringUnavailable,
-            "The token cache file's key is kept in \(label(store)), which cannot be reached now (tried "
+            "The token cache file's key "
+                + (noted ? "is kept in" : "was not found in the key stores that answered, and may be kept in")
+                + " \(label(store)), which cannot be reached now (tried "
                 + failures.joined(separator: "; ")
                 + "); no new key was made, which would set the file aside and sign the user out. Reach that store "
                 + "again, or remove the file to start afresh."

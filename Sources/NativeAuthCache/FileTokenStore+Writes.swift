@@ -9,21 +9,36 @@ extension FileTokenStore {
     static var thisThread: UInt { UInt(pthread_self()) }
 
     /// Creates and pre-allocates the temporary file of this thread's next write, with room for the file's current
-    /// content and `CacheReservation.margin`; `cache_write_failed` when the disk has no room for it. When the file
-    /// system cannot reserve (a read-only or unwritable directory, no fallocate), nothing is reserved: the write
-    /// reports its own failure then, as before.
+    /// content and `CacheReservation.margin`; `cache_write_failed` when the disk has no room for it, or when another
+    /// process holds the cache's write lock for the whole wait (it stopped or hung: the write would wait as long, and
+    /// fail, after the server had rotated the refresh token). When the file system cannot reserve (a read-only or
+    /// unwritable directory, no fallocate), nothing is reserved: the write reports its own failure then, as before.
     public func reserveWrite() throws(NativeAuthError) {
         let me = Self.thisThread
         try state.withLock { s throws(NativeAuthError) in
             s.reserved.removeValue(forKey: me)?.discard()
             do { try CacheFiles.makeDirectories(CacheFiles.directory(of: path)) } catch { return }
-            guard let lock = try? CacheLock(lockPath) else { return }
+            let lock: CacheLock
+            switch CacheLock.taken(lockPath) {
+            case .success(let l): lock = l
+            case .failure(.heldElsewhere(let waited)): throw Self.lockedByAnother(waited)
+            case .failure(.failed): return
+            }
             defer { lock.release() }
             CacheFiles.removeStaleTemporaries(path)
             var st = stat()
             let current = stat(path, &st) == 0 ? max(Int(st.st_size), 0) : 0
             s.reserved[me] = try CacheReservation.make(for: path, bytes: current + CacheReservation.margin)
         }
+    }
+
+    static func lockedByAnother(_ waited: Double) -> NativeAuthError {
+        NativeAuthError(
+            .cacheWriteFailed,
+            "The token cache file is locked by another process that has not let go of it for \(Int(waited)) s "
+                + "(stopped or hung): the refresh was not sent, and the sign-in is unchanged. Try again once that "
+                + "process has ended or resumed."
+        )
     }
 
     /// Gives back this thread's reservation if no write used it.

@@ -24,6 +24,9 @@ final class BackgroundRefreshes: @unchecked Sendable {  // all state is guarded 
     private var running = 0
     /// Threads running one of them.
     private var threads: Set<UInt> = []
+    /// Those of them inside `na_client_free` (called from a log callback of their refresh): `drain` does not wait for
+    /// them — one may be waiting for the caller of `drain` (a started call's callback freeing the client too).
+    private var freeing: Set<UInt> = []
 
     init() {
         mutex = .allocate(capacity: 1)
@@ -70,14 +73,33 @@ final class BackgroundRefreshes: @unchecked Sendable {  // all state is guarded 
     }
 
     /// Waits until every background refresh has finished (each is bounded by the request timeout and the cache
-    /// file's lock wait) — except one running on the calling thread (a log callback freeing the client).
+    /// file's lock wait) — except one running on the calling thread (a log callback freeing the client), and those
+    /// whose threads are themselves freeing the client (`whileFreeing`).
     func drain() {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         let me = UInt(pthread_self())
-        while running > (threads.contains(me) ? 1 : 0) {
+        while running > (threads.contains(me) ? 1 : 0) + freeing.subtracting([me]).count {
             pthread_cond_wait(ended, mutex)
         }
+    }
+
+    /// Runs `body` (`na_client_free`) marking the calling thread, when it runs one of these refreshes, as freeing the
+    /// client: another thread's `drain` does not wait for it meanwhile.
+    func whileFreeing<R>(_ body: () -> R) -> R {
+        let me = UInt(pthread_self())
+        pthread_mutex_lock(mutex)
+        let marked = threads.contains(me) && freeing.insert(me).inserted
+        if marked { pthread_cond_broadcast(ended) }
+        pthread_mutex_unlock(mutex)
+        defer {
+            if marked {
+                pthread_mutex_lock(mutex)
+                freeing.remove(me)
+                pthread_mutex_unlock(mutex)
+            }
+        }
+        return body()
     }
 
     // MARK: - The refresh's thread

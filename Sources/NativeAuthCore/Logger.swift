@@ -50,21 +50,21 @@ public typealias LogSink = @Sendable (LogLevel, String, String?) -> Void
 /// A level-filtered logger whose sink the host can replace at any time from any thread.
 ///
 /// - The level is an atomic: a disabled level costs one load, no lock.
-/// - Sinks run under a read lock; replacing the sink takes the write lock, so it waits until invocations already
-///   running on other threads have returned — after `configure` returns the old sink is never called again.
-/// - A sink that logs through the same logger again (it called back into the library) is called directly, without
-///   re-locking; a sink that tries to replace itself gets `false` from `configure` instead of a deadlock.
+/// - The sink is a `CallbackSlot`: replacing it waits until invocations of the old one already running on other
+///   threads have returned — after `configure` returns the old sink is never called again — and a line never waits
+///   for a replacement (it goes to the sink current when it starts).
+/// - A sink that logs through the same logger again (it called back into the library) gets its line like any
+///   other; a sink that tries to replace itself gets `false` from `configure` instead of a deadlock.
 /// - Lines logged while the thread holds one of the library's locks (`holdingLines`) are delivered when it has let go
 ///   of them: a sink that calls back into the library never finds its own thread holding what the call needs.
 public final class Logger: Sendable {
     private let level = Atomic<Int32>(0)
-    private let lock = ReadWriteLock()
-    private nonisolated(unsafe) var sink: LogSink?  // guarded by `lock`
+    private let sink: CallbackSlot<LogSink>
     /// The logger whose sink the current thread is running, if any.
     private static let running = ThreadLocal()
 
     public init(level: LogLevel = .off, sink: LogSink? = nil) {
-        self.sink = sink
+        self.sink = CallbackSlot(sink)
         self.level.store(level.rawValue, ordering: .relaxed)
     }
 
@@ -76,10 +76,7 @@ public final class Logger: Sendable {
     @discardableResult
     public func configure(level: LogLevel, sink: LogSink?) -> Bool {
         guard !isRunningOnThisThread else { return false }
-        lock.withWriteLock {
-            self.sink = sink
-            self.level.store(level.rawValue, ordering: .releasing)
-        }
+        self.sink.replace(sink) { self.level.store(level.rawValue, ordering: .releasing) }
         return true
     }
 
@@ -102,12 +99,7 @@ public final class Logger: Sendable {
 
     private func deliver(_ level: LogLevel, _ text: String, _ correlationID: String?) {
         guard isEnabled(level) else { return }
-        if isRunningOnThisThread {
-            // Re-entered from our own sink: the read lock is already held by this thread.
-            sink?(level, text, correlationID)
-            return
-        }
-        lock.withReadLock {
+        sink.invoke { sink in
             guard let sink, isEnabled(level) else { return }
             let me = Unmanaged.passUnretained(self).toOpaque()
             let outer = Logger.running.value

@@ -85,6 +85,10 @@ public final class NativeAuthClient: Sendable {
     /// wait). Called when the host frees the client, after its started calls ended.
     public func waitForBackgroundRefreshes() { tokens.background.drain() }
 
+    /// Runs `body` (the host freeing the client) so that, when the calling thread is finishing a refresh in the
+    /// background (a log callback of it freed the client), the client's other frees do not wait for that refresh.
+    public func whileFreeing<R>(_ body: () -> R) -> R { tokens.background.whileFreeing(body) }
+
     /// Replaces the browser launcher (nil: back to the system's). Waits until invocations of the old one running on
     /// other threads have returned: once this returns, the old launcher is never called again. Returns false,
     /// changing nothing, when called from inside this client's own launcher.

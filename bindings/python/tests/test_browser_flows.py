@@ -377,3 +377,29 @@ def test_device_code_example(emulator: Emulator) -> None:
     assert proc.returncode == 0, err
     assert "signed in: ann@contoso.com" in out and "HTTP 200" in out
 
+
+def test_paste_back_example(emulator: Emulator) -> None:
+    """bindings/python/examples/paste_back.py end to end: the test signs in on the address it prints, as a browser on
+    another device would, and pastes back (on its stdin) the address that browser ended on — after one that is not
+    this sign-in's redirect, which the example lets the user paste again."""
+    import pathlib
+    example = pathlib.Path(__file__).resolve().parents[1] / "examples" / "paste_back.py"
+    ann = emulator.users["password"]
+    todo = emulator.apis["ToDoList"]
+    env = dict(os.environ, NATIVEAUTH_AUTHORITY=emulator.authority, NATIVEAUTH_CLIENT_ID=emulator.client_id,
+               API_URL=todo["url"], API_SCOPE=todo["scopes"][0])
+    proc = subprocess.Popen([sys.executable, str(example)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        assert "Open this address" in proc.stdout.readline()
+        url = proc.stdout.readline().strip()
+        assert url.startswith(emulator.authority + "/oauth2/v2.0/authorize?"), url + proc.stderr.read()
+        address = redirect_from_another_device(url, ann["email"], ann["password"])
+        out, err = proc.communicate("http://localhost:1/?code=x&state=y\n" + address + "\n", timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "paste the address again" in out
+    assert "signed in: ann@contoso.com" in out and "HTTP 200" in out

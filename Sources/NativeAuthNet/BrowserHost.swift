@@ -1,4 +1,5 @@
 internal import Glibc
+internal import NativeAuthCore
 
 /// What this machine offers for showing a browser, as far as the default opener is concerned: a display, an SSH
 /// session, a container, Windows Subsystem for Linux. Read from the environment the launcher is given and from two
@@ -22,7 +23,9 @@ struct BrowserHost: Sendable, Equatable {
     static func probe(environment: (String) -> String?, files: Files = Files()) -> BrowserHost {
         func set(_ name: String) -> Bool { !(environment(name) ?? "").isEmpty }
         var container: String? = files.containerMarkers.first { access($0, F_OK) == 0 }
-        if container == nil, set("container") { container = "container=\(environment("container") ?? "")" }
+        if container == nil, set("container") {
+            container = "container=\(DisplayText.bounded(environment("container") ?? "", limit: 40))"
+        }
         let version = (readSmallFile(files.procVersion) ?? "").lowercased()
         return BrowserHost(
             display: set("DISPLAY") || set("WAYLAND_DISPLAY"),
@@ -90,9 +93,10 @@ struct BrowserCommand: Sendable, Equatable {
         return argv + [url]
     }
 
-    /// The command's name for messages (never its arguments, which hold the URL).
+    /// The command's name for messages (never its arguments, which hold the URL; from the environment or the
+    /// configuration: without controls, bounded).
     var name: String {
-        let program = words.first ?? ""
+        let program = DisplayText.bounded(words.first ?? "", limit: 100)
         return source.map { "\($0) (\(program))" } ?? program
     }
 

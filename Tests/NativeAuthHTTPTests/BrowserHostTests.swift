@@ -159,6 +159,18 @@ import Testing
         #expect(reason.contains("wslview was not found") && reason.contains("explorer.exe exited with status"))
     }
 
+    @Test func theReasonRepeatsNoControlFromTheEnvironment() throws {
+        let m = try Machine()
+        m.env["container"] = "x\u{1B}]0;pwned\u{07}"
+        m.env["BROWSER"] = "\u{1B}[2Jfake\nline"
+        guard case .failed(let reason?) = m.launch(Self.url) else {
+            Issue.record("a browser was opened")
+            return
+        }
+        #expect(!reason.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(reason)")
+        #expect(reason.contains("container=x]0;pwned") && reason.contains("[2Jfake"), "\(reason)")
+    }
+
     @Test func aProcVersionWithoutMicrosoftIsNotWSL() throws {
         let m = try Machine()
         m.files.procVersion = try m.file("version", "Linux version 6.1.0-18-amd64 (debian-kernel@lists.debian.org)")

@@ -182,7 +182,8 @@ typedef struct na_client na_client;
  *                                               auth) has no listener: the app captures the redirect itself
  *     "post_logout_redirect_uri": "http://localhost/signed-out",   optional; sent with the end-session URL
  *     "browser_command": "firefox --new-window", optional; opens URLs when no browser callback is set (the URL is
- *                                               appended, or replaces %s; no shell). Then $BROWSER, then xdg-open
+ *                                               appended, or replaces %s; no shell). Then $BROWSER, then the
+ *                                               default opener (na_client_set_browser_callback says which)
  *     "connect_timeout_ms": 10000,              optional, 1..600000, default 10000
  *     "request_timeout_ms": 30000,              optional, 1..600000, default 30000 (whole request)
  *     "retry_after_max_s": 10,                  optional, 0..300, default 10: a 429/503 with a Retry-After (seconds
@@ -455,31 +456,44 @@ int na_flow_submit(na_client *client, const char *request_json, char **out_json)
 typedef int (*na_browser_fn)(const char *url, void *user_data);
 
 /* Sets (or, with fn NULL, removes) the client's browser callback. Without one, URLs are opened with the
- * configured "browser_command", else $BROWSER, else xdg-open (run without a shell, without the host's NATIVEAUTH_*
- * environment variables). As for the log callback: this call installs the new callback at once and waits until
- * invocations of the old one already running on other threads have returned — once it returns the old callback and
- * its user_data are never used again (they may be freed); no invocation waits for it. A sign-in uses the callback
- * set when it opens the browser, not the one set when it started. The callback may call into the library, but
- * calling this function on the same client from inside it answers NA_ESTATE and changes nothing (instead of a
- * deadlock).
+ * configured "browser_command", else each command of $BROWSER (colon-separated), else the default opener: xdg-open on
+ * a desktop; under WSL ($WSL_DISTRO_NAME, or "Microsoft"/"WSL" in /proc/version) the Windows browser (wslview, else
+ * explorer.exe); none in an SSH session ($SSH_CONNECTION or $SSH_TTY), nor without a display (neither $DISPLAY nor
+ * $WAYLAND_DISPLAY; a container without one too) — there a sign-in answers browser_unavailable at once, its message
+ * saying why, instead of waiting on an opener that cannot show anything (an explicit browser_command or $BROWSER is
+ * still run: a terminal browser, a remote editor's helper). Commands are found on $PATH (absolute directories only)
+ * and run without a shell parsing them, as children of a /bin/sh that only waits for them, with the host's
+ * environment without its NATIVEAUTH_* variables, stdin/stdout/stderr on /dev/null and default signal handling. The
+ * library does not wait for a command before serving its page: one that exits non-zero (explorer.exe: other than 0 or
+ * 1) before the page was fetched failed, and the next is tried; once the page was fetched, or the sign-in's wait
+ * ends, a command still running (a browser itself) is let go — its /bin/sh is killed and reaped, and the command is
+ * left to init, which reaps it: no zombie, and no thread of the library, outlives the call (or na_client_free). As
+ * for the log callback: this call installs the new callback at once and waits until invocations of the old one
+ * already running on other threads have returned — once it returns the old callback and its user_data are never used
+ * again (they may be freed); no invocation waits for it. A sign-in uses the callback set when it opens the browser,
+ * not the one set when it started. The callback may call into the library, but calling this function on the same
+ * client from inside it answers NA_ESTATE and changes nothing (instead of a deadlock).
  * Returns NA_OK, NA_EINVAL (bad handle) or NA_ESTATE. */
 int na_client_set_browser_callback(na_client *client, na_browser_fn fn, void *user_data);
 
 /* Signs a user in through the browser (authorization code + PKCE S256, RFC 8252 loopback redirect), as MSAL's
  * interactive sign-in.  request {"scopes"?:[…], "login_hint"?, "prompt"?: "select_account"|"login"|"consent"|
  * "none"|"create", "domain_hint"?, "claims"?:{…}, "extra_query_parameters"?:{"name":"value"}, "response_mode"?:
- * "query"|"form_post", "browser"?: "system"|"none", "timeout_ms"?: 300000, "correlation_id"?} (NULL: {}).
+ * "query"|"form_post", "browser"?: "system"|"none", "timeout_ms"?: 300000, "wait_ms"?, "correlation_id"?} (NULL: {}).
  * The authorize URL comes from OIDC discovery: response_type=code, client_id, redirect_uri, scope (scopes + openid
  * profile offline_access), state, nonce, code_challenge (S256), client_info=1 (Entra), and the options (the
  * extra parameters may not replace these). A loopback http redirect URI gets a listener on its port (an ephemeral
  * one when it names none; a fixed port can be used by one sign-in after another).
  * "browser":"system" (default): a browser the library launches is never given that URL, whose secrets its command
- * line would show every local user: the browser callback (else browser_command, $BROWSER, xdg-open) gets a one-time
- * start page on the listener, http://<redirect host>:<port>/<192 random bits>. Its first fetch answers 302 to the
- * authorize URL (no-store, no-referrer) with a cookie of a random name (HttpOnly, SameSite=Lax) the redirect must
- * bring back; a second fetch stops the sign-in: the call answers NA_ESTATE "flow_invalid" (another program may have
- * read the address; start again). The call waits up to timeout_ms: the answer is "signed_in" with
- * "flow_type":"interactive".
+ * line would show every local user: the browser callback (else browser_command, $BROWSER, the default opener: see
+ * na_client_set_browser_callback) gets a one-time start page on the listener, http://<redirect host>:<port>/<192
+ * random bits>, served from the moment the browser is started. Its first fetch answers 302 to the authorize URL
+ * (no-store, no-referrer) with a cookie of a random name (HttpOnly, SameSite=Lax) the redirect must bring back; a
+ * second fetch stops the sign-in: the call answers NA_ESTATE "flow_invalid" (another program may have read the
+ * address; start again). The call waits up to timeout_ms: the answer is "signed_in" with "flow_type":"interactive";
+ * with "wait_ms" (0..3600000) it waits that long at most, then answers "browser_pending" (the flow goes on: "wait"
+ * serves the listener again, "submit_redirect" takes the address the browser ended on — the user may paste it when
+ * that browser could not load it), so an app can say what it waits for and offer a paste.
  * "browser":"none" opens nothing and answers "browser_pending" with the authorize URL itself as "authorization_url":
  * show it to the user (who may open it on another device) or load it in the app's own web view, but never put it on
  * a command line. Continue with na_flow_submit "submit_redirect" with the redirect the app captured or the user
@@ -489,6 +503,16 @@ int na_client_set_browser_callback(na_client *client, na_browser_fn fn, void *us
  * "server", and the sign-in ends), and its code is redeemed with the PKCE verifier, which never leaves the library;
  * no start page was fetched, so no cookie is asked for. A redirect URI that is not loopback http has no listener:
  * "browser":"none" and submit_redirect only.
+ * Paste-back, for a machine without a browser (an SSH session, a container; the error of "browser":"system" there is
+ * browser_unavailable): start with "browser":"none", show "authorization_url" and ask for the address the browser
+ * ended on. The user signs in on any device; its browser goes to http://localhost:<port>/?code=…&state=… (the
+ * redirect URI), which that device cannot load — say so — and the user copies it from the address bar; pass it to
+ * submit_redirect. The code is useless without the PKCE verifier, which stays here, and "state" binds the address
+ * to this sign-in. Meanwhile "wait" (with a short timeout_ms, between reads of the user's input) lets a browser on
+ * this machine complete it instead. Entra's https://login.microsoftonline.com/common/oauth2/nativeclient redirect
+ * URI, where the app registration has it, works the same way: configure it as "redirect_uri" (no listener; the page
+ * it ends on is blank) and submit the address the user pastes. The nativeauth command does this (login
+ * --no-browser); bindings/python/examples/paste_back.py and bindings/go/examples/pasteback show it.
  * The listener accepts only its redirect path with this sign-in's "state" and, after a start page, for response_mode
  * query, the cookie (a form_post redirect is a cross-site POST, which SameSite=Lax cookies do not accompany); other
  * requests get an error page and the wait goes on. A connection from a socket of another user (by
@@ -499,8 +523,10 @@ int na_client_set_browser_callback(na_client *client, na_browser_fn fn, void *us
  * must be its.
  * The redirect's "error": access_denied → access_denied; interaction_required, login_required, consent_required →
  * interaction_required; others → server with "server":{"error"}.
- * When no browser can be opened the error carries "authorization_url" (the start page), but the sign-in has ended
- * and its listener is closed: to show the user an address, start again with "browser":"none".
+ * When no browser can be opened — no command could be started, every one exited non-zero before the start page was
+ * fetched, or the machine has no default opener — the error says why in its message (never the URL) and carries
+ * "authorization_url" (the start page), but the sign-in has ended and its listener is closed: to show the user an
+ * address, start again with "browser":"none" (paste-back, above).
  * Errors: browser_unavailable (NA_EINTERACTION), access_denied, interaction_required, id_token_invalid, timeout,
  * cancelled, flow_invalid (start page fetched twice), invalid_scope, declined_scopes, network (cannot listen),
  * server. */

@@ -35,6 +35,18 @@ static inline int nashim_pidfd_reap(int pidfd, int *exit_code) {
     return 1;
 }
 
+/* pidfd_send_signal(2) (Linux 5.1): signals the process pidfd refers to, never one that got its number later. 0, or
+ * -1 with errno (ENOSYS on older kernels, ESRCH when it has exited). */
+static inline int nashim_pidfd_send_signal(int pidfd, int sig) {
+#ifdef SYS_pidfd_send_signal
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+#else
+    (void)pidfd; (void)sig;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 /* The kernel key retention service (keyctl(2), add_key(2)): glibc wraps neither, and syscall(2) is variadic. Each
  * returns what the system call returns (a key serial, a length, 0), or -1 with errno (ENOSYS on a kernel without
  * keys, EPERM/EACCES where a seccomp profile forbids them, as Docker's default one does). */

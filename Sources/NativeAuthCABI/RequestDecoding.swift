@@ -69,6 +69,7 @@ enum Decode {
             browser: string("browser"),
             timeoutMs: f.checked.optionalInt("timeout_ms", in: 0...86_400_000)
                 .map { Int($0) },
+            waitMs: f.checked.optionalInt("wait_ms", in: 0...3_600_000).map { Int($0) },
             correlationID: correlationID(f)
         )
     }

@@ -41,6 +41,18 @@ final class BrowserSlot: BrowserLauncher, Sendable {
         }
         return answer ?? system.open(url)
     }
+
+    func launch(_ url: String) -> BrowserLaunch {
+        if isRunningOnThisThread { return (custom ?? system).launch(url) }
+        let answer: BrowserLaunch? = lock.withReadLock {
+            guard let custom else { return nil }
+            let outer = BrowserSlot.running.value
+            BrowserSlot.running.value = Unmanaged.passUnretained(self).toOpaque()
+            defer { BrowserSlot.running.value = outer }
+            return custom.launch(url)
+        }
+        return answer ?? system.launch(url)
+    }
 }
 
 /// A one-time start page on a loopback listener: the URL a browser is given instead of a URL with secrets in it.
@@ -77,6 +89,9 @@ final class StartPage: Sendable {
     func claim() -> Bool {
         !used.exchange(true, ordering: .acquiringAndReleasing)
     }
+
+    /// Whether the page was fetched.
+    var isClaimed: Bool { used.load(ordering: .acquiring) }
 
     /// True when `cookies` hold this page's cookie.
     func isCarried(by cookies: [String: String]) -> Bool {
@@ -141,11 +156,17 @@ enum EndSessionHandoff {
         }
         defer { listener.shutdown() }
         guard let start = try? StartPage(host: "127.0.0.1", port: listener.port) else { return false }
-        guard launcher.open(start.url) else { return false }
+        var watch: BrowserWatch? = nil
+        switch launcher.launch(start.url) {
+        case .failed: return false
+        case .opened: break
+        case .running(let process): watch = BrowserWatch(process)
+        }
+        defer { watch?.release() }
         let outcome = listener.wait(
             deadline: now() + fetchTimeout,
             now: now,
-            isCancelled: { false },
+            isCancelled: { watch?.tick(pageFetched: start.isClaimed) ?? false },
             decide: { request in
                 guard request.path == start.path, start.claim() else {
                     return RedirectReply(status: 404, html: StartPage.html("Not found."))

@@ -41,9 +41,15 @@ struct FlowDriver: Sendable {
                 if listener != nil { ctx.log(.info, "browser sign-in started; listening on loopback") }
                 effect = flow.on(.listenerOpened(listener), at: ctx.clock.now())
             case .openBrowser(let url):
-                effect = flow.on(.browserOpened(ctx.browser.open(url)), at: ctx.clock.now())
+                effect = flow.on(.browserLaunched(ctx.browser.launch(url)), at: ctx.clock.now())
             case .listen(let session, let deadline):
-                effect = flow.on(.redirect(listen(session, until: deadline)), at: ctx.clock.now())
+                let (outcome, browserFailure) = listen(session, until: deadline)
+                if let reason = browserFailure {
+                    // The browser command failed before it fetched the start page (the wait was stopped for it).
+                    effect = flow.on(.browserLaunched(.failed(reason: reason)), at: ctx.clock.now())
+                } else {
+                    effect = flow.on(.redirect(outcome), at: ctx.clock.now())
+                }
             case .finish(let status, let continues):
                 return .answered(status, next: continues ? flow : nil)
             case .handOff(let next, let status):
@@ -57,16 +63,32 @@ struct FlowDriver: Sendable {
         }
     }
 
-    /// Serves the session's listener until the redirect, `deadline`, or a cancel.
-    private func listen(_ session: AuthorizationSession, until deadline: Double) -> RedirectWaitOutcome {
-        guard let listener = session.listener, listener.isOpen else { return .cancelled }
+    /// Serves the session's listener until the redirect, `deadline`, or a cancel; with why the browser the library
+    /// started failed, when that stopped the wait.
+    private func listen(
+        _ session: AuthorizationSession,
+        until deadline: Double
+    ) -> (RedirectWaitOutcome, browserFailure: String??) {
+        guard let listener = session.listener, listener.isOpen else { return (.cancelled, nil) }
         let clock = ctx.clock
-        return listener.wait(
+        let isCancelled = ctx.isCancelled
+        // The start page is served at once, also while the browser command the library started still runs; each
+        // round of the wait looks at that command (without blocking), and stops the wait when it failed before the
+        // page was fetched. Once the page was fetched, or when the wait ends, the command is let go.
+        defer { session.releaseBrowser() }
+        var failure: String?? = nil
+        let outcome = listener.wait(
             deadline: deadline,
             now: { clock.now() },
-            isCancelled: ctx.isCancelled,
+            isCancelled: {
+                if isCancelled() { return true }
+                failure = session.browserFailure()
+                return failure != nil
+            },
             decide: { request in InteractiveFlow.decide(request, session, now: clock.now()) }
         )
+        if case .cancelled = outcome, !isCancelled(), let failure { return (outcome, failure) }
+        return (outcome, nil)
     }
 
     /// Sends one call through `ServerAPI` (with the flow's correlation id) and answers it typed.

@@ -115,12 +115,18 @@ indirect enum FlowEvent: Sendable {
     case waited
     /// The sign-in of the flow's `store` was stored, or was not.
     case stored(Result<StoredSignIn, NativeAuthError>)
-    /// Whether the browser opened (`openBrowser`).
-    case browserOpened(Bool)
+    /// How opening the browser went (`openBrowser`); during a `listen`, that the command the library started failed
+    /// before its page was fetched (`.failed`).
+    case browserLaunched(BrowserLaunch)
     /// A loopback listener opened for the flow (`openListener`), or none could.
     case listenerOpened((any RedirectListener)?)
     /// How the wait on the loopback listener ended (`listen`).
     case redirect(RedirectWaitOutcome)
+}
+
+extension FlowEvent {
+    /// The browser opened, or could not be (no reason known).
+    static func browserOpened(_ opened: Bool) -> FlowEvent { .browserLaunched(opened ? .opened : .failed(reason: nil)) }
 }
 
 /// What a flow asks its driver to do next (indirect, as `FlowEvent`).
@@ -130,7 +136,7 @@ indirect enum FlowEffect: Sendable {
     case wait(seconds: Double)
     /// Check and store a sign-in's tokens (the account added or replaced, its refresh token kept), then `.stored`.
     case store(TokenResponse, scopes: [String], policy: TokenService.IDTokenPolicy)
-    /// Open the user's browser on this URL, then `.browserOpened`.
+    /// Open the user's browser on this URL, then `.browserLaunched`.
     case openBrowser(String)
     /// Open a loopback listener, then `.listenerOpened`.
     case openListener(LoopbackHost, port: UInt16)

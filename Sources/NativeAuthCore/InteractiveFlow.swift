@@ -1,86 +1,6 @@
 internal import NativeAuthCrypto
 internal import NativeAuthHTTP
 
-/// What one browser sign-in holds while it waits: the loopback listener and its one-time start page (none for a
-/// custom-scheme redirect URI), the `state`, `nonce` and PKCE verifier, and the addresses. Shared by the flow's
-/// values; its listener is used by one call at a time (the flow is checked out) and closes when the sign-in ends or
-/// the last value goes.
-final class AuthorizationSession: Sendable {
-    let listener: (any RedirectListener)?
-    /// The page on the listener that a browser the library launches is given instead of `authorizationURL` (see
-    /// `StartPage`); none with browser none.
-    let start: StartPage?
-    let responseMode: ResponseMode
-    let state: String
-    let nonce: String
-    let verifier: Secret
-    let redirectURI: String
-    /// The redirect URI's path ("/" when it has none): the listener answers only there.
-    let redirectPath: String
-    let authorizationURL: String
-    let expiresAt: Double
-    let metadata: OIDCMetadata
-
-    init(
-        listener: (any RedirectListener)?,
-        start: StartPage?,
-        responseMode: ResponseMode,
-        state: String,
-        nonce: String,
-        verifier: Secret,
-        redirectURI: String,
-        redirectPath: String,
-        authorizationURL: String,
-        expiresAt: Double,
-        metadata: OIDCMetadata
-    ) {
-        self.listener = listener
-        self.start = start
-        self.responseMode = responseMode
-        self.state = state
-        self.nonce = nonce
-        self.verifier = verifier
-        self.redirectURI = redirectURI
-        self.redirectPath = redirectPath
-        self.authorizationURL = authorizationURL
-        self.expiresAt = expiresAt
-        self.metadata = metadata
-    }
-
-    /// The URL a browser is given and the app is shown: the start page for a browser the library launches, else
-    /// the authorization URL itself (browser none: the app shows it, or loads it in its own web view, and captures
-    /// the redirect or has its user paste it back).
-    var browserURL: String { start?.url ?? authorizationURL }
-
-    deinit { listener?.shutdown() }
-}
-
-/// The random values of one browser sign-in: `state`, `nonce`, the PKCE verifier, and the one-time start page's
-/// path and cookie. From the system random generator; tests give fixed ones.
-struct AuthorizationSecrets: Sendable {
-    var state: String
-    var nonce: String
-    var verifier: String
-    var startPath: String
-    var cookieName: String
-    var cookieValue: String
-
-    static func generate() throws(NativeAuthError) -> AuthorizationSecrets {
-        do {
-            return AuthorizationSecrets(
-                state: Base64.urlEncode(try SecureRandom.bytes(24)),
-                nonce: Base64.urlEncode(try SecureRandom.bytes(24)),
-                verifier: try PKCE.makeVerifier(),
-                startPath: "/" + Base64.urlEncode(try SecureRandom.bytes(24)),
-                cookieName: "na_" + Base64.urlEncode(try SecureRandom.bytes(12)),
-                cookieValue: Base64.urlEncode(try SecureRandom.bytes(24))
-            )
-        } catch {
-            throw NativeAuthError(.internal, "The system random generator failed.")
-        }
-    }
-}
-
 /// Browser sign-in (authorization code + PKCE, RFC 8252 loopback redirect): discovery, a loopback listener (for an
 /// http://localhost or http://127.0.0.1 redirect URI), then the browser on the one-time start page (or
 /// `browser_pending` with the authorization URL for the app to show); `wait` serves the listener until the redirect
@@ -184,18 +104,18 @@ struct InteractiveFlow: Sendable {
                 host: host,
                 now
             )
-        case (.openingBrowser(let session), .browserOpened(let opened)):
-            guard opened else {
-                var e = NativeAuthError(
-                    .browserUnavailable,
-                    "No browser could be opened; the sign-in has ended. Start it again with browser none to show "
-                        + "the user an address."
-                )
-                e.authorizationURL = session.browserURL
-                return end(e)
+        case (.openingBrowser(let session), .browserLaunched(let launch)):
+            switch launch {
+            case .failed(let reason): return end(Self.browserUnavailable(session, reason))
+            case .opened: break
+            case .running(let process): session.watch(process)
             }
             state = .listening(session)
-            return .listen(session, until: session.expiresAt)
+            // The first wait: the whole sign-in, or wait_ms (then browser_pending, and the app may offer a paste).
+            let first = request.waitMs.map { now + Double($0) / 1000 } ?? session.expiresAt
+            return .listen(session, until: min(session.expiresAt, first))
+        case (.listening(let session), .browserLaunched(.failed(let reason))):
+            return end(Self.browserUnavailable(session, reason))
 
         case (.waiting(let session), .action(.wait(let timeoutMs))):
             guard let listener = session.listener else {
@@ -360,6 +280,17 @@ struct InteractiveFlow: Sendable {
         session?.listener?.shutdown()
         state = .ended
         return .fail(e, keepsFlow: false)
+    }
+
+    /// No browser could be opened (or the one started failed before it fetched the start page): the sign-in ends.
+    static func browserUnavailable(_ session: AuthorizationSession, _ reason: String?) -> NativeAuthError {
+        let why = reason.map { "No browser could be opened (\($0)); " } ?? "No browser could be opened; "
+        var e = NativeAuthError(
+            .browserUnavailable,
+            why + "the sign-in has ended. Start it again with browser none to show the user an address."
+        )
+        e.authorizationURL = session.browserURL
+        return e
     }
 
     static func pending(_ session: AuthorizationSession, _ now: Double) -> BrowserPending {

@@ -349,6 +349,9 @@ public struct InteractiveRequest: Sendable {
     public var browser: BrowserMode
     /// How long the sign-in may take, in milliseconds (the authorization's lifetime).
     public var timeoutMs: Int
+    /// Browser system: how long the first call serves the listener before it answers browser_pending (nil: the
+    /// whole sign-in).
+    public var waitMs: Int?
     public var correlationID: String?
 
     public init(
@@ -361,10 +364,12 @@ public struct InteractiveRequest: Sendable {
         responseMode: String? = nil,
         browser: String? = nil,
         timeoutMs: Int? = nil,
+        waitMs: Int? = nil,
         correlationID: String? = nil
     ) throws(NativeAuthError) {
         self.scopes = try Validate.scopes(scopes)
         self.loginHint = try Validate.text(loginHint, field: "login_hint")
+        self.waitMs = waitMs
         self.domainHint = try Validate.text(domainHint, field: "domain_hint")
         if let prompt {
             guard let p = Prompt(rawValue: prompt) else {

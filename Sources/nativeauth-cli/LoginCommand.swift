@@ -4,11 +4,11 @@ import NativeAuthCABI
 import NativeAuthJSON
 
 /// `nativeauth login`: username and password or emailed code (with MFA and strong-auth registration), `--browser`,
-/// or `--device-code`.
+/// `--no-browser` (paste-back: `BrowserLogin`), or `--device-code`.
 struct LoginCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
-        abstract: "Sign in: username and password or emailed code, --browser, or --device-code."
+        abstract: "Sign in: username and password or emailed code, --browser, --no-browser, or --device-code."
     )
 
     @OptionGroup var options: SettingsOptions
@@ -18,6 +18,14 @@ struct LoginCommand: ContextCommand {
 
     @Flag(help: "Sign in on another device with a code.")
     var deviceCode = false
+
+    @Flag(
+        help: ArgumentHelp(
+            "Sign in through a browser on any device: show the sign-in address, then paste the address the "
+                + "browser ended on (for SSH sessions, containers, machines without a display)."
+        )
+    )
+    var noBrowser = false
 
     @Option(name: .shortAndLong, help: "The username (email); prompted for when missing.")
     var username: String?
@@ -34,10 +42,10 @@ struct LoginCommand: ContextCommand {
     )
     var scopes: [String] = []
 
-    @Option(help: ArgumentHelp("--browser: pre-fill the username.", valueName: "user"))
+    @Option(help: ArgumentHelp("--browser, --no-browser: pre-fill the username.", valueName: "user"))
     var loginHint: String?
 
-    @Option(help: "--browser: the prompt parameter (select_account, login, consent, none, create).")
+    @Option(help: "--browser, --no-browser: the prompt parameter (select_account, login, consent, none, create).")
     var prompt: String?
 
     @Option(
@@ -50,6 +58,7 @@ struct LoginCommand: ContextCommand {
 
     func validate() throws {
         if browser && deviceCode { throw ValidationError("--browser and --device-code exclude each other") }
+        if noBrowser && deviceCode { throw ValidationError("--no-browser and --device-code exclude each other") }
         if let prompt, !["select_account", "login", "consent", "none", "create"].contains(prompt) {
             throw ValidationError("--prompt must be select_account, login, consent, none or create")
         }
@@ -57,12 +66,12 @@ struct LoginCommand: ContextCommand {
     }
 
     func run(_ ctx: Context) throws(CLIError) -> ExitCode {
-        if passwordStdin && (browser || deviceCode) {
+        if passwordStdin && (browser || noBrowser || deviceCode) {
             throw CLIError("usage", "--password-stdin is for the username/password sign-in", .usage)
         }
         let client = try ctx.client()
         let done: JSONValue
-        if browser {
+        if browser || noBrowser {
             done = try browserSignIn(ctx, client)
         } else if deviceCode {
             done = try deviceCodeSignIn(ctx, client)
@@ -115,41 +124,9 @@ struct LoginCommand: ContextCommand {
         if !scopes.isEmpty { request["scopes"] = .array(scopes.map { .string($0) }) }
         if let loginHint { request["login_hint"] = .string(loginHint) }
         if let prompt { request["prompt"] = .string(prompt) }
-        let timeoutMs = Int64((timeout ?? 300) * 1000)
-        request["timeout_ms"] = .int(timeoutMs)
-        do {
-            // Started rather than called: the sign-in has no flow to cancel until it returns, and Ctrl-C must end
-            // its wait (na_op_cancel) rather than wait out the timeout.
-            let call = try CancellableCall(client, "sign_in_interactive", .object(request))
-            let started = try Interrupts.whileWaiting("Waiting for the browser sign-in", cancel: { call.cancel() }) {
-                () throws(CLIError) -> JSONValue in try call.wait()
-            }
-            return try signedIn(started)
-        } catch  where error.code == "browser_unavailable" {
-            // No browser could be opened: show the address and wait on the loopback listener.
-            request["browser"] = "none"
-            let pending = try client.call(na_sign_in_interactive, .object(request))
-            let url = pending["authorization_url"]?.stringValue ?? ""
-            Terminal.info(
-                "No browser could be opened. To sign in, open this address in a browser on this machine:\n  "
-                    + Terminal.safe(url)
-            )
-            let flow = pending["flow"]?.stringValue ?? ""
-            let done = try Interrupts.whileWaiting(
-                "Waiting for the browser sign-in",
-                cancel: { [client] in client.cancel(flow: flow) }
-            ) { () throws(CLIError) -> JSONValue in
-                try client.call(
-                    na_flow_submit,
-                    ["v": 1, "flow": .string(flow), "action": "wait", "timeout_ms": .int(timeoutMs)]
-                )
-            }
-            if done["status"]?.stringValue == "browser_pending" {
-                client.cancel(flow: flow)
-                throw CLIError("timeout", "the browser sign-in did not finish in time", .network)
-            }
-            return try signedIn(done)
-        }
+        let seconds = timeout ?? 300
+        request["timeout_ms"] = .int(Int64(seconds * 1000))
+        return try BrowserLogin(client: client, request: request, timeout: seconds, noBrowser: noBrowser).run()
     }
 
     private func signedIn(_ state: JSONValue) throws(CLIError) -> JSONValue {
@@ -244,8 +221,12 @@ struct NativeSteps {
                 }
                 if let next { state = next } else { refusals += 1 }
             case "sign_up_completed":
-                guard case .string = flow else { return state }  // signed up; no sign-in offered
-                state = try signInAfterSignUp(flow)
+                // Signed up; with a flow the server lets the new account sign in without its password again.
+                guard case .string = flow else { return state }
+                Terminal.info("Signed up.")
+                var request: [String: JSONValue] = ["v": 1, "flow": flow, "action": "sign_in"]
+                if !scopes.isEmpty { request["scopes"] = .array(scopes.map { .string($0) }) }
+                state = try client.call(na_flow_submit, .object(request))
                 refusals = 0
             case "password_required":
                 let password = passwordStdin ? try readPassword() : try Terminal.promptSecret("Password: ")
@@ -266,7 +247,25 @@ struct NativeSteps {
                 }
                 if let next { state = next } else { refusals += 1 }
             case "mfa_required":
-                state = try client.call(na_flow_submit, .object(try challengeRequest(state, flow: flow)))
+                let methods = state["methods"]?.arrayValue ?? []
+                var method = methods.first
+                if methods.count > 1 && interactive {
+                    for (n, m) in methods.enumerated() {
+                        let label = Terminal.safe(
+                            m["channel"]?.stringValue ?? m["challenge_type"]?.stringValue ?? "method"
+                        )
+                        let hint = Terminal.safe(m["login_hint"]?.stringValue ?? "")
+                        Terminal.info(hint.isEmpty ? "  \(n + 1). \(label)" : "  \(n + 1). \(label) \(hint)")
+                    }
+                    let choice = try Terminal.prompt("Second factor [1-\(methods.count), default 1]: ")
+                    guard let n = Int(choice.isEmpty ? "1" : choice), n >= 1, n <= methods.count else {
+                        throw CLIError("usage", "no method '\(Terminal.safe(choice))'", .usage)
+                    }
+                    method = methods[n - 1]
+                }
+                var request: [String: JSONValue] = ["v": 1, "flow": flow, "action": "request_challenge"]
+                if let id = method?["id"] { request["method_id"] = id }
+                state = try client.call(na_flow_submit, .object(request))
             case "registration_required":
                 guard interactive else {
                     throw CLIError(
@@ -304,8 +303,7 @@ struct NativeSteps {
     ) throws(CLIError) -> JSONValue? {
         do { return try submit() } catch {
             guard error.code == refused, may, error.flow != nil else { throw error }
-            let text = CLIError.then(Terminal.safe(error.message), "try again")
-            Terminal.info("nativeauth: \(Terminal.safe(error.code)): \(text)")
+            Terminal.info("nativeauth: \(Terminal.safe(error.code)): \(Terminal.safe(error.message)); try again")
             return nil
         }
     }

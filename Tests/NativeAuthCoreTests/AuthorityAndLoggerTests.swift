@@ -67,11 +67,14 @@ import Testing
     }
 }
 
-/// Which commands open a URL, in order: the configured browser_command, each of $BROWSER, then xdg-open.
+/// Which commands open a URL, in order: the configured browser_command, each of $BROWSER, then xdg-open (on a
+/// desktop: with a display and outside an SSH session; BrowserHostTests has the other machines).
 @Suite struct BrowserLauncherTests {
     @Test func candidatesInOrderWithTheURLAsOneArgument() {
         let url = "https://login.example/authorize?a=1&b=two words"
-        let env: @Sendable (String) -> String? = { $0 == "BROWSER" ? "firefox:chromium --incognito %s" : nil }
+        let env: @Sendable (String) -> String? = {
+            ["BROWSER": "firefox:chromium --incognito %s", "DISPLAY": ":0"][$0]
+        }
         let l = SystemBrowserLauncher(command: "/opt/b/open --new-window", environment: env)
         #expect(
             l.candidates(for: url) == [
@@ -79,8 +82,10 @@ import Testing
                 ["xdg-open", url],
             ]
         )
-        let bare = SystemBrowserLauncher(command: nil, environment: { _ in nil })
+        let bare = SystemBrowserLauncher(command: nil, environment: { $0 == "WAYLAND_DISPLAY" ? "wayland-0" : nil })
         #expect(bare.candidates(for: url) == [["xdg-open", url]])
+        let headless = SystemBrowserLauncher(command: nil, environment: { _ in nil })
+        #expect(headless.candidates(for: url).filter { $0.first == "xdg-open" }.isEmpty)
     }
 
     @Test func aCommandThatFailsIsReportedAndTheNextIsTried() {

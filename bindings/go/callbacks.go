@@ -97,7 +97,8 @@ func (c *Client) SetLogger(level LogLevel, fn Logger) error {
 }
 
 // SetBrowser sets the function that opens URLs for the browser flows (na_client_set_browser_callback); nil goes
-// back to the library's: Config.BrowserCommand, else $BROWSER, else xdg-open. A sign-in uses the opener set when it
+// back to the library's: Config.BrowserCommand, else $BROWSER, else xdg-open on a desktop (the Windows browser under
+// WSL; none over SSH or without a display: ErrBrowserUnavailable, saying why). A sign-in uses the opener set when it
 // opens the browser, not the one set when it started. Once SetBrowser returns, the previous opener is never called
 // again. Called from inside a Logger or BrowserOpener it answers ErrReentrantCall and changes nothing.
 func (c *Client) SetBrowser(fn BrowserOpener) error {

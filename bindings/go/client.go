@@ -79,7 +79,8 @@ type Config struct {
 	// Logger receives the library's log lines (see Logger; Client.SetLogger replaces it).
 	Logger Logger `json:"-"`
 	// Browser opens URLs for the browser flows (see BrowserOpener; Client.SetBrowser replaces it). Without one the
-	// library uses BrowserCommand, else $BROWSER, else xdg-open.
+	// library uses BrowserCommand, else $BROWSER, else xdg-open on a desktop (the Windows browser under WSL; none
+	// over SSH or without a display).
 	Browser BrowserOpener `json:"-"`
 	// CABundle is a CA file that replaces the system's trust anchors.
 	CABundle string `json:"ca_bundle,omitempty"`

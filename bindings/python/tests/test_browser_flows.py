@@ -17,18 +17,9 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 import nativeauth
+from browser_support import NoRedirect, origin, redirect_from_another_device
 from emulator_protocol import Emulator
 from nativeauth import BrowserPending, Client, CodeRequired, DeviceCodeRequired, SignedIn
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-def origin(url: str) -> str:
-    u = urllib.parse.urlsplit(url)
-    return f"{u.scheme}://{u.netloc}"
 
 
 class PageBrowser:
@@ -130,38 +121,6 @@ def test_browser_none_wait_and_cancel(emulator: Emulator) -> None:
         pending.cancel()
         t.join(5)
         assert not t.is_alive() and len(errors) == 1
-
-
-def redirect_from_another_device(url: str, email: str, password: str) -> str:
-    """Follows the provider's URL as a browser on another device would (its own cookies, none of this machine's),
-    signs in, and returns the redirect to the loopback redirect URI without loading it (it would reach that
-    device's own localhost): what a user pastes back."""
-    opener = urllib.request.build_opener(NoRedirect, urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
-    target = origin(urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["redirect_uri"][0])
-
-    def fetch(u: str, data: Optional[bytes] = None) -> Tuple[int, Dict[str, str], str]:
-        try:
-            r = opener.open(urllib.request.Request(u, data=data), timeout=20)
-            return r.status, dict(r.headers), r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, dict(e.headers), e.read().decode()
-
-    current = url
-    status, headers, body = fetch(current)
-    for _ in range(10):
-        if status in (302, 303):
-            location = urllib.parse.urljoin(current, headers["Location"])
-            if origin(location) == target:
-                return location
-            current = location
-            status, headers, body = fetch(current)
-            continue
-        request = re.search(r'name="request" value="([^"]+)"', body)
-        assert request, f"{status}: {body[:200]}"
-        form = urllib.parse.urlencode({"request": html.unescape(request.group(1)), "username": email,
-                                       "password": password}).encode()
-        status, headers, body = fetch(current, form)
-    raise AssertionError("no redirect")
 
 
 def test_browser_none_shows_the_providers_url_and_a_pasted_redirect_signs_in(emulator: Emulator) -> None:
@@ -331,6 +290,36 @@ def test_browser_unavailable_carries_the_url(emulator: Emulator) -> None:
         assert url is not None and url.startswith("http://localhost:") and "state=" not in url
 
 
+def test_browser_unavailable_says_why(emulator: Emulator, tmp_path: Any) -> None:
+    """A browser command that fails (here `false`, after one that does not exist) ends the sign-in at once with
+    browser_unavailable saying what was tried and how it failed — never the address it was given. On a machine
+    where no default opener can show anything (no display, an SSH session) that is said too, and xdg-open is never
+    run (a fake one on PATH would record it)."""
+    fake = tmp_path / "xdg-open"
+    fake.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/xdg-open.ran\n")
+    fake.chmod(0o755)
+    script = tmp_path / "why.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        import nativeauth
+        with nativeauth.Client(sys.argv[1], sys.argv[2], browser_command="false") as client:
+            try:
+                client.sign_in_interactive(timeout=60)
+            except nativeauth.BrowserUnavailableError as e:
+                print(e.message)
+    """))
+    env = {k: v for k, v in os.environ.items() if k not in ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY", "SSH_TTY")}
+    env.update(BROWSER="/nonexistent/browser", SSH_CONNECTION="10.0.0.1 50000 10.0.0.2 22",
+               PATH=f"{tmp_path}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    r = subprocess.run([sys.executable, str(script), emulator.authority, emulator.client_id], capture_output=True,
+                       text=True, env=env, timeout=60)
+    message = r.stdout.strip()
+    assert "browser_command (false) exited with status 1" in message, r.stdout + r.stderr
+    assert "$BROWSER (/nonexistent/browser) was not found" in message
+    assert "this is an SSH session (SSH_CONNECTION is set)" in message
+    assert "http://" not in message and not (tmp_path / "xdg-open.ran").exists()
+
+
 def test_device_code_and_two_accounts(emulator: Emulator) -> None:
     ann = emulator.users["password"]
     todo = emulator.apis["ToDoList"]["scopes"]
@@ -386,4 +375,31 @@ def test_device_code_example(emulator: Emulator) -> None:
     emulator.control("POST", "device/approve", {"user_code": code.group(1), "email": emulator.users["password"]["email"]})
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
+    assert "signed in: ann@contoso.com" in out and "HTTP 200" in out
+
+
+def test_paste_back_example(emulator: Emulator) -> None:
+    """bindings/python/examples/paste_back.py end to end: the test signs in on the address it prints, as a browser on
+    another device would, and pastes back (on its stdin) the address that browser ended on — after one that is not
+    this sign-in's redirect, which the example lets the user paste again."""
+    import pathlib
+    example = pathlib.Path(__file__).resolve().parents[1] / "examples" / "paste_back.py"
+    ann = emulator.users["password"]
+    todo = emulator.apis["ToDoList"]
+    env = dict(os.environ, NATIVEAUTH_AUTHORITY=emulator.authority, NATIVEAUTH_CLIENT_ID=emulator.client_id,
+               API_URL=todo["url"], API_SCOPE=todo["scopes"][0])
+    proc = subprocess.Popen([sys.executable, str(example)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        assert "Open this address" in proc.stdout.readline()
+        url = proc.stdout.readline().strip()
+        assert url.startswith(emulator.authority + "/oauth2/v2.0/authorize?"), url + proc.stderr.read()
+        address = redirect_from_another_device(url, ann["email"], ann["password"])
+        out, err = proc.communicate("http://localhost:1/?code=x&state=y\n" + address + "\n", timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "paste the address again" in out
     assert "signed in: ann@contoso.com" in out and "HTTP 200" in out

@@ -178,7 +178,8 @@ class Client(_ClientCore):
     ``redirect_uri``, ``connect_timeout_ms``, ``request_timeout_ms``, ``ca_bundle``, ``log_level`` ("off" … "verbose"),
     ``authority_type`` ("ciam", "aad" or "oidc" for any OpenID Connect provider), ``post_logout_redirect_uri``,
     ``browser_command``, and ``browser``: a callable ``browser(url) -> bool`` that opens URLs for the browser flows
-    (it must return without waiting for the sign-in; default: ``browser_command``, ``$BROWSER``, ``xdg-open``).
+    (it must return without waiting for the sign-in; default: ``browser_command``, ``$BROWSER``, ``xdg-open`` on a
+    desktop — the Windows browser under WSL, none over SSH or without a display: BrowserUnavailableError says why).
     ``cache_path`` keeps tokens in that file (an absolute path; ``cache_path=True`` means the default,
     ``$XDG_CACHE_HOME/nativeauth/token_cache.json``) in MSAL's unified token cache format, shared with other processes
     and with MSAL for Python; ``cache_encryption_key`` (32 bytes, or their base64) encrypts it with AES-256-GCM, and

@@ -43,8 +43,7 @@ final class BrowserSlot: BrowserLauncher, Sendable {
     }
 
     func launch(_ url: String) -> BrowserLaunch {
-        if isRunningOnThisThread { return (custom ?? system).launch(url) }
-        let answer: BrowserLaunch? = lock.withReadLock {
+        let answer: BrowserLaunch? = custom.invoke { custom in
             guard let custom else { return nil }
             let outer = BrowserSlot.running.value
             BrowserSlot.running.value = Unmanaged.passUnretained(self).toOpaque()

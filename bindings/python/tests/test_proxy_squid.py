@@ -10,6 +10,7 @@ import json
 import os
 import pathlib
 import shutil
+import sys
 import subprocess
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -238,3 +239,38 @@ def test_the_command_through_the_environments_proxy_and_its_own(named_emulator: 
     assert r.returncode == 4 and AUTHORITY_HOST in r.stderr, r.stderr
     assert_no_password(*cli.outputs)
     assert all(PROXY_PASSWORD not in line for line in squid.access_log())
+
+
+FALLBACK_CHILD = """
+import json, sys
+import nativeauth as na
+authority, client_id, user, password = sys.argv[1:5]
+with na.Client(authority, client_id) as c:
+    info = c.info["config"]
+    try:
+        c.sign_in(user, password)
+        outcome = "signed_in"
+    except na.NativeAuthError as e:
+        outcome = e.code + ": " + e.message
+print(json.dumps({"outcome": outcome, "ca_bundle": info.get("ca_bundle"), "source": info["ca_bundle_source"]}))
+"""
+
+
+def test_a_missing_builtin_ca_file_falls_back_to_a_well_known_bundle(tls_emulator: Emulator) -> None:
+    """libcurl's built-in CA file (/etc/ssl/certs/ca-certificates.crt here) absent, as for Debian's libcurl on
+    Fedora: in a mount namespace /etc/ssl is an empty tmpfs holding only /etc/ssl/cert.pem (Alpine's place, the last
+    of Go's list) — the emulator's CA, standing in for the system's. Without SSL_CERT_FILE or ca_bundle, the library
+    finds it."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or \
+            subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs root and mount namespaces (unshare -m) to hide /etc/ssl/certs")
+    env = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE")}
+    user = tls_emulator.users["password"]
+    script = ('mount -t tmpfs none /etc/ssl && cp "$1" /etc/ssl/cert.pem && shift && exec "$@"')
+    run = subprocess.run(  # noqa: S603
+        ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", tls_emulator.ready["ca_file"],
+         sys.executable, "-c", FALLBACK_CHILD, tls_emulator.authority, tls_emulator.client_id, user["email"],
+         user["password"]], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out == {"outcome": "signed_in", "ca_bundle": "/etc/ssl/cert.pem", "source": "fallback"}, out

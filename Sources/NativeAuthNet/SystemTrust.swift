@@ -65,11 +65,14 @@ public enum SystemTrust {
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && access(path, R_OK) == 0
     }
 
-    /// A CA file's bytes, for a store of several files given to libcurl as one blob; nil when it cannot be read.
+    /// A CA file's bytes, for a store of several files given to libcurl as one blob; nil when it cannot be read or
+    /// is not a regular file (a FIFO nobody writes would otherwise hold the request for ever; /dev/zero has no end).
     static func read(_ path: String, limit: Int = 16 << 20) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, Int(st.st_size) <= limit else { return nil }
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -116,8 +119,12 @@ struct CurlTrust: Sendable {
         case 1:
             if store.files[0] == .systemDefault, !defaults().isFallback {
                 file = .builtIn
+            } else if let p = path(store.files[0]) {
+                // libcurl would wait for ever on a FIFO nobody writes: only a regular file is handed over.
+                guard SystemTrust.isReadableFile(p) else { throw HTTPError(.tls, "cannot read the CA file \(p)") }
+                file = .path(p)
             } else {
-                file = path(store.files[0]).map { .path($0) } ?? .builtIn
+                file = .builtIn
             }
         default:
             var bytes: [UInt8] = []

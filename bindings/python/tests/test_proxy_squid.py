@@ -274,3 +274,22 @@ def test_a_missing_builtin_ca_file_falls_back_to_a_well_known_bundle(tls_emulato
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
     assert out == {"outcome": "signed_in", "ca_bundle": "/etc/ssl/cert.pem", "source": "fallback"}, out
+
+
+@pytest.mark.parametrize("added", [True, False])
+def test_a_ca_file_that_is_not_a_file_fails_rather_than_hangs(tls_emulator: Emulator, tmp_path: pathlib.Path,
+                                                              added: bool) -> None:
+    """SSL_CERT_FILE naming a FIFO nobody writes, alone or with ca_bundle adding to it: the store cannot be read — a
+    tls error naming the file, at once (reading it would wait for ever)."""
+    fifo = tmp_path / "ca.fifo"
+    os.mkfifo(fifo)
+    env = {**os.environ, "SSL_CERT_FILE": str(fifo)}
+    env.pop("SSL_CERT_DIR", None)
+    ca = "ca_bundle=sys.argv[3], ca_bundle_system=True" if added else "ca_bundle=None"
+    child = ("import sys, nativeauth as na\n"
+             f"with na.Client(sys.argv[1], sys.argv[2], {ca}) as c:\n"
+             "    try:\n        c.sign_in('a@b.c', 'x')\n    except na.NativeAuthError as e:\n"
+             "        print(e.code + ': ' + e.message)\n")
+    run = subprocess.run([sys.executable, "-c", child, tls_emulator.authority, tls_emulator.client_id,  # noqa: S603
+                          tls_emulator.ready["ca_file"]], env=env, capture_output=True, text=True, timeout=60)
+    assert run.stdout.strip() == f"tls: cannot read the CA file {fifo}", (run.stdout, run.stderr)

@@ -144,6 +144,9 @@ class Squid:
                 "http_access deny all",
             ]
         else:
+            if not (HELPERS / "security_file_certgen").exists():
+                pytest.fail("this squid cannot inspect TLS (no security_file_certgen): install squid-openssl "
+                            "(make deps-test)")
             key = d / "bump-ca.pem"
             shutil.copyfile(bump_ca.cert_and_key, key)
             db = d / "ssl_db"

@@ -50,7 +50,9 @@
  *
  * Security.  TLS peer and host verification are always on (TLS 1.2 or newer). Only https is allowed, plus plain
  *   http to exactly localhost, 127.0.0.1 and [::1] (local emulators), which never go through a proxy; other hosts
- *   follow the environment's proxy settings (http_proxy, NO_PROXY, …) untouched. Redirects are never followed.
+ *   go through the configured "proxy", else the environment's (https_proxy, all_proxy, NO_PROXY; see the
+ *   configuration). A proxy's password never appears in an error, a log line or na_client_info. Redirects are
+ *   never followed.
  *   A request carrying a password, a code, a continuation token or a refresh token is never sent twice where the
  *   server may have seen it (no resend after a timeout or a connection broken mid-answer); see SECURITY.md.
  *
@@ -201,10 +203,44 @@ typedef struct na_client na_client;
  *     "log_level": "off",                       optional: off (default), error, warning, info, verbose
  *     "async_workers": 4,                       optional, 1..64, default NA_ASYNC_WORKERS: the most threads that run
  *                                               this client's started operations at once (na_start)
- *     "ca_bundle": "/etc/ssl/certs/ca-certificates.crt"
- *                        -- optional CA file used to verify servers. Precedence: this setting, then the
- *                           SSL_CERT_FILE environment variable, then CURL_CA_BUNDLE, then libcurl's default.
+ *     "ca_bundle": "/etc/ssl/certs/ca-certificates.crt",
+ *                        -- optional CA file used to verify servers: alone, the only one trusted. Without it: the
+ *                           SSL_CERT_FILE environment variable (else CURL_CA_BUNDLE), that file only, with
+ *                           SSL_CERT_DIR's directory when set; SSL_CERT_DIR alone: the system's CA file and that
+ *                           directory; else the system's store: libcurl's built-in CA file and directory — or, when
+ *                           that file does not exist on this machine, the first existing of Go's well-known bundles
+ *                           (/etc/ssl/certs/ca-certificates.crt, /etc/pki/tls/certs/ca-bundle.crt,
+ *                           /etc/ssl/ca-bundle.pem, /etc/pki/tls/cacert.pem,
+ *                           /etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem, /etc/ssl/cert.pem).
+ *     "ca_bundle_system": false,                optional, only with ca_bundle: true trusts ca_bundle in addition to
+ *                                               the store in force without it (a TLS-inspecting proxy's CA beside
+ *                                               the system's CAs); false (default): ca_bundle replaces it
+ *     "proxy": "http://user:password@proxy.corp:3128",
+ *                        -- optional: the proxy of every request (authority, discovery, JWKS, APIs):
+ *                           [scheme://][user[:password]@]host[:port], scheme http (default), https, socks5h,
+ *                           socks4a, socks5, socks4 (the last two resolve names here; HTTP(S) proxies and the "h"/
+ *                           "a" kinds are given the server's name, which this machine then never resolves); user and
+ *                           password percent-encoded, offered with any scheme the proxy asks for (CURLAUTH_ANY:
+ *                           Basic, Digest, NTLM, Negotiate; "http://:@host:port" lets Negotiate use the Kerberos
+ *                           ticket). Wins over the environment; "" means no proxy (the environment is not read).
+ *                           Without it: https_proxy, HTTPS_PROXY, all_proxy, ALL_PROXY (the first set), read when
+ *                           the client is made; http_proxy plays no part (plain http goes only to the loopback
+ *                           names, which never use a proxy). An environment value that is not a proxy address fails
+ *                           each request that would use it (invalid_argument naming the variable, not its value).
+ *                           localhost, 127.0.0.1 and [::1] are always reached directly.
+ *     "no_proxy": "corp.example,10.0.0.0/8",   optional: the hosts reached directly, as NO_PROXY writes them
+ *                                               (libcurl's rules: a name and the names under it, addresses and
+ *                                               networks, "*" for all; no name is resolved); replaces the
+ *                                               environment's no_proxy / NO_PROXY, which otherwise applies (with a
+ *                                               configured proxy too, as for curl --proxy); "" exempts none
+ *     "proxy_ca_bundle": "/etc/corp/proxy-ca.pem"  optional: the CA file verifying an https:// proxy (default: as
+ *                                               servers are verified)
  *   }
+ * Proxy failures name the proxy (scheme://host:port, never its credentials) and say it was the proxy, within the
+ * request's timeouts: network for a proxy that cannot be reached, refuses the credentials or asks for some (407),
+ * refuses the CONNECT, or answers something that is not HTTP; timeout when it never answers; tls for an https
+ * proxy's certificate. A server certificate no trusted CA vouches for (what a TLS-inspecting proxy presents) is
+ * tls, with a message that names "ca_bundle", "ca_bundle_system", SSL_CERT_FILE and SSL_CERT_DIR.
  * Every request to the authority carries client-request-id, x-client-SKU ("NativeAuth.Linux"), x-client-Ver,
  * x-client-OS (the kernel release, as uname -r prints it) and x-client-CPU (the machine, as uname -m); native-auth
  * and token requests to Entra also carry MSAL's server telemetry: x-client-current-telemetry "4|<api id>,<operation>|"
@@ -320,9 +356,15 @@ void na_client_free(na_client *client);
  *          "redirect"],"capabilities":[…],"client_capabilities":[…],"connect_timeout_ms":…,
  *          "request_timeout_ms":…,"retry_after_max_s":…,
  *          "cache":{"type":"memory"},"log_level":…,"async_workers":…,
- *          "ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default",
- *          "ca_bundle":…?,"authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,
+ *          "ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default|fallback",
+ *          "ca_bundle":…?,"ca_bundle_system":bool?,"ca_directory":…?,
+ *          "proxy":"scheme://host:port"?,"proxy_source":"config|https_proxy|HTTPS_PROXY|all_proxy|ALL_PROXY|none",
+ *          "proxy_credentials":true?,"proxy_error":…?,"no_proxy":…?,"no_proxy_source":"config|no_proxy|NO_PROXY"?,
+ *          "proxy_ca_bundle":…?,"authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,
  *          "browser_command":…?,"app_name":…?,"app_version":…?}}
+ * "ca_bundle" is, for the system's store, the file used ("fallback": libcurl's own is missing here); "proxy" is ""
+ * when the configuration says no proxy, and never holds the credentials ("proxy_credentials" says there are some);
+ * "proxy_error" says why an environment value is not a proxy address (never the value).
  * A file cache reports {"type":"file","path":…,"encrypted":bool,"key_store"?:…,"migrate_plaintext_cache"?:true,
  * "problem"?:"<code of the last failure>"} (never the key). */
 int na_client_info(na_client *client, const char *request_json, char **out_json);

@@ -119,10 +119,23 @@ CURLcode ccurl_setopt_slist(CURL *h, CURLoption opt, struct curl_slist *value) {
 CURLcode ccurl_setopt_datacb(CURL *h, CURLoption opt, ccurl_data_cb cb) {
     return ccurl_load() == 0 ? fn.easy_setopt(h, opt, cb) : CURLE_FAILED_INIT;
 }
+CURLcode ccurl_setopt_blob(CURL *h, CURLoption opt, const void *data, size_t len) {
+    /* CURL_BLOB_COPY: libcurl keeps its own copy, so the caller's buffer may go once the call returns. */
+    struct curl_blob blob = {(void *)data, len, CURL_BLOB_COPY};
+    return ccurl_load() == 0 ? fn.easy_setopt(h, opt, &blob) : CURLE_FAILED_INIT;
+}
+CURLcode ccurl_setopt_proxyauth_any(CURL *h) {
+    /* CURLAUTH_ANY is a macro of an unsigned long expression, which Swift does not import. */
+    return ccurl_load() == 0 ? fn.easy_setopt(h, CURLOPT_PROXYAUTH, (unsigned long)CURLAUTH_ANY) : CURLE_FAILED_INIT;
+}
 CURLcode ccurl_getinfo_long(CURL *h, CURLINFO info, long *value) {
     return ccurl_load() == 0 ? fn.easy_getinfo(h, info, value) : CURLE_FAILED_INIT;
 }
 CURLcode ccurl_getinfo_off(CURL *h, CURLINFO info, curl_off_t *value) {
+    return ccurl_load() == 0 ? fn.easy_getinfo(h, info, value) : CURLE_FAILED_INIT;
+}
+CURLcode ccurl_getinfo_str(CURL *h, CURLINFO info, const char **value) {
+    *value = NULL;
     return ccurl_load() == 0 ? fn.easy_getinfo(h, info, value) : CURLE_FAILED_INIT;
 }
 

@@ -47,7 +47,8 @@ static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value) {
     return 0;
 }
 
-static X509 *make_cert(EVP_PKEY *key, EVP_PKEY *signer, X509 *issuer, const char *cn, int is_ca, int days) {
+static X509 *make_cert(EVP_PKEY *key, EVP_PKEY *signer, X509 *issuer, const char *cn, int is_ca, int days,
+                       const char *san) {
     X509 *cert = X509_new();
     unsigned char serial[16];
     BIGNUM *bn;
@@ -76,7 +77,7 @@ static X509 *make_cert(EVP_PKEY *key, EVP_PKEY *signer, X509 *issuer, const char
         if (add_ext(cert, issuer, NID_basic_constraints, "critical,CA:FALSE") ||
             add_ext(cert, issuer, NID_key_usage, "critical,digitalSignature,keyEncipherment") ||
             add_ext(cert, issuer, NID_ext_key_usage, "serverAuth") ||
-            add_ext(cert, issuer, NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost,IP:::1") ||
+            add_ext(cert, issuer, NID_subject_alt_name, san) ||
             add_ext(cert, issuer, NID_authority_key_identifier, "keyid:always"))
             goto fail;
     }
@@ -112,14 +113,26 @@ static int write_pem(const char *dir, const char *file, X509 *cert, EVP_PKEY *ke
     return ok == 1 ? 0 : -1;
 }
 
-int natls_write_ca_and_server_cert(const char *dir, int valid_days) {
+int natls_write_ca_and_server_cert(const char *dir, int valid_days, const char *extra_dns_name) {
     int rc = -1;
     EVP_PKEY *ca_key = make_key(), *srv_key = make_key();
     X509 *ca = NULL, *srv = NULL;
+    char san[512];
+    const char *p;
+    if (extra_dns_name) {
+        /* A host name only (letters, digits, '-', '.'): nothing that could add to the extension's syntax. */
+        if (!*extra_dns_name || strlen(extra_dns_name) > 253) goto out;
+        for (p = extra_dns_name; *p; p++)
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+                  *p == '.'))
+                goto out;
+    }
+    snprintf(san, sizeof san, "IP:127.0.0.1,DNS:localhost,IP:::1%s%s", extra_dns_name ? ",DNS:" : "",
+             extra_dns_name ? extra_dns_name : "");
     if (!ca_key || !srv_key) goto out;
-    ca = make_cert(ca_key, ca_key, NULL, "NativeAuth emulator local CA", 1, valid_days);
+    ca = make_cert(ca_key, ca_key, NULL, "NativeAuth emulator local CA", 1, valid_days, NULL);
     if (!ca) goto out;
-    srv = make_cert(srv_key, ca_key, ca, "127.0.0.1", 0, valid_days);
+    srv = make_cert(srv_key, ca_key, ca, "127.0.0.1", 0, valid_days, san);
     if (!srv) goto out;
     if (write_pem(dir, "ca.pem", ca, NULL) || write_pem(dir, "server.pem", srv, NULL) ||
         write_pem(dir, "server-key.pem", NULL, srv_key))

@@ -22,7 +22,9 @@ enum ClientFactory {
         var options = HTTPClientOptions()
         options.connectTimeoutMs = config.connectTimeoutMs
         options.totalTimeoutMs = config.requestTimeoutMs
-        options.caBundlePath = config.caBundle
+        options.trust = config.trust
+        options.proxy = config.proxy
+        options.proxyCABundlePath = config.proxyCABundle
         var apiOptions = options
         // Identity answers are small (a token response is a few kilobytes); 1 MiB is generous and bounds what a
         // hostile server can make the library hold. API answers may be larger: 4 MiB.
@@ -43,6 +45,7 @@ enum ClientFactory {
         apiOptions.defaultHeaders = [("User-Agent", "nativeauth/\(version)")]
         apiOptions.addClientRequestID = false
         let logger = Logger(level: config.logLevel)
+        options.beforeFirstRequest = { [config] in NetworkInfo.log(config, to: logger) }
         var store: any TokenStore = MemoryTokenStore()
         if case .file(let path, var key, let keyStore, let migrate) = config.cache {
             var keyStoreName: String? = nil
@@ -98,7 +101,6 @@ enum ClientFactory {
             "retry_after_max_s": .int(Int64(c.retryAfterMaxSeconds)),
             "log_level": .string(c.logLevel.name),
             "async_workers": .int(Int64(c.asyncWorkers)),
-            "ca_bundle_source": .string(c.caBundleSource),
             "cache": ["type": "memory"],
         ]
         if case .file(let path, let key, let keyStore, let migrate) = c.cache {
@@ -124,7 +126,7 @@ enum ClientFactory {
         if let r = c.redirectURI { o["redirect_uri"] = .string(r) }
         if let r = c.postLogoutRedirectURI { o["post_logout_redirect_uri"] = .string(r) }
         if let b = c.browserCommand { o["browser_command"] = .string(b) }
-        if let ca = c.caBundle { o["ca_bundle"] = .string(ca) }
+        o.merge(NetworkInfo.members(c), uniquingKeysWith: { _, new in new })
         if let n = c.appName { o["app_name"] = .string(n) }
         if let v = c.appVersion { o["app_version"] = .string(v) }
         return ["v": 1, "version": .string(NativeAuthVersion.string.description), "config": .object(o)]

@@ -303,7 +303,8 @@ enum Decode {
 extension Decode {
     /// `na_client_new`'s configuration document → a validated `ClientConfiguration`: members read like every
     /// request's (`checked`), values checked by `Validate` in the core. `defaultCachePath` is where a file cache
-    /// without a path lives; `environment` looks up `SSL_CERT_FILE` and `CURL_CA_BUNDLE`.
+    /// without a path lives; `environment` looks up `SSL_CERT_FILE`, `CURL_CA_BUNDLE`, `SSL_CERT_DIR` and the proxy
+    /// variables (`https_proxy`, …, `no_proxy`).
     static func configuration(
         _ f: Fields,
         environment: (String) -> String?,
@@ -316,7 +317,16 @@ extension Decode {
             tenantSubdomain: m.optionalString("tenant_subdomain"),
             type: authorityType
         )
-        let ca = try Validate.caBundle(m.optionalString("ca_bundle"), environment: environment)
+        let ca = try Validate.trust(
+            caBundle: m.optionalString("ca_bundle"),
+            system: m.optionalBool("ca_bundle_system"),
+            environment: environment
+        )
+        let proxy = try Validate.proxy(
+            m.optionalString("proxy"),
+            noProxy: m.optionalString("no_proxy"),
+            environment: environment
+        )
         return ClientConfiguration(
             authority: authority,
             clientID: try Validate.clientID(m.string("client_id")),
@@ -339,8 +349,13 @@ extension Decode {
             retryAfterMaxSeconds: Double(try m.optionalInt("retry_after_max_s", in: 0...300) ?? 10),
             cache: try cache(m.optionalObject("cache"), defaultPath: defaultCachePath),
             logLevel: try Validate.logLevel(m.optionalString("log_level")),
-            caBundle: ca.path,
+            caBundle: ca.bundle,
             caBundleSource: ca.source,
+            caBundleSystem: ca.system,
+            caDirectory: ca.directory,
+            trust: ca.store,
+            proxy: proxy,
+            proxyCABundle: try Validate.proxyCABundle(m.optionalString("proxy_ca_bundle")),
             asyncWorkers: Int(try m.optionalInt("async_workers", in: 1...64) ?? 4),
             appName: try Validate.appIdentity(m.optionalString("app_name"), field: "app_name"),
             appVersion: try Validate.appIdentity(m.optionalString("app_version"), field: "app_version")

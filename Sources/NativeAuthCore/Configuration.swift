@@ -1,5 +1,6 @@
 internal import Glibc
 internal import NativeAuthCrypto
+public import NativeAuthHTTP
 
 /// What the client may answer with (native-auth `challenge_type`). `redirect` is always sent in addition.
 public enum ChallengeType: String, Sendable, CaseIterable {
@@ -92,6 +93,17 @@ public struct ClientConfiguration: Sendable {
     /// The CA bundle in force and where it came from ("config", "SSL_CERT_FILE", "CURL_CA_BUNDLE" or "default").
     public var caBundle: String?
     public var caBundleSource: String
+    /// `ca_bundle_system`: the configured `ca_bundle` is trusted in addition to the store in force without it.
+    public var caBundleSystem: Bool
+    /// `SSL_CERT_DIR`, when it is part of the store.
+    public var caDirectory: String?
+    /// What verifies servers (`Validate.trust`).
+    public var trust: TrustStore
+    /// Where requests go: the configuration's `proxy` and `no_proxy`, or the environment's, read when the client was
+    /// made (`Validate.proxy`).
+    public var proxy: ProxyPlan
+    /// `proxy_ca_bundle`: the CA file that verifies an `https` proxy (nil: as servers are verified).
+    public var proxyCABundle: String?
     /// The most threads running this client's started calls at once (`na_start`).
     public var asyncWorkers: Int
     /// The app's name and version, sent to the authority as `x-app-name` and `x-app-ver` (as MSAL iOS sends its
@@ -117,6 +129,11 @@ public struct ClientConfiguration: Sendable {
         logLevel: LogLevel = .off,
         caBundle: String? = nil,
         caBundleSource: String = "default",
+        caBundleSystem: Bool = false,
+        caDirectory: String? = nil,
+        trust: TrustStore? = nil,
+        proxy: ProxyPlan = ProxyPlan(),
+        proxyCABundle: String? = nil,
         asyncWorkers: Int = 4,
         appName: String? = nil,
         appVersion: String? = nil
@@ -138,6 +155,11 @@ public struct ClientConfiguration: Sendable {
         self.logLevel = logLevel
         self.caBundle = caBundle
         self.caBundleSource = caBundleSource
+        self.caBundleSystem = caBundleSystem
+        self.caDirectory = caDirectory
+        self.trust = trust ?? caBundle.map(TrustStore.only) ?? .system
+        self.proxy = proxy
+        self.proxyCABundle = proxyCABundle
         self.asyncWorkers = asyncWorkers
         self.appName = appName
         self.appVersion = appVersion

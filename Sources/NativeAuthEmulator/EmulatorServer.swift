@@ -27,12 +27,14 @@ public final class EmulatorServer: Sendable {
     }
 
     /// Starts a server. `port` 0 picks a free port. With `tls`, a fresh CA and server certificate are written to
-    /// `tlsDirectory` (a new temporary directory when nil) and the server speaks HTTPS.
+    /// `tlsDirectory` (a new temporary directory when nil) and the server speaks HTTPS; the certificate names
+    /// 127.0.0.1, localhost, ::1 and `tlsName` (a name the emulator is reached by through a proxy, say).
     public static func start(
         emulator: Emulator,
         port: UInt16 = 0,
         tls: Bool = false,
         tlsDirectory: String? = nil,
+        tlsName: String? = nil,
         logRequests: Bool = false
     ) async throws -> EmulatorServer {
         let logger = ConnectionCounter(emulator: emulator, logRequests: logRequests)
@@ -62,7 +64,7 @@ public final class EmulatorServer: Sendable {
         if tls {
             let dir = tlsDirectory ?? (NSTemporaryDirectory() + "nativeauth-emulator-" + UUID().uuidString)
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            guard natls_write_ca_and_server_cert(dir, 30) == 0,
+            guard natls_write_ca_and_server_cert(dir, 30, tlsName) == 0,
                 let p = natls_proxy_start(port, bound, dir + "/server.pem", dir + "/server-key.pem")
             else {
                 task.cancel()

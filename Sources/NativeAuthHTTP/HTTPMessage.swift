@@ -105,8 +105,17 @@ public struct HTTPClientOptions: Sendable {
     public var totalTimeoutMs: Int = 30_000
     /// Largest response body accepted; a larger one fails with `.responseTooLarge`.
     public var maxResponseBytes: Int = 4 << 20
-    /// CA bundle file used to verify servers; nil means libcurl's built-in default.
+    /// CA bundle file used to verify servers, and nothing else; nil means `trust` (or, without it, the system's).
     public var caBundlePath: String? = nil
+    /// What verifies servers when `caBundlePath` is nil; nil: the system's store (`TrustStore.system`).
+    public var trust: TrustStore? = nil
+    /// Where requests go; nil: the proxy environment of the process when the client is made (`ProxyPlan.environment`).
+    public var proxy: ProxyPlan? = nil
+    /// The CA file that verifies an `https` proxy; nil: the same trust as servers.
+    public var proxyCABundlePath: String? = nil
+    /// Called once, before the client's first request is sent (the host's log sink is set by then): the place to log
+    /// the route and trust in force.
+    public var beforeFirstRequest: (@Sendable () -> Void)? = nil
     /// Headers added to every request (e.g. x-client-SKU).
     public var defaultHeaders: [(name: String, value: String)] = []
     /// Add a fresh `client-request-id` (UUID v4) header to each request that does not carry one.

@@ -11,6 +11,8 @@ import Synchronization
 private final class EasyHandle {
     let pointer: UnsafeMutableRawPointer
     let multi: UnsafeMutableRawPointer
+    /// CURLOPT_ERRORBUFFER (CURL_ERROR_SIZE bytes): libcurl's words about the last failure.
+    let errorBuffer: UnsafeMutablePointer<CChar>
     init?() {
         guard let h = ccurl_easy_init() else { return nil }
         guard let m = ccurl_multi_init() else {
@@ -19,10 +21,13 @@ private final class EasyHandle {
         }
         pointer = h
         multi = m
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
     deinit {
         ccurl_multi_cleanup(multi)
         ccurl_easy_cleanup(pointer)
+        errorBuffer.deallocate()
     }
 
     /// Runs the configured transfer to its end, or until the started call running on this thread is cancelled
@@ -126,16 +131,43 @@ private let headerCallback: ccurl_data_cb = { ptr, size, nmemb, userdata in
 /// HTTP over libcurl's easy API.
 ///
 /// - TLS: peer and host verification always on, TLS ≥ 1.2; only `https`, and `http` to loopback hosts, are allowed.
-/// - Redirects are never followed; proxies from the environment are honoured except for loopback hosts.
+/// - Redirects are never followed. Proxies: the plan made when the client was made (`HTTPClientOptions.proxy`, else
+///   the environment's), never for loopback hosts; libcurl never reads the proxy environment itself.
+/// - Trust: `caBundlePath` alone, else `trust`, else the system's store (with a fallback bundle when libcurl's
+///   built-in one does not exist on this machine: `SystemTrust`).
 /// - Connections are reused: idle easy handles (each with its connection cache) are pooled, so a sequence of
 ///   requests from one thread rides one TCP connection per host. Concurrent requests use separate handles.
 /// - Thread-safe: `send` may be called from many threads at once.
 public final class CurlHTTPClient: Sendable {
     public let options: HTTPClientOptions
+    /// Where requests go (the options' plan, or the process's environment when the client was made).
+    public let proxyPlan: ProxyPlan
     private let idle = Mutex<[EasyHandleBox]>([])
+    /// The trust stores as libcurl takes them, made at the first request (libcurl loaded, files read once).
+    private let trust = Mutex<(server: CurlTrust, proxy: CurlTrust)?>(nil)
 
     public init(options: HTTPClientOptions = HTTPClientOptions()) {
         self.options = options
+        self.proxyPlan = options.proxy ?? ProxyPlan.environment(Self.processEnvironment)
+    }
+
+    static let processEnvironment: @Sendable (String) -> String? = { getenv($0).map { String(cString: $0) } }
+
+    /// What verifies servers, as `options` say.
+    public var trustStore: TrustStore {
+        options.caBundlePath.map(TrustStore.only) ?? options.trust ?? .system
+    }
+
+    private func curlTrust() throws(HTTPError) -> (server: CurlTrust, proxy: CurlTrust) {
+        if let t = trust.withLock({ $0 }) { return t }
+        options.beforeFirstRequest?()
+        let server = try CurlTrust(trustStore, defaults: SystemTrust.current)
+        let proxy =
+            try options.proxyCABundlePath.map { p throws(HTTPError) in
+                try CurlTrust(.only(p), defaults: SystemTrust.current)
+            } ?? server
+        trust.withLock { $0 = (server, proxy) }
+        return (server, proxy)
     }
 
     /// Sends `request` and waits for the whole response (bounded by the timeouts and the size cap).
@@ -149,10 +181,13 @@ public final class CurlHTTPClient: Sendable {
             // A machine without libcurl.so.4: every request fails the same way, saying so (never a crash at load).
             throw HTTPError(.network, ccurl_load_error().map { String(cString: $0) } ?? "libcurl could not be loaded")
         }
+        let route = proxyPlan.route(for: url)
+        if case .invalid(let e, let source) = route { throw CurlProxy.invalid(e, source: source) }
+        let trust = try curlTrust()
         guard let handle = checkout() else { throw HTTPError(.internal, "cannot create a libcurl handle") }
         // On failure the handle is not returned to the pool: a timed-out or broken transfer may leave a
         // half-read connection behind, and a fresh handle costs one new connection at most.
-        let response = try perform(request, url: url, on: handle.handle)
+        let response = try perform(request, url: url, route: route, trust: trust, on: handle.handle)
         checkin(handle)
         return response
     }
@@ -170,13 +205,9 @@ public final class CurlHTTPClient: Sendable {
         }
     }
 
-    private func perform(_ request: HTTPRequest, url: HTTPURL, on easy: EasyHandle) throws(HTTPError) -> HTTPResponse {
-        let h = easy.pointer
-        ccurl_easy_reset(h)  // keeps the connection cache
-        let sink = ResponseSink(limit: max(0, options.maxResponseBytes))
+    /// The request's headers as libcurl's list (the caller frees it).
+    private func headerList(_ request: HTTPRequest) throws(HTTPError) -> UnsafeMutablePointer<curl_slist>? {
         var headerList: UnsafeMutablePointer<curl_slist>? = nil
-        defer { ccurl_slist_free_all(headerList) }
-
         var headers = options.defaultHeaders + request.headers
         if options.addClientRequestID, !headers.contains(where: { $0.name.lowercased() == "client-request-id" }),
             let id = try? SecureRandom.uuid()
@@ -187,11 +218,32 @@ public final class CurlHTTPClient: Sendable {
         for (name, value) in headers {
             guard !name.utf8.contains(where: { $0 < 0x21 || $0 > 0x7e || $0 == UInt8(ascii: ":") }),
                 !value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 })
-            else { throw HTTPError(.invalidURL, "header \(name.prefix(64)) has forbidden characters") }
+            else {
+                ccurl_slist_free_all(headerList)
+                throw HTTPError(.invalidURL, "header \(name.prefix(64)) has forbidden characters")
+            }
             let line = value.isEmpty ? "\(name):" : "\(name): \(value)"
-            guard let l = ccurl_slist_append(headerList, line) else { throw HTTPError(.internal, "out of memory") }
+            guard let l = ccurl_slist_append(headerList, line) else {
+                ccurl_slist_free_all(headerList)
+                throw HTTPError(.internal, "out of memory")
+            }
             headerList = l
         }
+        return headerList
+    }
+
+    private func perform(
+        _ request: HTTPRequest,
+        url: HTTPURL,
+        route: ProxyPlan.Route,
+        trust: (server: CurlTrust, proxy: CurlTrust),
+        on easy: EasyHandle
+    ) throws(HTTPError) -> HTTPResponse {
+        let h = easy.pointer
+        ccurl_easy_reset(h)  // keeps the connection cache
+        let sink = ResponseSink(limit: max(0, options.maxResponseBytes))
+        let headerList = try headerList(request)
+        defer { ccurl_slist_free_all(headerList) }
 
         var ok = true
         func set(_ rc: CURLcode) { if rc != CURLE_OK { ok = false } }
@@ -205,15 +257,15 @@ public final class CurlHTTPClient: Sendable {
         set(ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeoutMs)))
         set(ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, options.totalTimeoutMs)))
         set(ccurl_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max(0, options.maxResponseBytes))))
-        // Loopback authorities never go through a proxy (their traffic may be plain http); for every other host the
-        // proxy settings of the environment (http_proxy, NO_PROXY, …) apply untouched.
-        if url.isLoopback { set(ccurl_setopt_str(h, CURLOPT_PROXY, "")) }
+        // The route: loopback hosts (whose traffic may be plain http) never go through a proxy.
+        if !CurlProxy.apply(route, to: h) { ok = false }
         set(ccurl_setopt_str(h, CURLOPT_ACCEPT_ENCODING, ""))
-        if let ca = options.caBundlePath {
-            // Only this bundle is trusted: no default CA directory besides it.
-            set(ccurl_setopt_str(h, CURLOPT_CAINFO, ca))
-            set(ccurl_setopt_str(h, CURLOPT_CAPATH, nil))
+        guard trust.server.apply(to: h, proxy: false) else { throw Self.trustRefused }
+        if case .proxy(let p, _) = route, p.scheme == .https {
+            guard trust.proxy.apply(to: h, proxy: true) else { throw Self.trustRefused }
         }
+        easy.errorBuffer[0] = 0
+        set(ccurl_setopt_ptr(h, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(easy.errorBuffer)))
         set(ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, headerList))
         let sinkPtr = Unmanaged.passUnretained(sink).toOpaque()
         set(ccurl_setopt_datacb(h, CURLOPT_WRITEFUNCTION, writeCallback))
@@ -253,16 +305,15 @@ public final class CurlHTTPClient: Sendable {
         _ = ccurl_setopt_ptr(h, CURLOPT_WRITEDATA, nil)
         _ = ccurl_setopt_ptr(h, CURLOPT_HEADERDATA, nil)
         _ = ccurl_setopt_ptr(h, CURLOPT_READDATA, nil)
+        _ = ccurl_setopt_ptr(h, CURLOPT_ERRORBUFFER, nil)
+        if case .proxy = route { CurlProxy.clear(h) }
 
         guard let rc else { throw HTTPError(.cancelled, "the request to \(url.host) was cancelled") }
         guard rc == CURLE_OK else {
-            // Whether any byte of the request went out (on a reused connection there is no connect time to go by).
-            var requestBytes = 0
-            _ = ccurl_getinfo_long(h, CURLINFO_REQUEST_SIZE, &requestBytes)
             // host:port (the scheme's default when the URL names none): a refused connection to the wrong port
             // says which one.
             let port = url.port ?? (url.scheme == "https" ? 443 : 80)
-            throw Self.mapError(rc, overflow: sink.overflow, host: "\(url.host):\(port)", sent: requestBytes > 0)
+            throw failure(rc, easy: easy, host: "\(url.host):\(port)", route: route, overflow: sink.overflow).error
         }
         var status = 0
         var code = 0
@@ -270,28 +321,42 @@ public final class CurlHTTPClient: Sendable {
         return HTTPResponse(status: status, headers: sink.headers, body: sink.body)
     }
 
-    private static func mapError(_ rc: CURLcode, overflow: Bool, host: String, sent: Bool) -> HTTPError {
-        let what = ccurl_easy_strerror(rc).map { String(cString: $0) } ?? "libcurl error"
-        switch rc {
-        case CURLE_WRITE_ERROR where overflow, CURLE_FILESIZE_EXCEEDED:
-            return HTTPError(.responseTooLarge, "the response from \(host) exceeds the size limit")
-        case CURLE_OPERATION_TIMEDOUT where !sent:
-            return HTTPError(.connectTimeout, "connecting to \(host) timed out")
-        case CURLE_OPERATION_TIMEDOUT:
-            return HTTPError(.timeout, "request to \(host) timed out")
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
-            return HTTPError(.connect, "cannot connect to \(host): \(what)")
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
-            CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-            return HTTPError(.tls, "TLS with \(host) failed: \(what)")
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
-            return HTTPError(.invalidURL, what)
-        case CURLE_OUT_OF_MEMORY, CURLE_FAILED_INIT:
-            return HTTPError(.internal, what)
-        default:
-            return HTTPError(.network, "connection to \(host) failed: \(what)")
-        }
+    /// What libcurl says about a failed transfer on `easy`.
+    private func failure(
+        _ rc: CURLcode,
+        easy: EasyHandle,
+        host: String,
+        route: ProxyPlan.Route,
+        overflow: Bool
+    ) -> CurlFailure {
+        let h = easy.pointer
+        // Whether any byte of the request went out (on a reused connection there is no connect time to go by).
+        var requestBytes = 0
+        var connectCode = 0
+        var connects = 0
+        var verify = 0
+        _ = ccurl_getinfo_long(h, CURLINFO_REQUEST_SIZE, &requestBytes)
+        _ = ccurl_getinfo_long(h, CURLINFO_HTTP_CONNECTCODE, &connectCode)
+        _ = ccurl_getinfo_long(h, CURLINFO_NUM_CONNECTS, &connects)
+        _ = ccurl_getinfo_long(h, CURLINFO_SSL_VERIFYRESULT, &verify)
+        return CurlFailure(
+            rc: rc,
+            host: host,
+            sent: requestBytes > 0,
+            overflow: overflow,
+            route: route,
+            connectCode: connectCode,
+            newConnection: connects > 0,
+            verifyResult: verify,
+            detail: CurlFailure.clean(easy.errorBuffer)
+        )
     }
+
+    private static let trustRefused = HTTPError(
+        .tls,
+        "this libcurl's TLS library cannot take several CA files at once (ca_bundle with ca_bundle_system); "
+            + "give one CA file that holds them all"
+    )
 }
 
 /// Moves an easy handle between threads through the pool. A handle is only ever used by one thread at a time:

@@ -65,7 +65,7 @@ struct NativeAuthCommand: ParsableCommand {
     static let globalFlags: Set<String> = ["--json", "-v", "--verbose", "--no-cache", "--plaintext-cache"]
     static let globalOptions: Set<String> = [
         "--profile", "--config", "--authority", "--tenant-subdomain", "--client-id", "--authority-type",
-        "--redirect-uri", "--ca-bundle", "--browser-command", "--cache-path",
+        "--redirect-uri", "--ca-bundle", "--browser-command", "--cache-path", "--proxy",
     ]
 }
 
@@ -141,6 +141,14 @@ struct SettingsOptions: ParsableArguments {
     var browserCommand: String?
 
     @Option(
+        help: ArgumentHelp(
+            "Proxy, http[s]://[user:password@]host:port (\"\" for none); default: https_proxy, … (NO_PROXY applies).",
+            valueName: "url"
+        )
+    )
+    var proxy: String?
+
+    @Option(
         help: ArgumentHelp("Token cache file (default $XDG_CACHE_HOME/nativeauth/token_cache.json).", valueName: "file")
     )
     var cachePath: String?
@@ -163,7 +171,7 @@ struct SettingsOptions: ParsableArguments {
         let texts: [(String, String?)] = [
             ("authority", authority), ("tenant_subdomain", tenantSubdomain), ("client_id", clientId),
             ("authority_type", authorityType), ("redirect_uri", redirectUri), ("ca_bundle", caBundle),
-            ("browser_command", browserCommand), ("cache_path", cachePath),
+            ("browser_command", browserCommand), ("cache_path", cachePath), ("proxy", proxy),
         ]
         for (key, value) in texts { if let value { g[key] = .text(value) } }
         if noCache { g["cache"] = .flag(false) }
@@ -247,9 +255,11 @@ final class Context {
         let texts: [(String, String?)] = [
             ("authority", s.authority), ("tenant_subdomain", s.tenantSubdomain), ("authority_type", s.authorityType),
             ("redirect_uri", s.redirectURI), ("post_logout_redirect_uri", s.postLogoutRedirectURI),
-            ("ca_bundle", s.caBundle), ("browser_command", s.browserCommand),
+            ("ca_bundle", s.caBundle), ("browser_command", s.browserCommand), ("proxy", s.proxy),
+            ("proxy_ca_bundle", s.proxyCABundle),
         ]
         for (key, value) in texts { if let value { config[key] = .string(value) } }
+        if let system = s.caBundleSystem { config["ca_bundle_system"] = .bool(system) }
         // The command line drives MFA and strong-auth registration.
         let capabilities =
             s.capabilities ?? (s.authorityType == "oidc" ? [] : ["mfa_required", "registration_required"])
@@ -282,7 +292,23 @@ final class Context {
             )
         }
         if verbose { library.logToStderr() }
+        if case .text(let p)? = given["proxy"], Self.holdsPassword(p) {
+            Terminal.info(
+                "nativeauth: warning: --proxy holds a password, which other users of this machine can see (ps); "
+                    + "set it in the profile's proxy or in https_proxy instead"
+            )
+        }
         return library
+    }
+
+    /// Whether a proxy address has a non-empty password (`scheme://user:password@host`).
+    static func holdsPassword(_ proxy: String) -> Bool {
+        let rest = proxy.firstRange(of: "://").map { proxy[$0.upperBound...] } ?? proxy[...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else {
+            return false
+        }
+        return authority.index(after: colon) < at
     }
 }
 

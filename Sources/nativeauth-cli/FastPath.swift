@@ -59,7 +59,7 @@ struct FastInvocation: Equatable {
     static let settingOptions: [String: String] = [
         "--authority": "authority", "--tenant-subdomain": "tenant_subdomain", "--client-id": "client_id",
         "--authority-type": "authority_type", "--redirect-uri": "redirect_uri", "--ca-bundle": "ca_bundle",
-        "--browser-command": "browser_command", "--cache-path": "cache_path",
+        "--browser-command": "browser_command", "--cache-path": "cache_path", "--proxy": "proxy",
     ]
 
     /// `args` (without the program's name) as a plain invocation of a fast command, or nil: ArgumentParser decides.

@@ -21,6 +21,11 @@ struct Settings {
     var redirectURI: String?
     var postLogoutRedirectURI: String?
     var caBundle: String?
+    /// `ca_bundle_system`: the CA bundle adds to the system's CAs instead of replacing them.
+    var caBundleSystem: Bool?
+    /// `proxy` (`--proxy`): wins over the proxy environment (`https_proxy`, …), as git's http.proxy does; "" for none.
+    var proxy: String?
+    var proxyCABundle: String?
     var browserCommand: String?
     /// Keep tokens in a file (false: in this process's memory only).
     var cache = true
@@ -61,6 +66,7 @@ struct Settings {
         "cache": .bool, "cache_path": .string, "key_store": .string, "plaintext_cache": .bool, "scopes": .list,
         "account": .string, "capabilities": .list, "challenge_types": .list, "connect_timeout_ms": .integer,
         "request_timeout_ms": .integer, "registries": .registries, "git_hosts": .list, "kubectl_servers": .list,
+        "proxy": .string, "proxy_ca_bundle": .string, "ca_bundle_system": .bool,
     ]
 
     enum Kind {
@@ -162,6 +168,7 @@ struct Settings {
         }
         s.cachePath = s.cachePath.map(absolute)
         s.caBundle = s.caBundle.map(absolute)
+        s.proxyCABundle = s.proxyCABundle.map(absolute)
         s.cacheEncryptionKey = env("NATIVEAUTH_CACHE_ENCRYPTION_KEY")
         return s
     }
@@ -182,6 +189,9 @@ struct Settings {
         case "redirect_uri": redirectURI = string()
         case "post_logout_redirect_uri": postLogoutRedirectURI = string()
         case "ca_bundle": caBundle = string()
+        case "ca_bundle_system": caBundleSystem = bool()
+        case "proxy": proxy = string()
+        case "proxy_ca_bundle": proxyCABundle = string()
         case "browser_command": browserCommand = string()
         case "cache": cache = bool() ?? cache
         case "cache_path": cachePath = string()

@@ -240,6 +240,11 @@ struct StatusCommand: ContextCommand {
             if clientError.exit == .storage, !noStore { problems.append(clientError.message) }
         }
 
+        if let info {
+            let network = NetworkStatus.report(info)
+            report["network"] = network.document
+            lines += network.lines
+        }
         report["safe"] = .bool(problems.isEmpty)
         report["problems"] = .array(problems.map { .string($0) })
         if ctx.json {

@@ -1,6 +1,7 @@
 // nativeauth-emulator — a local Microsoft Entra External ID (native auth + OIDC) for development and tests.
 //
-//   nativeauth-emulator [--port N|0] [--config FILE] [--ready-file FILE] [--tls] [--tls-dir DIR] [--quiet]
+//   nativeauth-emulator [--port N|0] [--config FILE] [--ready-file FILE] [--tls] [--tls-dir DIR] [--tls-name NAME]
+//                       [--quiet]
 //
 // When ready it prints one JSON line (base_url, authority, client_id, apis, users, …) to stdout and, with
 // --ready-file, writes the same line to FILE. It binds 127.0.0.1 only and stops cleanly on SIGINT/SIGTERM. When its
@@ -15,12 +16,15 @@ func fail(_ message: String) -> Never {
 }
 
 let usage = """
-    usage: nativeauth-emulator [--port N|0] [--config FILE] [--ready-file FILE] [--tls] [--tls-dir DIR] [--quiet]
+    usage: nativeauth-emulator [--port N|0] [--config FILE] [--ready-file FILE] [--tls] [--tls-dir DIR]
+                               [--tls-name NAME] [--quiet]
       --port N         TCP port on 127.0.0.1 (default 0: a free port)
       --config FILE    JSON tenant configuration (default: the built-in demo tenant; docs/emulator.md)
       --ready-file F   also write the ready line to F
       --tls            serve HTTPS with a freshly generated local CA (its path is in the ready line as ca_file)
       --tls-dir DIR    where to write ca.pem / server.pem / server-key.pem (default: a new temp directory)
+      --tls-name NAME  the certificate also names NAME (a host name only a proxy resolves, say; then POST
+                       /_emulator/settings {"public_base_url":"https://NAME:PORT"} makes the emulator use it)
       --quiet          no per-request log lines on stderr
     When stderr is a terminal, each one-time code it sends is printed there (also with --quiet).
     """
@@ -30,6 +34,7 @@ var configPath: String? = nil
 var readyFile: String? = nil
 var tls = false
 var tlsDir: String? = nil
+var tlsName: String? = nil
 var quiet = false
 var args = CommandLine.arguments.dropFirst()
 while let a = args.popFirst() {
@@ -47,6 +52,11 @@ while let a = args.popFirst() {
     case "--tls-dir":
         guard let v = args.popFirst() else { fail("--tls-dir needs a directory") }
         tlsDir = v
+    case "--tls-name":
+        guard let v = args.popFirst(), !v.isEmpty, v.utf8.count <= 253,
+            v.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") })
+        else { fail("--tls-name needs a host name") }
+        tlsName = v
     case "--quiet": quiet = true
     case "-h", "--help":
         print(usage)
@@ -98,6 +108,7 @@ do {
         port: port,
         tls: tls,
         tlsDirectory: tlsDir,
+        tlsName: tlsName,
         logRequests: !quiet
     )
 } catch {

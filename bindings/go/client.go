@@ -82,8 +82,17 @@ type Config struct {
 	// library uses BrowserCommand, else $BROWSER, else xdg-open on a desktop (the Windows browser under WSL; none
 	// over SSH or without a display).
 	Browser BrowserOpener `json:"-"`
-	// CABundle is a CA file that replaces the system's trust anchors.
-	CABundle string `json:"ca_bundle,omitempty"`
+	// CABundle is a CA file that replaces the system's trust anchors, or, with CABundleSystem true, adds to them
+	// (a TLS-inspecting proxy's CA).
+	CABundle       string `json:"ca_bundle,omitempty"`
+	CABundleSystem *bool  `json:"ca_bundle_system,omitempty"`
+	// Proxy is "http://[user:password@]host:port" (also https://; a pointer to "" means no proxy); nil follows the
+	// environment (https_proxy, all_proxy). NoProxy (nil: the environment's NO_PROXY) lists the hosts reached
+	// directly. localhost, 127.0.0.1 and [::1] never go through a proxy. The password never appears in errors,
+	// logs or Info.
+	Proxy         *string `json:"proxy,omitempty"`
+	NoProxy       *string `json:"no_proxy,omitempty"`
+	ProxyCABundle string  `json:"proxy_ca_bundle,omitempty"`
 }
 
 // Client is a native-authentication client for one app registration. It is safe for concurrent use; see the
@@ -111,7 +120,9 @@ func NewClient(config Config) (*Client, error) {
 		{"challenge_types", config.ChallengeTypes}, {"capabilities", config.Capabilities},
 		{"client_capabilities", config.ClientCapabilities}, {"request_headers", config.RequestHeaders},
 		{"redirect_uri", config.RedirectURI}, {"post_logout_redirect_uri", config.PostLogoutRedirectURI},
-		{"browser_command", config.BrowserCommand}, {"log_level", config.LogLevel}, {"ca_bundle", config.CABundle}} {
+		{"browser_command", config.BrowserCommand}, {"log_level", config.LogLevel}, {"ca_bundle", config.CABundle},
+		{"proxy", derefString(config.Proxy)}, {"no_proxy", derefString(config.NoProxy)},
+		{"proxy_ca_bundle", config.ProxyCABundle}} {
 		if err := checkStrings(f.name, f.value); err != nil {
 			return nil, err
 		}
@@ -308,3 +319,11 @@ func wipe(b []byte) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// derefString is *p, or "" for nil (for checkStrings).
+func derefString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

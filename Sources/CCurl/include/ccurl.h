@@ -29,8 +29,14 @@ CURLcode ccurl_setopt_ptr(CURL *h, CURLoption opt, void *value);
 CURLcode ccurl_setopt_str(CURL *h, CURLoption opt, const char *value);
 CURLcode ccurl_setopt_slist(CURL *h, CURLoption opt, struct curl_slist *value);
 CURLcode ccurl_setopt_datacb(CURL *h, CURLoption opt, ccurl_data_cb cb);
+/* A blob option (CURLOPT_CAINFO_BLOB, …): libcurl copies the bytes. */
+CURLcode ccurl_setopt_blob(CURL *h, CURLoption opt, const void *data, size_t len);
+/* CURLOPT_PROXYAUTH = CURLAUTH_ANY: whatever the proxy offers and this libcurl has (Basic, Digest, NTLM, Negotiate). */
+CURLcode ccurl_setopt_proxyauth_any(CURL *h);
 CURLcode ccurl_getinfo_long(CURL *h, CURLINFO info, long *value);
 CURLcode ccurl_getinfo_off(CURL *h, CURLINFO info, curl_off_t *value);
+/* A string of libcurl's (CURLINFO_CAINFO, …; NULL when it has none): valid until the handle changes. */
+CURLcode ccurl_getinfo_str(CURL *h, CURLINFO info, const char **value);
 
 /* The multi interface, for a transfer that another thread can interrupt (curl_multi_wakeup is thread-safe). */
 CURLM *ccurl_multi_init(void);

@@ -6,8 +6,9 @@
 #define NATLS_H
 #include <stdint.h>
 
-/* Writes ca.pem, server.pem and server-key.pem into dir (which must exist). Returns 0 or -1. */
-int natls_write_ca_and_server_cert(const char *dir, int valid_days);
+/* Writes ca.pem, server.pem and server-key.pem into dir (which must exist); the server certificate also names
+ * extra_dns_name (a host name; NULL: none). Returns 0 or -1. */
+int natls_write_ca_and_server_cert(const char *dir, int valid_days, const char *extra_dns_name);
 
 typedef struct natls_proxy natls_proxy;
 

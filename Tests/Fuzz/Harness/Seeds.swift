@@ -229,6 +229,16 @@ private func configSeeds(_ s: SeedSet) {
             + #""encryption_key":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=","migrate_plaintext_cache":true}}"#,
         #"{"tenant_subdomain":"contoso","client_id":"abc","cache":{"path":"/tmp/x.json","#
             + #""migrate_plaintext_cache":true}}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","proxy":"http://alice:s3cret%40pw@proxy.corp:3128/","#
+            + #""no_proxy":".corp, 10.0.0.0/8,[fd00::]/8 *","proxy_ca_bundle":"/etc/ssl/certs/ca-certificates.crt"}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","proxy":"","no_proxy":"*"}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","proxy":"https://[::1]:8443","#
+            + #""ca_bundle":"/etc/ssl/certs/ca-certificates.crt","ca_bundle_system":true}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","proxy":"socks5h://proxy:1080"}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","proxy":"ftp://u:p@proxy:21"}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","proxy":"http://u:p%zz@proxy:99999/x?y"}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","ca_bundle_system":false}"#,
+        #"{"tenant_subdomain":"contoso","client_id":"abc","no_proxy":"a\u0001b","proxy_ca_bundle":"/etc"}"#,
     ]
     for (n, doc) in docs.enumerated() { s.add("config", "config-\(n)", doc) }
     s.add(

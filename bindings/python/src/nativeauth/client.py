@@ -41,7 +41,9 @@ class _ClientCore:
                  cache_key_store_timeout_ms: Optional[int] = None, cache_migrate_plaintext: bool = False,
                  client_capabilities: Optional[Sequence[str]] = None,
                  request_headers: Optional[Mapping[str, str]] = None, async_workers: Optional[int] = None,
-                 app_name: Optional[str] = None, app_version: Optional[str] = None):
+                 app_name: Optional[str] = None, app_version: Optional[str] = None,
+                 proxy: Optional[str] = None, no_proxy: Optional[str] = None,
+                 proxy_ca_bundle: Optional[str] = None, ca_bundle_system: Optional[bool] = None):
         self._handle: Optional[int] = None
         self._lock = threading.Lock()
         self._check_library()
@@ -53,7 +55,9 @@ class _ClientCore:
                            ("retry_after_max_s", retry_after_max_s), ("ca_bundle", ca_bundle),
                            ("authority_type", authority_type), ("post_logout_redirect_uri", post_logout_redirect_uri),
                            ("browser_command", browser_command), ("async_workers", async_workers),
-                           ("app_name", app_name), ("app_version", app_version)):
+                           ("app_name", app_name), ("app_version", app_version), ("proxy", proxy),
+                           ("no_proxy", no_proxy), ("proxy_ca_bundle", proxy_ca_bundle),
+                           ("ca_bundle_system", ca_bundle_system)):
             if value is not None:
                 config[key] = value
         if cache_path is not None and cache_path is not False:
@@ -196,6 +200,11 @@ class Client(_ClientCore):
     (not ``x-ms-``, ``x-client-``, ``x-broker-``, ``x-app-``: MSAL's), values have no control characters.
     ``app_name`` and ``app_version`` (1–128 printable ASCII characters each) are sent to the authority as MSAL's
     ``x-app-name`` and ``x-app-ver`` headers, beside the library's own server telemetry.
+    ``proxy`` (``"http://[user:password@]host:port"``, also ``https://``; ``""``: none) wins over the environment's
+    ``https_proxy`` / ``all_proxy``; ``no_proxy`` replaces ``NO_PROXY``; ``localhost``, ``127.0.0.1`` and ``[::1]``
+    never go through a proxy. ``proxy_ca_bundle`` verifies an https proxy. ``ca_bundle`` alone replaces the system's
+    CAs; with ``ca_bundle_system=True`` it adds to them (a TLS-inspecting proxy's CA). The proxy's password never
+    appears in errors, logs or `info` (which shows ``proxy`` as ``scheme://host:port``).
     Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
     ``logging`` module; they never contain secrets or usernames. ``async_workers`` (1..64, default 4) is for
     `nativeauth.aio.AsyncClient`, which takes the same arguments: how many library threads run its calls at once. A

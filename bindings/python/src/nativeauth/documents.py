@@ -57,6 +57,15 @@ class ClientConfig(TypedDict, total=False):
     log_level: str
     ca_bundle_source: str
     ca_bundle: str
+    ca_bundle_system: bool
+    ca_directory: str
+    proxy: str
+    proxy_source: str
+    proxy_credentials: bool
+    proxy_error: str
+    no_proxy: str
+    no_proxy_source: str
+    proxy_ca_bundle: str
     cache: CacheInfo
     redirect_uri: str
     post_logout_redirect_uri: str

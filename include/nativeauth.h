@@ -92,7 +92,7 @@ enum {
     NA_OK           =  0, /* success; *out_json holds the result                                              */
     NA_EINVAL       = -1, /* bad argument, request document or handle, an unsupported option, or configuration the
                              server refused. codes: invalid_argument, invalid_handle, not_supported, invalid_scope,
-                             invalid_client, account_required                                                    */
+                             invalid_client, account_required, dpop_unsupported                                  */
     NA_EAUTH        = -2, /* the user's input was refused. codes: invalid_username, user_not_found,
                              invalid_credentials, invalid_code, invalid_password, user_already_exists,
                              attributes_invalid, user_has_no_password, invalid_contact, contact_blocked,
@@ -593,6 +593,34 @@ int na_get_accounts(na_client *client, const char *request_json, char **out_json
  * Errors: no_account (an "account" that is not signed in), account_required (several accounts, no "account", no
  * "all"), cache_write_failed (signed out in memory, but the file still holds the account). */
 int na_sign_out(na_client *client, const char *request_json, char **out_json);
+
+/* ---- Sender-constrained tokens (DPoP, RFC 9449) ------------------------------------------------------------- */
+
+/* A DPoP proof for a request the app sends itself with a DPoP-bound token ("token_type":"DPoP" in
+ * na_get_access_token's answer). Such a token is useless without a proof: send it as
+ *     Authorization: DPoP <access_token>
+ *     DPoP: <proof>
+ * with a new proof for every request (each has a unique "jti"; servers refuse one seen before).
+ * request {"method":"GET", "url":"https://api.example.com/items?x=1", "access_token"?:"…", "nonce"?:"…",
+ *          "account"?}
+ *   "url": absolute https (or http to localhost, 127.0.0.1, [::1]); the proof's "htu" is it without query and
+ *   fragment. "access_token": the token the request presents; the proof then carries its hash ("ath"): give it for
+ *   every request to a resource, leave it out for one to a token endpoint. "nonce": the server's latest DPoP-Nonce
+ *   header (RFC 9449 §8, §9); without it the last nonce the library saw from that origin (in its own token requests
+ *   and na_call_api), if any. A 401 whose WWW-Authenticate is DPoP error="use_dpop_nonce" (na_parse_www_authenticate
+ *   reads it) asks for one more request with a proof of the DPoP-Nonce it sent. "account" as for na_get_access_token.
+ * result {"v":1,"proof":"eyJ0eXAiOiJkcG9wK2p3dCIs…"}: a JWS (ES256) whose header is {"typ":"dpop+jwt","alg":"ES256",
+ *   "jwk":{"kty":"EC","crv":"P-256","x","y"}} and whose claims are "jti", "htm", "htu", "iat", and "nonce" and "ath"
+ *   when given. The private key never leaves the library; no call exports it.
+ * Example:
+ *     char *tok = NULL, *proof = NULL;
+ *     na_get_access_token(client, "{\"scopes\":[\"todolist.read\"]}", &tok);   // {"token_type":"DPoP",…}
+ *     // build {"method":"GET","url":"https://api.example.com/todolist","access_token":"<from tok>"} as req
+ *     na_dpop_proof(client, req, &proof);                                    // {"v":1,"proof":"eyJ…"}
+ *     // GET with "Authorization: DPoP <access_token>" and "DPoP: <proof>"; free both with na_string_free
+ * Errors: invalid_argument (with "field"), no_account, account_required, dpop_unsupported (the account's tokens are
+ * bearer tokens: it was not signed in with DPoP). */
+int na_dpop_proof(na_client *client, const char *request_json, char **out_json);
 
 /* ---- Headers ------------------------------------------------------------------------------------------------ */
 

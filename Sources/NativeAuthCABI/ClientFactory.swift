@@ -127,6 +127,7 @@ enum ClientFactory {
         if let ca = c.caBundle { o["ca_bundle"] = .string(ca) }
         if let n = c.appName { o["app_name"] = .string(n) }
         if let v = c.appVersion { o["app_version"] = .string(v) }
+        if c.dpop { o["dpop"] = true }
         return ["v": 1, "version": .string(NativeAuthVersion.string.description), "config": .object(o)]
     }
 

@@ -96,6 +96,8 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
         public static let reentrantCall = Code(rawValue: "reentrant_call")
         // Added with the keyring-protected cache
         public static let keyringUnavailable = Code(rawValue: "keyring_unavailable")
+        // Added with DPoP (RFC 9449)
+        public static let dpopUnsupported = Code(rawValue: "dpop_unsupported")
 
         /// Every code with its category and when it happens. This table is the source: the header, `docs/errors.md`,
         /// the Python exception map and the Go sentinels are checked against it (ErrorTableTests).
@@ -108,6 +110,11 @@ public struct NativeAuthError: Error, Sendable, Equatable, CustomStringConvertib
             (.invalidHandle, .invalidArgument, "the `na_client *` is NULL, freed, or was never created"),
             (.notSupported, .invalidArgument, "a recognised option this version does not implement"),
             (.invalidScope, .invalidArgument, "the server refused the scopes"),
+            (
+                .dpopUnsupported, .invalidArgument,
+                "`\"dpop\": true` with a provider that does not do DPoP: an Entra authority, a discovery document "
+                    + "without ES256 in `dpop_signing_alg_values_supported`, or a Bearer token answered to a proof"
+            ),
             (
                 .invalidClient, .invalidArgument,
                 "the app registration does not allow native auth (unknown, confidential, or not enabled), or the "

@@ -147,9 +147,12 @@ import Testing
         #expect(found == Self.expected)
         // docs/conventions.md: Err + the code in CamelCase, initialisms in capitals (ErrIDTokenInvalid, ErrTLS).
         let initialisms: Set<String> = ["id", "tls", "mfa", "url", "uri", "api", "http"]
+        // Names spelled their own way: as the RFC spells them (RFC 9449's DPoP).
+        let spelled: [String: String] = ["dpop": "DPoP"]
         for (code, name) in names {
             let camel = code.split(separator: "_").map { w in
-                initialisms.contains(String(w)) ? w.uppercased() : w.prefix(1).uppercased() + w.dropFirst()
+                spelled[String(w)]
+                    ?? (initialisms.contains(String(w)) ? w.uppercased() : w.prefix(1).uppercased() + w.dropFirst())
             }
             #expect(name == "Err" + camel.joined(), "the Go sentinel for \(code) is \(name)")
         }

@@ -200,7 +200,7 @@ func TestStatusesMatchTheLibrary(t *testing.T) {
 // initialisms in capitals (docs/conventions.md).
 func TestSentinelNames(t *testing.T) {
 	initialisms := map[string]string{"id": "ID", "tls": "TLS", "mfa": "MFA", "url": "URL", "uri": "URI", "api": "API",
-		"http": "HTTP"}
+		"http": "HTTP", "dpop": "DPoP"}
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, "errors.go", nil, 0)
 	if err != nil {

@@ -195,6 +195,23 @@ typedef struct na_client na_client;
  *     "ca_bundle": "/etc/ssl/certs/ca-certificates.crt"
  *                        -- optional CA file used to verify servers. Precedence: this setting, then the
  *                           SSL_CERT_FILE environment variable, then CURL_CA_BUNDLE, then libcurl's default.
+ *     "dpop": false      -- optional; true asks for sender-constrained tokens (DPoP, RFC 9449), "authority_type":
+ *                           "oidc" only (an Entra authority answers dpop_unsupported here, with "field":"dpop"). Each
+ *                           sign-in makes a P-256 key (libcrypto) for its account and sends a proof of it with its
+ *                           token requests; the access and refresh tokens are bound to it ("token_type":"DPoP"). The
+ *                           key is kept with the account in the cache — in the file beside the refresh token, so
+ *                           sealed under the cache's key when it is encrypted — and never exported; a sign-out
+ *                           removes it. Refreshes present the refresh token with a proof of the key; na_call_api
+ *                           sends "Authorization: DPoP" with a proof; na_dpop_proof makes proofs for requests the app
+ *                           sends itself. The discovery document must offer ES256 in
+ *                           dpop_signing_alg_values_supported, else the first call that reads it answers
+ *                           dpop_unsupported; a provider answering a proof with a Bearer token is refused the same
+ *                           way — never a silent bearer token, and with "dpop": true a bearer sign-in found in a
+ *                           shared cache answers interaction_required. A server's nonce challenge (use_dpop_nonce,
+ *                           RFC 9449 §8, §9) is answered by exactly one more request with its nonce (safe for a
+ *                           refresh token or a code: the server refused before redeeming anything); the last
+ *                           DPoP-Nonce of each origin is used for its next request. Accounts whose tokens are DPoP-
+ *                           bound stay so whatever a later client configures (they are refreshed with proofs).
  *   }
  * Every request to the authority carries client-request-id, x-client-SKU ("NativeAuth.Linux"), x-client-Ver,
  * x-client-OS (the kernel release, as uname -r prints it) and x-client-CPU (the machine, as uname -m); native-auth
@@ -218,7 +235,12 @@ typedef struct na_client na_client;
  *   segment of the OIDC discovery token_endpoint; "target" the granted scopes sorted and space-joined;
  *   timestamps as strings of epoch seconds. This client's entries (its client_id and environment) are its accounts;
  *   everything else in the file (other apps, other SDKs' fields and sections) is written back byte for byte. The
- *   library adds one field of its own, "nativeauth_sign_in_scopes", to its RefreshToken entries.
+ *   library adds one field of its own, "nativeauth_sign_in_scopes", to its RefreshToken entries. DPoP-bound tokens
+ *   ("dpop") go to sections of its own that MSAL does not read — MSAL for Python filters cached tokens on neither
+ *   "token_type" nor "key_id" and would hand them out as bearer tokens: "NativeAuthDPoPAccessToken" and
+ *   "NativeAuthDPoPRefreshToken" (entries shaped as MSAL's, with "token_type":"DPoP" and "key_id", the key's RFC 7638
+ *   thumbprint), and "NativeAuthDPoPKey" (one per account: "kty":"EC", "crv":"P-256", "key_id", and "secret", the
+ *   private key). Tokens whose key_id is not the account's key are not loaded.
  *   Safety: the directory is created 0700 and the file written 0600; every change is a read-modify-write under
  *   flock(LOCK_EX) on "<path>.lockfile" (the lock file msal-extensions uses), written to a temporary file in the same
  *   directory, fsync'd and renamed into place — two processes never lose each other's entries, and a process killed
@@ -313,7 +335,7 @@ void na_client_free(na_client *client);
  *          "cache":{"type":"memory"},"log_level":…,"async_workers":…,
  *          "ca_bundle_source":"config|SSL_CERT_FILE|CURL_CA_BUNDLE|default",
  *          "ca_bundle":…?,"authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,
- *          "browser_command":…?,"app_name":…?,"app_version":…?}}
+ *          "browser_command":…?,"app_name":…?,"app_version":…?,"dpop":true?}}
  * A file cache reports {"type":"file","path":…,"encrypted":bool,"key_store"?:…,"migrate_plaintext_cache"?:true,
  * "problem"?:"<code of the last failure>"} (never the key). */
 int na_client_info(na_client *client, const char *request_json, char **out_json);
@@ -511,6 +533,8 @@ int na_sign_in_device_code(na_client *client, const char *request_json, char **o
 
 /* An access token for scopes.  request {"scopes"?:[…], "force_refresh"?:false, "claims"?:{…}, "correlation_id"?,
  * "account"?} result {"v":1,"access_token","token_type":"Bearer","scopes":[…],"expires_on":<unix s>,"from_cache":bool}
+ * "token_type" is "DPoP" for a token bound to the account's key (see "dpop" in na_client_new): it must be sent as
+ * "Authorization: DPoP" with a proof (na_call_api does; na_dpop_proof makes one), never as a bearer token.
  * "account" names the account (its "home_account_id", or its username in any case); without it the only signed-in
  * account is meant: none answers "no_account", several answer "account_required" with "accounts" listing them. The
  * cache holds any number of accounts; each is renewed the same way, whichever flow signed it in.
@@ -547,9 +571,13 @@ int na_sign_in_device_code(na_client *client, const char *request_json, char **o
  * reentrant_call (called from a callback on the thread that is refreshing). */
 int na_get_access_token(na_client *client, const char *request_json, char **out_json);
 
-/* Calls an API with a bearer token.  request {"url", "method"?:"GET", "headers"?:{"name":"value"}, "body"?: string
- * (sent as is) | object/array (sent as JSON with Content-Type application/json unless given), "scopes"?:[…],
- * "force_refresh"?, "account"?, "correlation_id"?}
+/* Calls an API with a bearer token — or a DPoP-bound one as "Authorization: DPoP <token>" with a new proof (its
+ * "ath" the token's hash) in a "DPoP" header; the API's 401 nonce challenge (WWW-Authenticate: DPoP
+ * error="use_dpop_nonce" with a DPoP-Nonce) is answered by one more request with that nonce, once per send; the
+ * challenges below are read from the DPoP scheme's challenge too.
+ * request {"url", "method"?:"GET", "headers"?:{"name":"value"}, "body"?: string (sent as is) | object/array (sent
+ * as JSON with Content-Type application/json unless given), "scopes"?:[…], "force_refresh"?, "account"?,
+ * "correlation_id"?}
  * result {"v":1,"status":200,"headers":{"content-type":…},"body": parsed JSON | text} ("body_base64" when the body
  * is not UTF-8; bodies up to 4 MiB are read).
  * The token comes from na_get_access_token's logic. The library answers one challenge of the API's 401 and retries
@@ -559,12 +587,12 @@ int na_get_access_token(na_client *client, const char *request_json, char **out_
  * (cached as usual). When that token needs the user, the call answers interaction_required with "claims" (the JSON
  * text) for na_sign_in_interactive. A second challenge is the API's answer (NA_OK, status 401), never a loop. An
  * HTTP error status from the API is a result (NA_OK), not a library error.
- * Tokens are only sent over https, or http to localhost, 127.0.0.1 or [::1]. The request may not set Authorization,
- * nor the headers that frame or route it (Content-Length, Transfer-Encoding, Host, Connection, Keep-Alive, Upgrade,
- * TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header names must be HTTP tokens and values may not
- * contain CR, LF or NUL; TRACE, TRACK and CONNECT are refused ("invalid_argument" with "field"). A JSON body nested
- * deeper than 64 levels comes back as text with "body_too_deep": true (a body whose brackets nest that deep but
- * that cannot be JSON is text, unflagged). "scopes", "account" and "correlation_id" as for na_get_access_token.
+ * Tokens are only sent over https, or http to localhost, 127.0.0.1 or [::1]. The request may not set Authorization
+ * or DPoP, nor the headers that frame or route it (Content-Length, Transfer-Encoding, Host, Connection, Keep-Alive,
+ * Upgrade, TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header names must be HTTP tokens and values
+ * may not contain CR, LF or NUL; TRACE, TRACK and CONNECT are refused ("invalid_argument" with "field"). A JSON body
+ * nested deeper than 64 levels comes back as text with "body_too_deep": true (a body whose brackets nest that deep
+ * but that cannot be JSON is text, unflagged). "scopes", "account" and "correlation_id" as for na_get_access_token.
  * Errors: as na_get_access_token. */
 int na_call_api(na_client *client, const char *request_json, char **out_json);
 
@@ -608,7 +636,8 @@ int na_sign_out(na_client *client, const char *request_json, char **out_json);
  *   every request to a resource, leave it out for one to a token endpoint. "nonce": the server's latest DPoP-Nonce
  *   header (RFC 9449 §8, §9); without it the last nonce the library saw from that origin (in its own token requests
  *   and na_call_api), if any. A 401 whose WWW-Authenticate is DPoP error="use_dpop_nonce" (na_parse_www_authenticate
- *   reads it) asks for one more request with a proof of the DPoP-Nonce it sent. "account" as for na_get_access_token.
+ *   reads it) asks for one more request, with a proof carrying the DPoP-Nonce it sent. "account" as for
+ *   na_get_access_token.
  * result {"v":1,"proof":"eyJ0eXAiOiJkcG9wK2p3dCIs…"}: a JWS (ES256) whose header is {"typ":"dpop+jwt","alg":"ES256",
  *   "jwk":{"kty":"EC","crv":"P-256","x","y"}} and whose claims are "jti", "htm", "htu", "iat", and "nonce" and "ath"
  *   when given. The private key never leaves the library; no call exports it.
@@ -642,8 +671,9 @@ int na_dpop_proof(na_client *client, const char *request_json, char **out_json);
  * A challenge's "claims" is its "claims" parameter as JSON text: the base64 of it (standard or URL alphabet, padded
  * or not; as MSAL.NET and the Azure SDK for Python decode it) or the text itself, kept only when it is a JSON object
  * nested at most 64 levels; otherwise it is left out (the raw value stays in "params").
- * The top-level "claims" is that of the first Bearer challenge whose "error" is "insufficient_claims" (in any case)
- * and that has one. Pass it as is as the "claims" of na_get_access_token or na_sign_in_interactive.
+ * The top-level "claims" is that of the first Bearer (or DPoP, RFC 9449's scheme for DPoP-bound tokens) challenge
+ * whose "error" is "insufficient_claims" (in any case) and that has one. Pass it as is as the "claims" of
+ * na_get_access_token or na_sign_in_interactive.
  * An empty header, or commas only, has no challenges: {"v":1,"challenges":[]}.
  * Errors: invalid_argument (header NULL, larger than 65536 bytes, not UTF-8, or not of the grammar — an
  * unterminated quoted string, a control character, "=" without a name, a parameter after a token68: the message

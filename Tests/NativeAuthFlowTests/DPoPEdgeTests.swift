@@ -110,7 +110,9 @@ import Testing
         #expect(try h.outcomes("resource").last?.contains("replayed") == true)
         // The app's own proof (na_dpop_proof) works; a well-made proof of another key does not.
         let proof = c.call(na_dpop_proof, ["method": "GET", "url": .string(h.todoURL), "access_token": token])
-        #expect(try get([("Authorization", "DPoP " + at), ("DPoP", proof.doc["proof"]?.stringValue ?? "")]).status == 200)
+        #expect(
+            try get([("Authorization", "DPoP " + at), ("DPoP", proof.doc["proof"]?.stringValue ?? "")]).status == 200
+        )
         let thief = try Self.proof(by: try P256PrivateKey.generate(), url: h.todoURL, token: at)
         let stolen = try get([("Authorization", "DPoP " + at), ("DPoP", thief)])
         #expect(stolen.status == 401 && stolen.header("www-authenticate")?.contains("invalid_dpop_proof") == true)
@@ -119,7 +121,8 @@ import Testing
 
     /// A proof made without the library (a thief's, with a key of its own).
     static func proof(by key: P256PrivateKey, url: String, token: String) throws -> String {
-        let jwk = #"{"kty":"EC","crv":"P-256","x":""# + Base64.urlEncode(key.x) + #"","y":""#
+        let jwk =
+            #"{"kty":"EC","crv":"P-256","x":""# + Base64.urlEncode(key.x) + #"","y":""#
             + Base64.urlEncode(key.y) + #""}"#
         let header = Base64.urlEncode(Array((#"{"typ":"dpop+jwt","alg":"ES256","jwk":"# + jwk + "}").utf8))
         let claims: JSONValue = [
@@ -140,7 +143,8 @@ import Testing
         try h.signIn(c)
         let cases: [(JSONValue, String)] = [
             (["url": .string(h.todoURL)], "method"), (["method": "GET"], "url"),
-            (["method": "GET", "url": "http://api.example/x"], "url"), (["method": "G ET", "url": .string(h.todoURL)], "method"),
+            (["method": "GET", "url": "http://api.example/x"], "url"),
+            (["method": "G ET", "url": .string(h.todoURL)], "method"),
             (["method": "GET", "url": .string(h.todoURL), "nonce": "a b"], "nonce"),
             (["method": "GET", "url": .string(h.todoURL), "nonce": "\"x\""], "nonce"),
             (["method": "GET", "url": .string(h.todoURL), "access_token": ""], "access_token"),

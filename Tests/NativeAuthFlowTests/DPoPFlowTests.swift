@@ -65,7 +65,8 @@ import Testing
         let h = try DPoPHarness(emu)
         let path = DPoPHarness.tempPath()
         let cache: JSONValue = [
-            "type": "file", "path": .string(path), "encryption_key": .string(Base64.encode([UInt8](repeating: 7, count: 32))),
+            "type": "file", "path": .string(path),
+            "encryption_key": .string(Base64.encode([UInt8](repeating: 7, count: 32))),
         ]
         var first: ABIClient? = try h.client(["cache": cache])
         try h.signIn(try #require(first))

@@ -100,3 +100,20 @@ extension MSALCacheFormat {
         )
     }
 }
+
+extension MSALCacheFormat {
+    /// The account's key among its key entries: the one its refresh token is bound to (by `key_id`), else the first;
+    /// restored only when it is a P-256 private key whose thumbprint is its entry's `key_id` (an entry another process
+    /// altered is no key). One restoration per account, whatever the file holds.
+    static func dpopKey(
+        _ entries: [(secret: FieldText, keyID: String?)],
+        boundTo rtKeyID: String?,
+        _ cache: UnifiedCache
+    ) -> DPoPKey? {
+        guard let chosen = entries.first(where: { rtKeyID != nil && $0.keyID == rtKeyID }) ?? entries.first,
+            let keyID = chosen.keyID, let key = DPoPKey.restore(cacheText: cache.secret(chosen.secret)),
+            key.thumbprint == keyID
+        else { return nil }
+        return key
+    }
+}

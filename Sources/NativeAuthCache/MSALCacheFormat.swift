@@ -95,7 +95,8 @@ struct MSALCacheFormat: Sendable {
             var accounts: [(realm: String, username: String?)] = []
             var accessTokens: [Int] = []
             var dpopAccessTokens: [Int] = []
-            var dpopKey: FieldText? = nil
+            /// The account's DPoP key entries: their `secret` and `key_id`.
+            var dpopKeys: [(secret: FieldText, keyID: String?)] = []
         }
         var found: [Found] = []
         var slot: [String: Int] = [:]
@@ -160,7 +161,7 @@ struct MSALCacheFormat: Sendable {
             guard let home = entry.fields.home, let k = slot[home], isMine(entry.fields),
                 let secret = entry.fields.secret
             else { continue }
-            found[k].dpopKey = secret
+            found[k].dpopKeys.append((secret, entry.fields.keyID))
         }
 
         var out: [String: AccountEntry] = [:]
@@ -207,7 +208,7 @@ struct MSALCacheFormat: Sendable {
             )
             // The account's DPoP key, when the file keeps one that is a P-256 key; tokens bound to another key (or to
             // a key the file does not keep) are of no use here and are not loaded.
-            let dpopKey = f.dpopKey.flatMap { DPoPKey.restore(cacheText: cache.secret($0)) }
+            let dpopKey = Self.dpopKey(f.dpopKeys, boundTo: f.rtKeyID, cache)
             var refreshToken = f.rt.map { RefreshToken(cache.secret($0.secret)) }
             if let bound = f.rtKeyID {
                 refreshToken = refreshToken.flatMap { rt in

@@ -88,6 +88,33 @@ import Testing
         #expect(r.doc["access_token"] != e["secret"])
     }
 
+    @Test func aKeyEntryPlantedBesideTheAccountsKeyIsNotUsed() throws {
+        let emu = try EmulatorProcess()
+        let h = try DPoPHarness(emu)
+        let path = DPoPHarness.tempPath()
+        let cache: JSONValue = ["type": "file", "path": .string(path)]
+        var jkt = ""
+        do {
+            let first = try h.client(["cache": cache])
+            try h.signIn(first)
+            jkt = try h.accountThumbprint(first)
+        }
+        // Another process adds a second key entry for the account (a valid key, its own key_id), after the real one.
+        guard case .object(var o) = try DPoPHarness.cacheFile(path), case .object(var keys)? = o["NativeAuthDPoPKey"],
+            let real = keys.first?.value, case .object(var planted) = real
+        else { throw TestFailure("no key entry in the file") }
+        let other = try P256PrivateKey.generate()
+        planted["secret"] = .string(try other.withPrivateScalar { Base64.urlEncode($0) })
+        planted["key_id"] = .string(other.thumbprint)
+        keys["zzzz-planted"] = .object(planted)
+        o["NativeAuthDPoPKey"] = .object(keys)
+        try DPoPHarness.writeCacheFile(path, .object(o))
+        let c = try h.client(["cache": cache])
+        #expect(try h.accountThumbprint(c) == jkt, "the key the refresh token is bound to")
+        let r = c.call(na_get_access_token, ["scopes": [.string(h.todo)], "force_refresh": true])
+        #expect(r.rc == NA_OK && r.doc["token_type"] == "DPoP", "\(r.doc)")
+    }
+
     @Test func theAPIRefusesAStolenTokenAsBearerAndAReplayedProof() throws {
         let emu = try EmulatorProcess()
         let h = try DPoPHarness(emu)

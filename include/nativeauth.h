@@ -108,7 +108,8 @@ enum {
 };
 /* BEGIN error codes (generated from docs/errors.tsv by .ci/error-table, run by make docs: edit that file) */
 /* The error document's "code" for each status (docs/errors.md says when each happens):
- *   NA_EINVAL       invalid_argument, invalid_handle, not_supported, invalid_scope, invalid_client, account_required
+ *   NA_EINVAL       invalid_argument, invalid_handle, not_supported, invalid_scope, invalid_client, dpop_unsupported,
+ *                   account_required
  *   NA_EAUTH        invalid_username, user_not_found, invalid_credentials, invalid_code, invalid_password,
  *                   user_already_exists, attributes_invalid, user_has_no_password, invalid_contact, contact_blocked,
  *                   auth_method_blocked, access_denied
@@ -235,6 +236,23 @@ typedef struct na_client na_client;
  *                                               configured proxy too, as for curl --proxy); "" exempts none
  *     "proxy_ca_bundle": "/etc/corp/proxy-ca.pem"  optional: the CA file verifying an https:// proxy (default: as
  *                                               servers are verified)
+ *     "dpop": false      -- optional; true asks for sender-constrained tokens (DPoP, RFC 9449), "authority_type":
+ *                           "oidc" only (an Entra authority answers dpop_unsupported here, with "field":"dpop"). Each
+ *                           sign-in makes a P-256 key (libcrypto) for its account and sends a proof of it with its
+ *                           token requests; the access and refresh tokens are bound to it ("token_type":"DPoP"). The
+ *                           key is kept with the account in the cache — in the file beside the refresh token, so
+ *                           sealed under the cache's key when it is encrypted — and never exported; a sign-out
+ *                           removes it. Refreshes present the refresh token with a proof of the key; na_call_api
+ *                           sends "Authorization: DPoP" with a proof; na_dpop_proof makes proofs for requests the app
+ *                           sends itself. The discovery document must offer ES256 in
+ *                           dpop_signing_alg_values_supported, else the first call that reads it answers
+ *                           dpop_unsupported; a provider answering a proof with a Bearer token is refused the same
+ *                           way — never a silent bearer token, and with "dpop": true a bearer sign-in found in a
+ *                           shared cache answers interaction_required. A server's nonce challenge (use_dpop_nonce,
+ *                           RFC 9449 §8, §9) is answered by exactly one more request with its nonce (safe for a
+ *                           refresh token or a code: the server refused before redeeming anything); the last
+ *                           DPoP-Nonce of each origin is used for its next request. Accounts whose tokens are DPoP-
+ *                           bound stay so whatever a later client configures (they are refreshed with proofs).
  *   }
  * Proxy failures name the proxy (scheme://host:port, never its credentials) and say it was the proxy, within the
  * request's timeouts: network for a proxy that cannot be reached, refuses the credentials or asks for some (407),
@@ -263,7 +281,12 @@ typedef struct na_client na_client;
  *   segment of the OIDC discovery token_endpoint; "target" the granted scopes sorted and space-joined;
  *   timestamps as strings of epoch seconds. This client's entries (its client_id and environment) are its accounts;
  *   everything else in the file (other apps, other SDKs' fields and sections) is written back byte for byte. The
- *   library adds one field of its own, "nativeauth_sign_in_scopes", to its RefreshToken entries.
+ *   library adds one field of its own, "nativeauth_sign_in_scopes", to its RefreshToken entries. DPoP-bound tokens
+ *   ("dpop") go to sections of its own that MSAL does not read — MSAL for Python filters cached tokens on neither
+ *   "token_type" nor "key_id" and would hand them out as bearer tokens: "NativeAuthDPoPAccessToken" and
+ *   "NativeAuthDPoPRefreshToken" (entries shaped as MSAL's, with "token_type":"DPoP" and "key_id", the key's RFC 7638
+ *   thumbprint), and "NativeAuthDPoPKey" (one per account: "kty":"EC", "crv":"P-256", "key_id", and "secret", the
+ *   private key). Tokens whose key_id is not the account's key are not loaded.
  *   Safety: the directory is created 0700 and the file written 0600; every change is a read-modify-write under
  *   flock(LOCK_EX) on "<path>.lockfile" (the lock file msal-extensions uses), written to a temporary file in the same
  *   directory, fsync'd and renamed into place — two processes never lose each other's entries, and a process killed
@@ -361,7 +384,7 @@ void na_client_free(na_client *client);
  *          "proxy":"scheme://host:port"?,"proxy_source":"config|https_proxy|HTTPS_PROXY|all_proxy|ALL_PROXY|none",
  *          "proxy_credentials":true?,"proxy_error":…?,"no_proxy":…?,"no_proxy_source":"config|no_proxy|NO_PROXY"?,
  *          "proxy_ca_bundle":…?,"authority_type":"ciam|aad|oidc","redirect_uri":…?,"post_logout_redirect_uri":…?,
- *          "browser_command":…?,"app_name":…?,"app_version":…?}}
+ *          "browser_command":…?,"app_name":…?,"app_version":…?,"dpop":true?}}
  * "ca_bundle" is, for the system's store, the file used ("fallback": libcurl's own is missing here); "proxy" is ""
  * when the configuration says no proxy, and never holds the credentials ("proxy_credentials" says there are some);
  * "proxy_error" says why an environment value is not a proxy address (never the value).
@@ -588,6 +611,8 @@ int na_sign_in_device_code(na_client *client, const char *request_json, char **o
 
 /* An access token for scopes.  request {"scopes"?:[…], "force_refresh"?:false, "claims"?:{…}, "correlation_id"?,
  * "account"?} result {"v":1,"access_token","token_type":"Bearer","scopes":[…],"expires_on":<unix s>,"from_cache":bool}
+ * "token_type" is "DPoP" for a token bound to the account's key (see "dpop" in na_client_new): it must be sent as
+ * "Authorization: DPoP" with a proof (na_call_api does; na_dpop_proof makes one), never as a bearer token.
  * "account" names the account (its "home_account_id", or its username in any case); without it the only signed-in
  * account is meant: none answers "no_account", several answer "account_required" with "accounts" listing them. The
  * cache holds any number of accounts; each is renewed the same way, whichever flow signed it in.
@@ -624,9 +649,13 @@ int na_sign_in_device_code(na_client *client, const char *request_json, char **o
  * reentrant_call (called from a callback on the thread that is refreshing). */
 int na_get_access_token(na_client *client, const char *request_json, char **out_json);
 
-/* Calls an API with a bearer token.  request {"url", "method"?:"GET", "headers"?:{"name":"value"}, "body"?: string
- * (sent as is) | object/array (sent as JSON with Content-Type application/json unless given), "scopes"?:[…],
- * "force_refresh"?, "account"?, "correlation_id"?}
+/* Calls an API with a bearer token — or a DPoP-bound one as "Authorization: DPoP <token>" with a new proof (its
+ * "ath" the token's hash) in a "DPoP" header; the API's 401 nonce challenge (WWW-Authenticate: DPoP
+ * error="use_dpop_nonce" with a DPoP-Nonce) is answered by one more request with that nonce, once per send; the
+ * challenges below are read from the DPoP scheme's challenge too.
+ * request {"url", "method"?:"GET", "headers"?:{"name":"value"}, "body"?: string (sent as is) | object/array (sent
+ * as JSON with Content-Type application/json unless given), "scopes"?:[…], "force_refresh"?, "account"?,
+ * "correlation_id"?}
  * result {"v":1,"status":200,"headers":{"content-type":…},"body": parsed JSON | text} ("body_base64" when the body
  * is not UTF-8; bodies up to 4 MiB are read).
  * The token comes from na_get_access_token's logic. The library answers one challenge of the API's 401 and retries
@@ -636,12 +665,12 @@ int na_get_access_token(na_client *client, const char *request_json, char **out_
  * (cached as usual). When that token needs the user, the call answers interaction_required with "claims" (the JSON
  * text) for na_sign_in_interactive. A second challenge is the API's answer (NA_OK, status 401), never a loop. An
  * HTTP error status from the API is a result (NA_OK), not a library error.
- * Tokens are only sent over https, or http to localhost, 127.0.0.1 or [::1]. The request may not set Authorization,
- * nor the headers that frame or route it (Content-Length, Transfer-Encoding, Host, Connection, Keep-Alive, Upgrade,
- * TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header names must be HTTP tokens and values may not
- * contain CR, LF or NUL; TRACE, TRACK and CONNECT are refused ("invalid_argument" with "field"). A JSON body nested
- * deeper than 64 levels comes back as text with "body_too_deep": true (a body whose brackets nest that deep but
- * that cannot be JSON is text, unflagged). "scopes", "account" and "correlation_id" as for na_get_access_token.
+ * Tokens are only sent over https, or http to localhost, 127.0.0.1 or [::1]. The request may not set Authorization
+ * or DPoP, nor the headers that frame or route it (Content-Length, Transfer-Encoding, Host, Connection, Keep-Alive,
+ * Upgrade, TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header names must be HTTP tokens and values
+ * may not contain CR, LF or NUL; TRACE, TRACK and CONNECT are refused ("invalid_argument" with "field"). A JSON body
+ * nested deeper than 64 levels comes back as text with "body_too_deep": true (a body whose brackets nest that deep
+ * but that cannot be JSON is text, unflagged). "scopes", "account" and "correlation_id" as for na_get_access_token.
  * Errors: as na_get_access_token. */
 int na_call_api(na_client *client, const char *request_json, char **out_json);
 
@@ -671,6 +700,35 @@ int na_get_accounts(na_client *client, const char *request_json, char **out_json
  * "all"), cache_write_failed (signed out in memory, but the file still holds the account). */
 int na_sign_out(na_client *client, const char *request_json, char **out_json);
 
+/* ---- Sender-constrained tokens (DPoP, RFC 9449) ------------------------------------------------------------- */
+
+/* A DPoP proof for a request the app sends itself with a DPoP-bound token ("token_type":"DPoP" in
+ * na_get_access_token's answer). Such a token is useless without a proof: send it as
+ *     Authorization: DPoP <access_token>
+ *     DPoP: <proof>
+ * with a new proof for every request (each has a unique "jti"; servers refuse one seen before).
+ * request {"method":"GET", "url":"https://api.example.com/items?x=1", "access_token"?:"…", "nonce"?:"…",
+ *          "account"?}
+ *   "url": absolute https (or http to localhost, 127.0.0.1, [::1]); the proof's "htu" is it without query and
+ *   fragment. "access_token": the token the request presents; the proof then carries its hash ("ath"): give it for
+ *   every request to a resource, leave it out for one to a token endpoint. "nonce": the server's latest DPoP-Nonce
+ *   header (RFC 9449 §8, §9); without it the last nonce the library saw from that origin (in its own token requests
+ *   and na_call_api), if any. A 401 whose WWW-Authenticate is DPoP error="use_dpop_nonce" (na_parse_www_authenticate
+ *   reads it) asks for one more request, with a proof carrying the DPoP-Nonce it sent. "account" as for
+ *   na_get_access_token.
+ * result {"v":1,"proof":"eyJ0eXAiOiJkcG9wK2p3dCIs…"}: a JWS (ES256) whose header is {"typ":"dpop+jwt","alg":"ES256",
+ *   "jwk":{"kty":"EC","crv":"P-256","x","y"}} and whose claims are "jti", "htm", "htu", "iat", and "nonce" and "ath"
+ *   when given. The private key never leaves the library; no call exports it.
+ * Example:
+ *     char *tok = NULL, *proof = NULL;
+ *     na_get_access_token(client, "{\"scopes\":[\"todolist.read\"]}", &tok);   // {"token_type":"DPoP",…}
+ *     // build {"method":"GET","url":"https://api.example.com/todolist","access_token":"<from tok>"} as req
+ *     na_dpop_proof(client, req, &proof);                                    // {"v":1,"proof":"eyJ…"}
+ *     // GET with "Authorization: DPoP <access_token>" and "DPoP: <proof>"; free both with na_string_free
+ * Errors: invalid_argument (with "field"), no_account, account_required, dpop_unsupported (the account's tokens are
+ * bearer tokens: it was not signed in with DPoP). */
+int na_dpop_proof(na_client *client, const char *request_json, char **out_json);
+
 /* ---- Headers ------------------------------------------------------------------------------------------------ */
 
 /* Parses a WWW-Authenticate header (RFC 9110 §11.6.1): for hosts that call APIs themselves and must act on a claims
@@ -691,8 +749,9 @@ int na_sign_out(na_client *client, const char *request_json, char **out_json);
  * A challenge's "claims" is its "claims" parameter as JSON text: the base64 of it (standard or URL alphabet, padded
  * or not; as MSAL.NET and the Azure SDK for Python decode it) or the text itself, kept only when it is a JSON object
  * nested at most 64 levels; otherwise it is left out (the raw value stays in "params").
- * The top-level "claims" is that of the first Bearer challenge whose "error" is "insufficient_claims" (in any case)
- * and that has one. Pass it as is as the "claims" of na_get_access_token or na_sign_in_interactive.
+ * The top-level "claims" is that of the first Bearer (or DPoP, RFC 9449's scheme for DPoP-bound tokens) challenge
+ * whose "error" is "insufficient_claims" (in any case) and that has one. Pass it as is as the "claims" of
+ * na_get_access_token or na_sign_in_interactive.
  * An empty header, or commas only, has no challenges: {"v":1,"challenges":[]}.
  * Errors: invalid_argument (header NULL, larger than 65536 bytes, not UTF-8, or not of the grammar — an
  * unterminated quoted string, a control character, "=" without a name, a parameter after a token68: the message

@@ -129,6 +129,7 @@ enum ClientFactory {
         o.merge(NetworkInfo.members(c), uniquingKeysWith: { _, new in new })
         if let n = c.appName { o["app_name"] = .string(n) }
         if let v = c.appVersion { o["app_version"] = .string(v) }
+        if c.dpop { o["dpop"] = true }
         return ["v": 1, "version": .string(NativeAuthVersion.string.description), "config": .object(o)]
     }
 

@@ -325,3 +325,12 @@ public func na_client_dispatch(_ handle: OpaquePointer?) -> Int32 {
     }
     return Int32(clamping: ran)
 }
+
+// MARK: - DPoP
+
+@_cdecl("na_dpop_proof")
+public func na_dpop_proof(_ handle: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?) -> Int32 {
+    operation(handle, request, out) { c, f throws(NativeAuthError) in
+        .document(["v": 1, "proof": .string(try c.dpopProof(Decode.dpopProof(f)))])
+    }
+}

@@ -52,6 +52,8 @@ private func exportsMatchTheHeader() {
     let _: Op = NativeAuthCABI.na_sign_in_device_code
     let _: Op = CNativeAuthHeader.na_sign_out
     let _: Op = NativeAuthCABI.na_sign_out
+    let _: Op = CNativeAuthHeader.na_dpop_proof
+    let _: Op = NativeAuthCABI.na_dpop_proof
     typealias Parse = (UnsafePointer<CChar>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
     let _: Parse = CNativeAuthHeader.na_parse_www_authenticate
     let _: Parse = NativeAuthCABI.na_parse_www_authenticate

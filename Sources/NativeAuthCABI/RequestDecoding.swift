@@ -174,6 +174,18 @@ enum Decode {
         }
     }
 
+    /// `na_dpop_proof`: `{"method","url","access_token"?,"nonce"?,"account"?}`.
+    static func dpopProof(_ f: Fields) throws(NativeAuthError) -> DPoPProofRequest {
+        let m = f.checked
+        return try DPoPProofRequest(
+            method: m.string("method"),
+            url: m.string("url"),
+            accessToken: m.optionalString("access_token").map { Secret($0) },
+            nonce: m.optionalString("nonce"),
+            account: account(f)
+        )
+    }
+
     static func token(_ f: Fields) throws(NativeAuthError) -> TokenRequest {
         try TokenRequest(
             scopes: f.checked.optionalStringArray("scopes"),
@@ -327,7 +339,7 @@ extension Decode {
             noProxy: m.optionalString("no_proxy"),
             environment: environment
         )
-        return ClientConfiguration(
+        var config = ClientConfiguration(
             authority: authority,
             clientID: try Validate.clientID(m.string("client_id")),
             challengeTypes: try Validate.challengeTypes(m.optionalStringArray("challenge_types")),
@@ -360,6 +372,8 @@ extension Decode {
             appName: try Validate.appIdentity(m.optionalString("app_name"), field: "app_name"),
             appVersion: try Validate.appIdentity(m.optionalString("app_version"), field: "app_version")
         )
+        config.dpop = try Validate.dpop(m.optionalBool("dpop"), authorityType: config.authorityType)
+        return config
     }
 
     /// The `cache` member: memory (the default), or a file at `path` (default: `defaultPath`), optionally encrypted.

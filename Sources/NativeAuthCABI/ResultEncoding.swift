@@ -74,7 +74,7 @@ enum Encode {
 
     static func tokenMembers(_ t: AccessToken, fromCache: Bool) -> [String: JSONValue] {
         [
-            "access_token": .string(t.value.unsafeExposed), "token_type": "Bearer",
+            "access_token": .string(t.value.unsafeExposed), "token_type": .string(t.tokenType),
             "scopes": .array(t.scopes.map { .string($0) }), "expires_on": .int(wholeSeconds(t.expiresOn)),
             "from_cache": .bool(fromCache),
         ]

@@ -89,9 +89,14 @@ struct MSALCacheFormat: Sendable {
         struct Found {
             var home: String
             var rt: (secret: FieldText, scopes: String?, target: String?, modified: Double)?
+            /// The DPoP key the refresh token is bound to (its thumbprint), for one of the DPoP section.
+            var rtKeyID: String? = nil
             var idTokens: [(realm: String, secret: FieldText)] = []
             var accounts: [(realm: String, username: String?)] = []
             var accessTokens: [Int] = []
+            var dpopAccessTokens: [Int] = []
+            /// The account's DPoP key entries: their `secret` and `key_id`.
+            var dpopKeys: [(secret: FieldText, keyID: String?)] = []
         }
         var found: [Found] = []
         var slot: [String: Int] = [:]
@@ -106,15 +111,19 @@ struct MSALCacheFormat: Sendable {
             return found.count - 1
         }
 
-        refreshTokens.withUnsafeBufferPointer { entries in
-            for e in entries.indices {
-                guard let home = entries[e].fields.home, !home.isEmpty, let secret = entries[e].fields.secret,
-                    isMine(entries[e].fields)
-                else { continue }
-                let modified = entries[e].fields.lastModified ?? 0
-                let k = at(home)
-                if let current = found[k].rt, current.modified > modified { continue }
-                found[k].rt = (secret, entries[e].fields.signInScopes, entries[e].fields.target, modified)
+        // Bearer refresh tokens (MSAL's section), then DPoP-bound ones (this library's own): the newest wins.
+        for (list, bound) in [(refreshTokens, false), (cache.sections[Self.dpopRefreshToken] ?? [], true)] {
+            list.withUnsafeBufferPointer { entries in
+                for e in entries.indices {
+                    guard let home = entries[e].fields.home, !home.isEmpty, let secret = entries[e].fields.secret,
+                        isMine(entries[e].fields), !bound || entries[e].fields.keyID != nil
+                    else { continue }
+                    let modified = entries[e].fields.lastModified ?? 0
+                    let k = at(home)
+                    if let current = found[k].rt, current.modified > modified { continue }
+                    found[k].rt = (secret, entries[e].fields.signInScopes, entries[e].fields.target, modified)
+                    found[k].rtKeyID = bound ? entries[e].fields.keyID : nil
+                }
             }
         }
         idTokens.withUnsafeBufferPointer { entries in
@@ -141,6 +150,18 @@ struct MSALCacheFormat: Sendable {
                 else { continue }
                 found[k].accessTokens.append(e)
             }
+        }
+        let dpopAccessTokens = cache.sections[Self.dpopAccessToken] ?? []
+        for (e, entry) in dpopAccessTokens.enumerated() {
+            guard let home = entry.fields.home, let k = slot[home], entry.fields.keyID != nil, isMine(entry.fields)
+            else { continue }
+            found[k].dpopAccessTokens.append(e)
+        }
+        for entry in cache.sections[Self.dpopKey] ?? [] {
+            guard let home = entry.fields.home, let k = slot[home], isMine(entry.fields),
+                let secret = entry.fields.secret
+            else { continue }
+            found[k].dpopKeys.append((secret, entry.fields.keyID))
         }
 
         var out: [String: AccountEntry] = [:]
@@ -185,7 +206,16 @@ struct MSALCacheFormat: Sendable {
                 claimsFromIDToken: true,
                 realm: realm
             )
-            var entry = AccountEntry(account: account, refreshToken: f.rt.map { RefreshToken(cache.secret($0.secret)) })
+            // The account's DPoP key, when the file keeps one that is a P-256 key; tokens bound to another key (or to
+            // a key the file does not keep) are of no use here and are not loaded.
+            let dpopKey = Self.dpopKey(f.dpopKeys, boundTo: f.rtKeyID, cache)
+            var refreshToken = f.rt.map { RefreshToken(cache.secret($0.secret)) }
+            if let bound = f.rtKeyID {
+                refreshToken = refreshToken.flatMap { rt in
+                    dpopKey.flatMap { $0.thumbprint == bound ? RefreshToken(rt.secret, dpopKey: $0) : nil }
+                }
+            }
+            var entry = AccountEntry(account: account, refreshToken: refreshToken)
             if let rt = f.rt {
                 let text = rt.scopes ?? "\u{0}" + (rt.target ?? "")
                 if let known = signInScopes[text] {
@@ -199,7 +229,8 @@ struct MSALCacheFormat: Sendable {
                 }
             }
             let lowerRealm = realm.lowercased()
-            for e in f.accessTokens {
+            // A sign-in's tokens are all bearer or all bound to its key: those of the refresh token's kind are read.
+            for e in f.accessTokens where f.rt == nil || f.rtKeyID == nil {
                 let t = accessTokens[e].fields
                 guard t.realm == realm || (t.realm ?? "").lowercased() == lowerRealm, let secret = t.secret,
                     let expiresOn = t.expiresOn
@@ -217,6 +248,12 @@ struct MSALCacheFormat: Sendable {
                 // Two entries for one scope set (written by different SDKs): the one that lives longest.
                 if let other = entry.accessTokens[key.key], other.expiresOn >= token.expiresOn { continue }
                 entry.accessTokens[key.key] = token
+            }
+            if let dpopKey, f.rt == nil || f.rtKeyID != nil {
+                for token in dpopTokens(f.dpopAccessTokens, of: dpopAccessTokens, realm: realm, key: dpopKey, cache) {
+                    if let other = entry.accessTokens[token.key.key], other.expiresOn >= token.expiresOn { continue }
+                    entry.accessTokens[token.key.key] = token
+                }
             }
             out[f.home] = entry
         }
@@ -251,7 +288,7 @@ struct MSALCacheFormat: Sendable {
     /// `home_account_id`.
     private func index(_ cache: UnifiedCache, _ ids: Set<String>) -> [String: [(section: String, at: Int)]] {
         var out: [String: [(section: String, at: Int)]] = [:]
-        for section in [Self.accessToken, Self.refreshToken, Self.idToken, Self.account] {
+        for section in [Self.accessToken, Self.refreshToken, Self.idToken, Self.account] + Self.dpopSections {
             for (at, e) in (cache.sections[section] ?? []).enumerated() {
                 guard let home = e.fields.home, ids.contains(home), isMine(e.fields, clientBound: false) else {
                     continue
@@ -417,39 +454,46 @@ struct MSALCacheFormat: Sendable {
         }
 
         // RefreshToken: the existing entry keeps its key (and target); a new one is filed under the sign-in's scopes.
+        // A DPoP-bound one goes to this library's own section (MSAL would present it without a proof).
         if let rt = entry.refreshToken {
             let secret = rt.secret.unsafeExposed
+            let (section, credential) = Self.refreshTokenSection(rt.dpopKey)
             // The latest of this client's refresh tokens for the account (the others are removed below).
-            let existing = mine.filter { $0.section == Self.refreshToken }
+            let existing = mine.filter { $0.section == section }
                 .max { (edit.entry($0)?.fields.lastModified ?? 0) < (edit.entry($1)?.fields.lastModified ?? 0) }
             var fields: [String: JSONValue] = [
-                "credential_type": "RefreshToken", "home_account_id": .string(home),
+                "credential_type": .string(credential), "home_account_id": .string(home),
                 "environment": .string(environment), "client_id": .string(clientID),
                 Self.signInScopesField: .string(entry.signInScopes.joined(separator: " ")),
                 "secret": .string(secret),
             ]
+            fields.merge(Self.bindingFields(rt.dpopKey)) { _, new in new }
             if let existing, let e = edit.entry(existing) {
                 let oldSecret = e.fields.secret.map { edit.cache.string($0) }
                 if oldSecret != secret { fields["last_modification_time"] = Self.stamp(now) }
                 if e.fields.target == nil { fields["target"] = .string(Self.target(entry.signInScopes)) }
-                if oldSecret != secret || e.fields.signInScopes != entry.signInScopes.joined(separator: " ") {
-                    edit.set(Self.refreshToken, edit.cache.string(e.key), fields, existing: existing)
+                if oldSecret != secret || e.fields.signInScopes != entry.signInScopes.joined(separator: " ")
+                    || e.fields.keyID != rt.dpopKey?.thumbprint
+                {
+                    edit.set(section, edit.cache.string(e.key), fields, existing: existing)
                 }
                 keep.insert(Edit.id(existing.section, existing.at))
             } else {
                 let target = Self.target(entry.signInScopes + ["openid", "profile", "offline_access"])
                 fields["target"] = .string(target)
                 fields["last_modification_time"] = Self.stamp(now)
-                let key = "\(home)-\(environment)-refreshtoken-\(clientID)--\(target)".lowercased()
-                edit.set(Self.refreshToken, key, fields, existing: nil)
+                let key = "\(home)-\(environment)-\(credential)-\(clientID)--\(target)".lowercased()
+                edit.set(section, key, fields, existing: nil)
             }
         }
+        if let key = entry.dpopKey { writeKey(key, home: home, mine: mine, into: &edit, keep: &keep) }
 
         // AccessTokens: one entry per cached scope set.
         for token in entry.accessTokens.values {
             let target = Self.target(token.scopes)
-            let key = "\(home)-\(environment)-accesstoken-\(clientID)-\(realm)-\(target)".lowercased()
-            let existing = find(Self.accessToken, key)
+            let (section, credential) = Self.accessTokenSection(token.dpopKey)
+            let key = "\(home)-\(environment)-\(credential)-\(clientID)-\(realm)-\(target)".lowercased()
+            let existing = find(section, key)
             if let existing { keep.insert(Edit.id(existing.section, existing.at)) }
             if let existing, let e = edit.entry(existing)?.fields, let s = e.secret,
                 e.expiresOn == token.expiresOn.rounded(.down), edit.cache.string(s) == token.value.unsafeExposed
@@ -457,15 +501,16 @@ struct MSALCacheFormat: Sendable {
                 continue  // unchanged
             }
             var fields: [String: JSONValue] = [
-                "credential_type": "AccessToken", "secret": .string(token.value.unsafeExposed),
+                "credential_type": .string(credential), "secret": .string(token.value.unsafeExposed),
                 "home_account_id": .string(home), "environment": .string(environment), "client_id": .string(clientID),
-                "target": .string(target), "realm": .string(realm), "token_type": "Bearer",
+                "target": .string(target), "realm": .string(realm), "token_type": .string(token.tokenType),
                 "cached_at": Self.stamp(token.cachedAt), "expires_on": Self.stamp(token.expiresOn),
                 "extended_expires_on": Self.stamp(token.extExpiresOn ?? token.expiresOn),
             ]
+            fields.merge(Self.bindingFields(token.dpopKey)) { _, new in new }
             if let r = token.refreshOn { fields["refresh_on"] = Self.stamp(r) }
             edit.set(
-                Self.accessToken,
+                section,
                 key,
                 fields,
                 existing: existing,
@@ -476,7 +521,9 @@ struct MSALCacheFormat: Sendable {
         // Entries of this client and account that the view no longer has (ATs of other realms stay).
         for place in mine where place.section != Self.account && !keep.contains(Edit.id(place.section, place.at)) {
             guard let e = edit.entry(place) else { continue }
-            if place.section == Self.accessToken, (e.fields.realm ?? "").lowercased() != realm.lowercased() {
+            if place.section == Self.accessToken || place.section == Self.dpopAccessToken,
+                (e.fields.realm ?? "").lowercased() != realm.lowercased()
+            {
                 continue
             }
             edit.remove(place)

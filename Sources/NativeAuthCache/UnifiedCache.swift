@@ -57,6 +57,8 @@ struct EntryFields: Sendable {
     var lastModified: Double?
     /// Fields that make an access token one this library does not serve (SSH certificates, PoP, extended keys).
     var bound = false
+    /// `key_id`, when it is a string: the thumbprint of the DPoP key of this library's DPoP entries.
+    var keyID: String?
     var hasAuthorityType = false
     var hasLocalAccountID = false
 
@@ -82,6 +84,7 @@ struct EntryFields: Sendable {
         extendedExpiresOn = MSALCacheFormat.seconds(o["extended_expires_on"])
         lastModified = MSALCacheFormat.seconds(o["last_modification_time"])
         bound = o["key_id"] != nil || o["ext_cache_key"] != nil
+        keyID = o["key_id"]?.stringValue
         hasAuthorityType = o["authority_type"]?.stringValue != nil
         hasLocalAccountID = o["local_account_id"]?.stringValue != nil
     }
@@ -627,7 +630,10 @@ struct JSONScanner {
         case 9 where equals(k, "cached_at"): f.cachedAt = seconds(try scalarText())
         case 19 where equals(k, "extended_expires_on"): f.extendedExpiresOn = seconds(try scalarText())
         case 22 where equals(k, "last_modification_time"): f.lastModified = seconds(try scalarText())
-        case 6 where equals(k, "key_id"), 13 where equals(k, "ext_cache_key"):
+        case 6 where equals(k, "key_id"):
+            f.bound = true
+            f.keyID = try scalarString()
+        case 13 where equals(k, "ext_cache_key"):
             f.bound = true
             try skipValue(depth: Depth.field)
         case 14 where equals(k, "authority_type"): f.hasAuthorityType = try scalarString() != nil

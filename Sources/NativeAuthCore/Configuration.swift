@@ -110,6 +110,9 @@ public struct ClientConfiguration: Sendable {
     /// bundle's); not sent when nil.
     public var appName: String?
     public var appVersion: String?
+    /// `"dpop": true`: sign-ins get sender-constrained tokens (RFC 9449) bound to a key of the account (`DPoPKey`);
+    /// `oidc` authorities only, whose discovery must offer ES256.
+    public var dpop: Bool
 
     public init(
         authority: Authority,
@@ -136,7 +139,8 @@ public struct ClientConfiguration: Sendable {
         proxyCABundle: String? = nil,
         asyncWorkers: Int = 4,
         appName: String? = nil,
-        appVersion: String? = nil
+        appVersion: String? = nil,
+        dpop: Bool = false
     ) {
         self.authority = authority
         self.clientID = clientID
@@ -163,6 +167,7 @@ public struct ClientConfiguration: Sendable {
         self.asyncWorkers = asyncWorkers
         self.appName = appName
         self.appVersion = appVersion
+        self.dpop = dpop
     }
 
     /// The redirect URI of browser sign-ins: the configured one, else `http://localhost` (Entra) or
@@ -343,6 +348,20 @@ extension Validate {
             throw .invalidArgument("\(field): must be a command line", field: field)
         }
         return line
+    }
+
+    /// `dpop`: only for an `oidc` authority (Microsoft Entra issues no DPoP tokens): `dpop_unsupported` otherwise.
+    public static func dpop(_ value: Bool?, authorityType: AuthorityType) throws(NativeAuthError) -> Bool {
+        guard let value, value else { return false }
+        guard !authorityType.isEntra else {
+            throw NativeAuthError(
+                .dpopUnsupported,
+                "dpop: Microsoft Entra does not issue DPoP-bound tokens; \"dpop\": true needs \"authority_type\": "
+                    + "\"oidc\" and a provider that offers ES256 DPoP proofs.",
+                field: "dpop"
+            )
+        }
+        return true
     }
 
     public static func logLevel(_ name: String?) throws(NativeAuthError) -> LogLevel {

@@ -133,7 +133,9 @@ struct DeviceCodeFlow: Sendable {
                     )
                 }
                 state = .fetchingUserinfo(response, device)
-                return .send(.userinfo(endpoint: endpoint, accessToken: response.accessToken))
+                return .send(
+                    .userinfo(endpoint: endpoint, accessToken: response.accessToken, dpopKey: response.dpopKey)
+                )
             }
         case (.polling(var device, _), .answer(.failure(let e))):
             // A poll that could not reach the server keeps the flow: the app may wait again.

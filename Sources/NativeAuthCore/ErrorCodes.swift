@@ -8,6 +8,7 @@ extension NativeAuthError.Code {
     public static let notSupported = Self(rawValue: "not_supported")
     public static let invalidScope = Self(rawValue: "invalid_scope")
     public static let invalidClient = Self(rawValue: "invalid_client")
+    public static let dpopUnsupported = Self(rawValue: "dpop_unsupported")
     public static let accountRequired = Self(rawValue: "account_required")
     public static let invalidUsername = Self(rawValue: "invalid_username")
     public static let userNotFound = Self(rawValue: "user_not_found")
@@ -55,6 +56,7 @@ extension NativeAuthError.Code {
         (.notSupported, .invalidArgument),
         (.invalidScope, .invalidArgument),
         (.invalidClient, .invalidArgument),
+        (.dpopUnsupported, .invalidArgument),
         (.accountRequired, .invalidArgument),
         (.invalidUsername, .auth),
         (.userNotFound, .auth),

@@ -146,8 +146,8 @@ struct FlowDriver: Sendable {
                     claims: claims
                 )
             )
-        case .userinfo(let endpoint, let accessToken):
-            return .userinfo(try server.userinfo(endpoint: endpoint, accessToken: accessToken))
+        case .userinfo(let endpoint, let accessToken, let dpopKey):
+            return .userinfo(try server.userinfo(endpoint: endpoint, accessToken: accessToken, dpopKey: dpopKey))
         }
     }
 }

@@ -37,7 +37,8 @@ enum ServerCall: Sendable {
         scopes: [String],
         claims: ClaimsRequest?
     )
-    case userinfo(endpoint: String, accessToken: Secret)
+    /// The userinfo endpoint with a new sign-in's access token (a DPoP-bound one with a proof of `dpopKey`).
+    case userinfo(endpoint: String, accessToken: Secret, dpopKey: DPoPKey?)
 
     /// The call's name, for traces and tests ("token", "resetPoll", …).
     var name: String {

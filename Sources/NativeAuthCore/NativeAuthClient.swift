@@ -253,9 +253,12 @@ public final class NativeAuthClient: Sendable {
 
     // MARK: - Tokens, APIs, account
 
-    /// `na_get_access_token`.
+    /// `na_get_access_token`. With `"dpop": true`, a bearer token (of an account signed in without DPoP, found in a
+    /// shared cache) is never served: `interaction_required`.
     public func accessToken(_ request: TokenRequest) throws(NativeAuthError) -> TokenResult {
-        try tokens.accessToken(request)
+        let result = try tokens.accessToken(request)
+        if configuration.dpop, result.token.dpopKey == nil { throw ServerAPI.signedInWithoutDPoP() }
+        return result
     }
 
     /// Changes whenever the token cache changes (see `TokenResult.cacheGeneration`).
@@ -321,13 +324,14 @@ public final class NativeAuthClient: Sendable {
         return result
     }
 
-    /// `na_call_api`: gets the token (cache first), sends it as `Authorization: Bearer`, and answers one challenge
+    /// `na_call_api`: gets the token (cache first), sends it as `Authorization: Bearer` (a DPoP-bound one as
+    /// `Authorization: DPoP`, with a proof: `sendDPoP`), and answers one challenge
     /// of the API's `401`: `invalid_token` — a new token (a forced refresh) — or a claims challenge
     /// (`insufficient_claims`) — a new token with those claims (never from the cache), or `interaction_required`
     /// carrying them for `na_sign_in_interactive` — then retries once. A second challenge is the API's answer. An
     /// HTTP error status from the API is an answer, not an error.
     public func callAPI(_ request: APIRequest) throws(NativeAuthError) -> APIResponse {
-        var token = try tokens.accessToken(request.token).token
+        var token = try accessToken(request.token).token
         var response = try send(request, token)
         guard response.status == 401, let challenge = APIChallenge(header: response.header("www-authenticate")) else {
             return APIResponse(status: response.status, headers: response.headers, body: response.body)
@@ -342,7 +346,7 @@ public final class NativeAuthClient: Sendable {
             again.claims = claims
         }
         do {
-            token = try tokens.accessToken(again).token
+            token = try accessToken(again).token
         } catch {
             // The interactive sign-in that can satisfy the challenge needs its claims (the server's own, else the
             // API's).
@@ -357,6 +361,7 @@ public final class NativeAuthClient: Sendable {
     }
 
     private func send(_ r: APIRequest, _ token: AccessToken) throws(NativeAuthError) -> HTTPResponse {
+        if let key = token.dpopKey { return try sendDPoP(r, token, key: key) }
         var request = HTTPRequest(
             method: r.method,
             url: r.url,

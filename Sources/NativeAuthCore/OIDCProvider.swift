@@ -22,12 +22,14 @@ final class OIDCProvider: Sendable {
         self.logger = logger
     }
 
-    /// OIDC discovery, once per client; nil while it is unavailable.
+    /// OIDC discovery, once per client; nil while it is unavailable. With `"dpop": true`, a document that does not
+    /// offer ES256 DPoP proofs is `dpop_unsupported`, whatever the call (never a silent bearer token).
     func metadata(_ server: ServerAPI) throws(NativeAuthError) -> OIDCMetadata? {
         let now = clock.now()
         if let cached = discovered.withLock({ $0 }),
             cached.metadata != nil || now - cached.at < Self.discoveryRetryAfter
         {
+            try Self.requireDPoP(cached.metadata, server.configuration)
             return cached.metadata
         }
         let metadata = try server.discovery()
@@ -35,7 +37,23 @@ final class OIDCProvider: Sendable {
             logger.log(.warning, "OIDC discovery is unavailable", correlationID: server.correlationID)
         }
         discovered.withLock { $0 = (metadata, now) }
+        try Self.requireDPoP(metadata, server.configuration)
         return metadata
+    }
+
+    /// `dpop_unsupported` when the client asks for DPoP and the provider's discovery does not offer ES256 in
+    /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1).
+    static func requireDPoP(_ metadata: OIDCMetadata?, _ configuration: ClientConfiguration) throws(NativeAuthError) {
+        guard configuration.dpop, let metadata else { return }
+        guard metadata.dpopAlgorithms?.contains("ES256") == true else {
+            throw NativeAuthError(
+                .dpopUnsupported,
+                metadata.dpopAlgorithms == nil
+                    ? "The provider's discovery document does not offer DPoP (no dpop_signing_alg_values_supported)."
+                    : "The provider's discovery document does not offer ES256 DPoP proofs, the only kind this "
+                        + "library makes."
+            )
+        }
     }
 
     /// The discovery document fetched so far, if any (no request).

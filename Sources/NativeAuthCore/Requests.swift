@@ -283,8 +283,8 @@ public struct APIRequest: Sendable {
                 )
             }
             let lower = name.lowercased()
-            if lower == "authorization" {
-                throw .invalidArgument("headers.Authorization: the library sets it", field: "headers.Authorization")
+            if lower == "authorization" || lower == "dpop" {
+                throw .invalidArgument("\(field): the library sets it", field: field)
             }
             guard !Self.forbiddenHeaders.contains(lower) else {
                 throw .invalidArgument("\(field): the library and libcurl set this header", field: field)

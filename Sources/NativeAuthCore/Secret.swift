@@ -64,9 +64,17 @@ public struct ContinuationToken: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "<redacted>" }
 }
 
-/// A refresh token (kept in the cache, presented once per rotation).
+/// A refresh token (kept in the cache, presented once per rotation), and the DPoP key it is bound to, if any (RFC 9449
+/// §5: a public client's DPoP refresh token is presented only with a proof of that key).
 public struct RefreshToken: Sendable, Equatable, CustomStringConvertible {
     public let secret: Secret
-    public init(_ secret: Secret) { self.secret = secret }
+    public let dpopKey: DPoPKey?
+    public init(_ secret: Secret, dpopKey: DPoPKey? = nil) {
+        self.secret = secret
+        self.dpopKey = dpopKey
+    }
     public var description: String { "<redacted>" }
+
+    /// The same token (its bytes; the key goes with them).
+    public static func == (a: RefreshToken, b: RefreshToken) -> Bool { a.secret == b.secret }
 }

@@ -126,7 +126,8 @@ extension ServerAPI {
             endSessionEndpoint: try endpoint("end_session_endpoint"),
             jwksURI: try endpoint("jwks_uri"),
             userinfoEndpoint: try endpoint("userinfo_endpoint"),
-            sendsIssuerInResponse: doc["authorization_response_iss_parameter_supported"]?.boolValue ?? false
+            sendsIssuerInResponse: doc["authorization_response_iss_parameter_supported"]?.boolValue ?? false,
+            dpopAlgorithms: doc["dpop_signing_alg_values_supported"]?.arrayValue?.compactMap(\.stringValue)
         )
     }
 
@@ -209,8 +210,16 @@ extension ServerAPI {
         if let claims = ClaimsRequest.merging(claims, capabilities: configuration.clientCapabilities) {
             fields.append(.text("claims", claims.json))
         }
-        switch try post(url: endpoint, name: "token (authorization_code)", fields, telemetry: .authorizationCode) {
-        case .ok(let body): return try decodeTokenResponse(body)
+        // The sign-in's DPoP key, with "dpop": true: the tokens it answers are bound to it.
+        let key = try signInKey()
+        switch try post(
+            url: endpoint,
+            name: "token (authorization_code)",
+            fields,
+            telemetry: .authorizationCode,
+            dpop: key.map { DPoPBinding(key: $0) }
+        ) {
+        case .ok(let body): return try decodeTokenResponse(body, dpopKey: key)
         case .redirect(let reason): throw .browserRequired(reason)
         case .error(let envelope, _): throw NativeAuthError.from(envelope, context: .codeRedemption)
         }
@@ -255,8 +264,17 @@ extension ServerAPI {
         if let claims = ClaimsRequest.merging(nil, capabilities: configuration.clientCapabilities) {
             fields.append(.text("claims", claims.json))
         }
-        switch try post(url: endpoint, name: "token (device_code)", fields, telemetry: .deviceCode) {
-        case .ok(let body): return .tokens(try decodeTokenResponse(body))
+        // With "dpop": true each poll carries a proof of a new key; the key of the poll that is answered with tokens
+        // is the sign-in's (a key costs microseconds; polls come seconds apart).
+        let key = try signInKey()
+        switch try post(
+            url: endpoint,
+            name: "token (device_code)",
+            fields,
+            telemetry: .deviceCode,
+            dpop: key.map { DPoPBinding(key: $0) }
+        ) {
+        case .ok(let body): return .tokens(try decodeTokenResponse(body, dpopKey: key))
         case .redirect(let reason): throw .browserRequired(reason)
         case .error(let envelope, _):
             switch envelope.details.error {
@@ -269,11 +287,18 @@ extension ServerAPI {
         }
     }
 
-    /// The userinfo endpoint's claims for an access token (OIDC Core §5.3).
-    func userinfo(endpoint: String, accessToken: Secret) throws(NativeAuthError) -> JSONValue {
-        var request = HTTPRequest(url: endpoint, headers: [("Authorization", "Bearer " + accessToken.unsafeExposed)])
+    /// The userinfo endpoint's claims for an access token (OIDC Core §5.3); a DPoP-bound one goes as
+    /// `Authorization: DPoP` with a proof (RFC 9449 §7).
+    func userinfo(endpoint: String, accessToken: Secret, dpopKey: DPoPKey? = nil) throws(NativeAuthError) -> JSONValue {
+        let scheme = dpopKey == nil ? "Bearer " : "DPoP "
+        var request = HTTPRequest(url: endpoint, headers: [("Authorization", scheme + accessToken.unsafeExposed)])
         defer { request.headers.removeAll() }
-        let response = try send(request, name: "userinfo", resendable: true)
+        let response = try send(
+            request,
+            name: "userinfo",
+            resendable: true,
+            dpop: dpopKey.map { DPoPBinding(key: $0, accessToken: accessToken) }
+        )
         guard response.status == 200, let doc = try? JSONValue.parse(response.body), case .object = doc,
             doc["sub"]?.stringValue != nil
         else { throw .unexpected("the userinfo endpoint did not answer the user's claims") }

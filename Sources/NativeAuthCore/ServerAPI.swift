@@ -88,6 +88,8 @@ struct TokenResponse: Sendable {
     var refreshToken: RefreshToken?
     var idToken: String?
     var clientInfo: (uid: String, utid: String)?
+    /// The key the tokens are bound to (`token_type` DPoP; the request carried a proof of it), or nil (Bearer).
+    var dpopKey: DPoPKey? = nil
 }
 
 /// A decoded error answer.
@@ -110,6 +112,8 @@ struct OIDCMetadata: Sendable {
     var userinfoEndpoint: String? = nil
     /// RFC 9207: the provider adds `iss` to authorization responses.
     var sendsIssuerInResponse = false
+    /// RFC 9449 §5.1: the JWS algorithms the provider accepts in DPoP proofs (nil: it does not say, no DPoP).
+    var dpopAlgorithms: [String]? = nil
 }
 
 /// The protocol client: builds form requests, sends them with the retry policy, decodes answers. Knows nothing of
@@ -126,6 +130,8 @@ struct ServerAPI: Sendable {
     var flowHeaders: [RequestHeader] = []
     /// The client's last-request telemetry (shared by every copy).
     var telemetry = ServerTelemetry()
+    /// The DPoP nonces servers gave, by origin (shared by every copy, and by the client's API calls).
+    var dpopNonces = DPoPNonces()
     /// Tokens live at most this long in the cache, whatever the server says.
     static let maxLifetime: Int64 = 365 * 86_400
 
@@ -396,8 +402,18 @@ struct ServerAPI: Sendable {
             fields.append(.text("claims", claims.json))
         }
         if let r = configuration.redirectURI { fields.append(.text("redirect_uri", r)) }
-        switch try post(url: endpoint, name: "/oauth2/v2.0/token (refresh)", fields, telemetry: .refreshToken) {
-        case .ok(let body): return try decodeTokenResponse(body)
+        // A refresh token bound to a key is presented with a proof of it (RFC 9449 §5.2, public clients); one that is
+        // not bound is never presented by a client that asks for DPoP (it would answer a Bearer token).
+        let key = refreshToken.dpopKey
+        if key == nil, configuration.dpop { throw Self.signedInWithoutDPoP() }
+        switch try post(
+            url: endpoint,
+            name: "/oauth2/v2.0/token (refresh)",
+            fields,
+            telemetry: .refreshToken,
+            dpop: key.map { DPoPBinding(key: $0) }
+        ) {
+        case .ok(let body): return try decodeTokenResponse(body, dpopKey: key)
         case .redirect(let reason): throw .browserRequired(reason)
         case .error(let envelope, _): throw NativeAuthError.from(envelope, context: .refresh)
         }
@@ -462,13 +478,11 @@ struct ServerAPI: Sendable {
     /// Validates a token response as MSAL does: an access token, type Bearer, a positive lifetime. Lifetimes come
     /// as JSON numbers or numeric strings (MSAL Python: `int(response["expires_in"])`); they are clamped to a year,
     /// and a missing, non-numeric, zero or negative `expires_in` is refused — no value can overflow a conversion.
-    func decodeTokenResponse(_ body: JSONValue) throws(NativeAuthError) -> TokenResponse {
+    func decodeTokenResponse(_ body: JSONValue, dpopKey: DPoPKey? = nil) throws(NativeAuthError) -> TokenResponse {
         guard let at = body["access_token"]?.stringValue, !at.isEmpty else {
             throw .unexpected("token response without access_token")
         }
-        if let type = body["token_type"]?.stringValue, type.lowercased() != "bearer" {
-            throw .unexpected("token_type \(type.prefix(20)) is not Bearer")
-        }
+        try Self.checkTokenType(body["token_type"]?.stringValue, dpop: dpopKey != nil)
         guard let expiresIn = Self.seconds(body["expires_in"]) else {
             throw .unexpected("token response without a numeric expires_in")
         }
@@ -486,9 +500,12 @@ struct ServerAPI: Sendable {
             extExpiresIn: Self.seconds(body["ext_expires_in"]).flatMap { $0 > 0 ? $0 : nil },
             refreshIn: Self.seconds(body["refresh_in"]).flatMap { $0 > 0 ? $0 : nil },
             grantedScopes: body["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) },
-            refreshToken: body["refresh_token"]?.stringValue.flatMap { $0.isEmpty ? nil : RefreshToken(Secret($0)) },
+            refreshToken: body["refresh_token"]?.stringValue.flatMap {
+                $0.isEmpty ? nil : RefreshToken(Secret($0), dpopKey: dpopKey)
+            },
             idToken: body["id_token"]?.stringValue,
-            clientInfo: clientInfo
+            clientInfo: clientInfo,
+            dpopKey: dpopKey
         )
     }
 
@@ -563,7 +580,8 @@ struct ServerAPI: Sendable {
         url: String,
         name: String,
         _ fields: [FormField],
-        telemetry operation: TelemetryOperation?
+        telemetry operation: TelemetryOperation?,
+        dpop: DPoPBinding? = nil
     ) throws(NativeAuthError) -> Answer {
         var body: [UInt8] = []
         for (i, field) in ([FormField.text("client_id", configuration.clientID)] + fields).enumerated() {
@@ -590,7 +608,7 @@ struct ServerAPI: Sendable {
         defer { request.wipeBody() }
         var response: HTTPResponse
         do {
-            response = try send(request, name: name, resendable: false)
+            response = try send(request, name: name, resendable: false, dpop: dpop)
         } catch {
             countTelemetry(operation, error)
             throw error
@@ -609,7 +627,14 @@ struct ServerAPI: Sendable {
     /// - a timeout or a connection broken after the request went out: a GET is retried once; a POST, which carries
     ///   a secret, is not — presenting a refresh token twice can revoke its whole family on servers with reuse
     ///   detection (the transport does not resend it either: its body cannot be rewound).
-    func send(_ request: HTTPRequest, name: String, resendable: Bool) throws(NativeAuthError) -> HTTPResponse {
+    /// - with a DPoP proof (`dpop`): each attempt carries a fresh proof, and a nonce challenge is answered by one
+    ///   more attempt with the server's nonce (`wantsNonceRetry`), which counts against none of the retries above.
+    func send(
+        _ request: HTTPRequest,
+        name: String,
+        resendable: Bool,
+        dpop: DPoPBinding? = nil
+    ) throws(NativeAuthError) -> HTTPResponse {
         var request = request
         request.headers.append(("client-request-id", correlationID))
         // The app's own headers go to the authority's origin only (never to another origin a discovery document
@@ -622,8 +647,10 @@ struct ServerAPI: Sendable {
             request.headers += headers.map { ($0.name, $0.value) }
         }
         var attempt = 0
+        var nonceRetried = false
         while true {
             attempt += 1
+            if let dpop { try attachProof(dpop, to: &request) }
             let started = clock.now()
             let response: HTTPResponse
             do {
@@ -649,6 +676,12 @@ struct ServerAPI: Sendable {
                 "\(request.method) \(name) -> \(response.status) (\(ms) ms)",
                 correlationID: correlationID
             )
+            if dpop != nil, wantsNonceRetry(response, url: request.url, retried: nonceRetried) {
+                nonceRetried = true
+                attempt -= 1
+                logger.log(.info, "\(name): the server asked for a DPoP nonce; sending once more with it")
+                continue
+            }
             if response.status == 429 || response.status == 503,
                 let header = response.header("retry-after"),
                 let wait = RetryAfter.seconds(header, now: clock.now())

@@ -71,6 +71,20 @@ extension NativeAuthError {
                 "The server answered with something that is not an OAuth error (HTTP \(d.httpStatus ?? 0))."
             )
         }
+        // DPoP (RFC 9449 §5, §8): a proof the provider refused, or a second nonce challenge after the one resend with
+        // its nonce. A refresh token whose key the provider does not accept is of no more use to this client (its
+        // key was replaced, or the provider lost the binding): the user signs in again, with a new key.
+        if error == "invalid_dpop_proof" {
+            return context == .refresh
+                ? make(
+                    .interactionRequired,
+                    "The provider refused the DPoP proof of this account's key (invalid_dpop_proof); sign in again."
+                )
+                : make(.server, "The provider refused the request's DPoP proof (invalid_dpop_proof).")
+        }
+        if error == "use_dpop_nonce" {
+            return make(.server, "The provider asked for a DPoP nonce again after one resend with the nonce it gave.")
+        }
         if context == .refresh {
             if error == "expired_refresh_token" || codes.contains(700082) {
                 return make(.refreshTokenExpired, "The refresh token has expired; the user must sign in again.")
@@ -238,8 +252,9 @@ enum APIChallenge: Equatable {
     /// Claims texts longer than this are not asked for (the server's own claims challenges are bounded the same way).
     static let maxClaimsBytes = 8192
 
-    /// The challenge of an API's `401`, if it is one the library answers. A header that does not parse is read the
-    /// way it was before the parser: `invalid_token` anywhere in it asks for a new token.
+    /// The challenge of an API's `401`, if it is one the library answers (of the `Bearer` or, for DPoP-bound tokens,
+    /// the `DPoP` scheme). A header that does not parse is read the way it was before the parser: `invalid_token`
+    /// anywhere in it asks for a new token.
     init?(header: String?) {
         guard let header else { return nil }
         guard
@@ -250,8 +265,9 @@ enum APIChallenge: Equatable {
         }
         if let claims = parsed.claims, claims.utf8.count <= Self.maxClaimsBytes {
             self = .insufficientClaims(ClaimsRequest(json: claims))
-        } else if parsed.challenges.contains(where: { $0.isScheme("Bearer") && $0.params["error"] == "invalid_token" })
-        {
+        } else if parsed.challenges.contains(where: {
+            ($0.isScheme("Bearer") || $0.isScheme("DPoP")) && $0.params["error"] == "invalid_token"
+        }) {
             self = .invalidToken
         } else {
             return nil

@@ -106,6 +106,12 @@ public final class AccessToken: Sendable {
     /// The server's `ext_expires_in` as a time: while the server is unavailable (5xx, no connection) a token past its
     /// expiry is still served until then, as MSAL iOS does with extended lifetimes.
     public let extExpiresOn: Double?
+    /// The DPoP key the token is bound to (`token_type` DPoP: sent as `Authorization: DPoP` with a proof of it), or
+    /// nil for a bearer token.
+    public let dpopKey: DPoPKey?
+
+    /// `"DPoP"` or `"Bearer"`.
+    public var tokenType: String { dpopKey == nil ? "Bearer" : "DPoP" }
 
     public convenience init(
         value: Secret,
@@ -113,7 +119,8 @@ public final class AccessToken: Sendable {
         expiresOn: Double,
         refreshOn: Double?,
         cachedAt: Double,
-        extExpiresOn: Double? = nil
+        extExpiresOn: Double? = nil,
+        dpopKey: DPoPKey? = nil
     ) {
         self.init(
             value: value,
@@ -122,7 +129,8 @@ public final class AccessToken: Sendable {
             expiresOn: expiresOn,
             refreshOn: refreshOn,
             cachedAt: cachedAt,
-            extExpiresOn: extExpiresOn
+            extExpiresOn: extExpiresOn,
+            dpopKey: dpopKey
         )
     }
 
@@ -135,7 +143,8 @@ public final class AccessToken: Sendable {
         expiresOn: Double,
         refreshOn: Double?,
         cachedAt: Double,
-        extExpiresOn: Double? = nil
+        extExpiresOn: Double? = nil,
+        dpopKey: DPoPKey? = nil
     ) {
         self.value = value
         self.scopes = scopes
@@ -144,6 +153,7 @@ public final class AccessToken: Sendable {
         self.refreshOn = refreshOn
         self.cachedAt = cachedAt
         self.extExpiresOn = extExpiresOn
+        self.dpopKey = dpopKey
     }
 
     public var validity: TokenValidity {
@@ -209,12 +219,25 @@ public struct AccountEntry: Sendable {
             .max { $0.expiresOn < $1.expiresOn }
     }
 
-    /// MSAL's overlap rule on save: a new token replaces cached ones whose scopes intersect it.
+    /// MSAL's overlap rule on save: a new token replaces cached ones whose scopes intersect it. One key per account
+    /// (DPoP): tokens bound to another key than the new one's — a new sign-in's new key, or none — go too.
     public mutating func store(_ token: AccessToken) {
         accessTokens = accessTokens.filter {
             $0.value.key.set.isDisjoint(with: token.key.set) && !($0.value.key.set.isEmpty && token.key.set.isEmpty)
+                && Self.sameBinding($0.value.dpopKey, token.dpopKey)
         }
         accessTokens[token.key.key] = token
+    }
+
+    /// The account's DPoP key: its refresh token's, else its access tokens' (nil: a bearer account).
+    public var dpopKey: DPoPKey? {
+        refreshToken?.dpopKey ?? accessTokens.values.lazy.compactMap(\.dpopKey).first
+    }
+
+    /// Whether two tokens are bound alike: both bearer, or both to one key.
+    public static func sameBinding(_ a: DPoPKey?, _ b: DPoPKey?) -> Bool {
+        guard let a else { return b == nil }
+        return a.same(as: b)
     }
 }
 

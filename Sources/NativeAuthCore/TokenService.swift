@@ -64,7 +64,8 @@ final class TokenService: Sendable {
             expiresOn: now + Double(r.expiresIn),
             refreshOn: r.refreshIn.map { now + Double($0) },
             cachedAt: now,
-            extExpiresOn: r.extExpiresIn.map { now + Double($0) }
+            extExpiresOn: r.extExpiresIn.map { now + Double($0) },
+            dpopKey: r.dpopKey
         )
         var claims: JSONValue = policy.userinfo ?? .object([:])
         if policy.nonce != nil, r.idToken == nil {

@@ -42,6 +42,7 @@ struct Services: Sendable {
     let tokens: TokenEndpoint
     let oidc: OIDCProvider
     let apis: ProtectedAPIs
+    let dpop: DPoPVerifier
 
     init(config: EmulatorConfig) throws {
         initialConfig = config
@@ -79,14 +80,16 @@ struct Services: Sendable {
             deviceCodes: deviceCodes,
             tokenRules: tokenRules
         )
+        dpop = DPoPVerifier(counters: counters)
         oidc = OIDCProvider(
             directory: directory,
             grants: grants,
             minter: minter,
             counters: counters,
-            deviceCodes: deviceCodes
+            deviceCodes: deviceCodes,
+            dpop: dpop
         )
-        apis = ProtectedAPIs(directory: directory, grants: grants, minter: minter)
+        apis = ProtectedAPIs(directory: directory, grants: grants, minter: minter, dpop: dpop)
     }
 
     /// Back to the starting configuration: users, settings, flows, sessions, codes, tokens, outbox, logs, faults,
@@ -102,6 +105,7 @@ struct Services: Sendable {
         faults.reset()
         tokenRules.reset()
         apis.reset()
+        dpop.reset()
         counters.reset()
     }
 

@@ -26,12 +26,13 @@ public struct WWWAuthenticate: Sendable, Equatable {
     /// The challenges, in the header's order.
     public let challenges: [Challenge]
 
-    /// The claims of the first `Bearer` challenge whose `error` is `insufficient_claims` (compared in any case, as
-    /// MSAL.NET's `GetClaimChallengeFromResponseHeaders` does) and that has `claims` (see `Challenge.claims`).
+    /// The claims of the first `Bearer` (or `DPoP`, RFC 9449 §7.1: the scheme of DPoP-bound tokens) challenge whose
+    /// `error` is `insufficient_claims` (compared in any case, as MSAL.NET's `GetClaimChallengeFromResponseHeaders`
+    /// does) and that has `claims` (see `Challenge.claims`).
     public var claims: String? {
         challenges.first { c in
-            c.isScheme("Bearer") && c.params["error"].map { lowercased($0) == "insufficient_claims" } == true
-                && c.claims != nil
+            (c.isScheme("Bearer") || c.isScheme("DPoP"))
+                && c.params["error"].map { lowercased($0) == "insufficient_claims" } == true && c.claims != nil
         }?.claims
     }
 

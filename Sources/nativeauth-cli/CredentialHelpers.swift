@@ -27,6 +27,7 @@ func helperToken(
     if let account = try ctx.account(account) { request["account"] = .string(account) }
     do {
         let token = try client.call(na_get_access_token, .object(request))
+        try refuseDPoPToken(token)
         var account: [String: JSONValue] = ["v": 1]
         if let a = request["account"] { account["account"] = a }
         let username = (try? client.call(na_get_account, .object(account)))?["account"]?["username"]?.stringValue
@@ -36,6 +37,19 @@ func helperToken(
         Terminal.info("nativeauth: \(Terminal.safe(error.code)): \(text)")
         return nil
     }
+}
+
+/// A DPoP-bound token (RFC 9449) is useless as a bearer token, and is never handed out as one — not printed for
+/// `Authorization: Bearer`, not given to git, kubectl or docker: `nativeauth call` sends it with a proof (`--json`
+/// shows it with its type).
+func refuseDPoPToken(_ token: JSONValue) throws(CLIError) {
+    guard token["token_type"]?.stringValue?.lowercased() == "dpop" else { return }
+    throw CLIError(
+        "dpop_token",
+        "The access token is DPoP-bound (token_type DPoP): it works only with a proof of the account's key, never as "
+            + "a bearer token. Use `nativeauth call`, which sends it with one (or --json to see it with its type).",
+        .usage
+    )
 }
 
 /// A Unix time as RFC 3339 UTC ("2026-11-24T15:04:05Z").

@@ -9,6 +9,7 @@ extension ExitCode {
         "not_supported": 2,
         "invalid_scope": 2,
         "invalid_client": 2,
+        "dpop_unsupported": 2,
         "account_required": 3,
         "invalid_username": 6,
         "user_not_found": 6,

@@ -67,6 +67,7 @@ struct TokenCommand: ContextCommand {
                 "from_cache": token["from_cache"] ?? .null,
             ])
         } else {
+            try refuseDPoPToken(token)
             Terminal.out(Terminal.safe(token["access_token"]?.stringValue ?? ""))  // a real token has nothing to escape
         }
         return .ok

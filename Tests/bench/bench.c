@@ -8,7 +8,9 @@
  * BENCH_CALLS (default 200000), and for the file cache BENCH_CACHE_FILE (a cache of 1,000 accounts in MSAL's
  * format, whose load and save are measured; users are user<N>@contoso.com) and BENCH_CACHE_DIR (a private directory
  * for a fresh cache file the cache-hit row signs in with). The same file is also parsed and serialised by jansson
- * alone — NativeAuthJSON's parser — for the comparison that explains the cache's own scanner (UnifiedCache.swift). */
+ * alone — NativeAuthJSON's parser — for the comparison that explains the cache's own scanner (UnifiedCache.swift).
+ * DPoP: BENCH_OIDC_AUTHORITY, BENCH_OIDC_CLIENT_ID, BENCH_OIDC_SCOPE, BENCH_OIDC_API and two cache files signed in at
+ * the emulator's generic provider, BENCH_DPOP_CACHE (with "dpop") and BENCH_BEARER_CACHE (without). */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <dlfcn.h>
@@ -25,7 +27,7 @@ typedef int (*op_fn)(void *, const char *, char **);
 static int (*na_client_new)(const char *, void **, char **);
 static void (*na_client_free)(void *);
 static void (*na_string_free)(char *);
-static op_fn na_sign_in, na_get_access_token, na_sign_out;
+static op_fn na_sign_in, na_get_access_token, na_sign_out, na_call_api, na_dpop_proof;
 typedef void (*done_fn)(int, const char *, void *);
 static int (*na_start)(void *, const char *, const char *, done_fn, void *, void **);
 static void (*na_op_free)(void *);
@@ -197,6 +199,65 @@ static void *new_client(const char *authority, const char *client_id) {
 
 static double sign_in(void *c, const char *user, const char *password);
 
+static void *oidc_client(const char *authority, const char *client_id, const char *cache_path, int dpop) {
+    char config[4096], *err = NULL;
+    void *c = NULL;
+    snprintf(config, sizeof config,
+             "{\"v\":1,\"authority\":\"%s\",\"authority_type\":\"oidc\",\"client_id\":\"%s\",\"dpop\":%s,"
+             "\"cache\":{\"type\":\"file\",\"path\":\"%s\"}}",
+             authority, client_id, dpop ? "true" : "false", cache_path);
+    if (na_client_new(config, &c, &err) != 0) { fprintf(stderr, "client: %s\n", err ? err : "?"); exit(1); }
+    return c;
+}
+
+static void timed_op(void *c, op_fn op, const char *request, double *lat) {
+    char *out = NULL;
+    double t0 = now_ns();
+    int rc = op(c, request, &out);
+    *lat = now_ns() - t0;
+    if (rc != 0 || (op == na_call_api && (!out || !strstr(out, "\"status\":200")))) {
+        fprintf(stderr, "dpop row: %s\n", out ? out : "?");
+        exit(1);
+    }
+    na_string_free(out);
+}
+
+/* DPoP (RFC 9449): what a proof costs (na_dpop_proof with an access token: ES256 signature, SHA-256 of the token, the
+ * document), and na_call_api to the emulator's API over loopback with a cached DPoP token (a fresh proof; the API
+ * verifies it) beside one with a cached bearer token, interleaved so that both see the same machine. */
+static void dpop_rows(double *lat, size_t n) {
+    const char *authority = getenv("BENCH_OIDC_AUTHORITY"), *client_id = getenv("BENCH_OIDC_CLIENT_ID");
+    const char *scope = getenv("BENCH_OIDC_SCOPE"), *api = getenv("BENCH_OIDC_API");
+    const char *dpop_cache = getenv("BENCH_DPOP_CACHE"), *bearer_cache = getenv("BENCH_BEARER_CACHE");
+    char proof[1024], call[1024];
+    size_t i, calls = 2000;
+    double t0, *lat_bearer = lat + calls;
+    void *dpop, *bearer;
+    if (!authority || !client_id || !scope || !api || !dpop_cache || !bearer_cache || !na_dpop_proof) return;
+    dpop = oidc_client(authority, client_id, dpop_cache, 1);
+    bearer = oidc_client(authority, client_id, bearer_cache, 0);
+    snprintf(proof, sizeof proof, "{\"method\":\"GET\",\"url\":\"%s\",\"access_token\":\"%s\"}", api,
+             "oat_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdEf"); /* a token of the emulator's length */
+    snprintf(call, sizeof call, "{\"url\":\"%s\",\"scopes\":[\"%s\"]}", api, scope);
+    for (i = 0; i < n / 10; i++) timed_op(dpop, na_dpop_proof, proof, &lat[i]);
+    t0 = now_ns();
+    for (i = 0; i < n; i++) timed_op(dpop, na_dpop_proof, proof, &lat[i]);
+    report_latency("dpop_proof", lat, n, now_ns() - t0, 1);
+    for (i = 0; i < 100; i++) {
+        timed_op(bearer, na_call_api, call, &lat[0]);
+        timed_op(dpop, na_call_api, call, &lat[0]);
+    }
+    t0 = now_ns();
+    for (i = 0; i < calls; i++) {
+        timed_op(bearer, na_call_api, call, &lat_bearer[i]);
+        timed_op(dpop, na_call_api, call, &lat[i]);
+    }
+    report_latency("call_api_bearer", lat_bearer, calls, now_ns() - t0, 1);
+    report_latency("call_api_dpop", lat, calls, now_ns() - t0, 1);
+    na_client_free(dpop);
+    na_client_free(bearer);
+}
+
 /* jansson over the cache file: json_loadb (the parse NativeAuthJSON starts from, before it converts any value to
  * Swift) and json_dumps compact (the least a writer through NativeAuthJSON would pay, without file I/O). */
 static void jansson_rows(const char *file) {
@@ -309,7 +370,7 @@ int main(int argc, char **argv) {
     if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 1; }
     printf("{\"row\":\"dlopen\",\"ms\":%.3f}\n", (now_ns() - t0) / 1e6);
     LOAD(na_client_new); LOAD(na_client_free); LOAD(na_string_free); LOAD(na_sign_in); LOAD(na_get_access_token);
-    LOAD(na_sign_out);
+    LOAD(na_sign_out); LOAD(na_call_api); LOAD(na_dpop_proof);
     LOAD(na_start); LOAD(na_op_free); LOAD(na_client_event_fd); LOAD(na_client_dispatch);
 
     t0 = now_ns();
@@ -386,6 +447,7 @@ int main(int argc, char **argv) {
 
     na_client_free(client);
     file_cache_rows(authority, client_id, user, password, lat, calls);
+    dpop_rows(lat, calls / 10 < 20000 ? calls / 10 : 20000);
     free(lat);
     getrusage(RUSAGE_SELF, &ru);
     printf("{\"row\":\"peak_rss\",\"kib\":%ld}\n", ru.ru_maxrss);

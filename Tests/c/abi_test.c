@@ -118,6 +118,77 @@ static void file_cache(void) {
     rmdir(dir);
 }
 
+/* A file cache holding a DPoP-bound sign-in (RFC 9449) under valgrind: its key (RFC 6979 A.2.5's P-256 key; its RFC
+ * 7638 thumbprint is DOvx…Sm0) restored, its token served as DPoP, proofs made, bad requests refused, a token bound to
+ * another key never served, and the key gone after sign-out. */
+static void file_cache_dpop(void) {
+    char dir[] = "/tmp/nativeauth-abi-XXXXXX", path[256], config[512], *out = NULL, text[4096] = {0};
+    const char *jkt = "DOvxvJiAdIqVWIkFt5hDtCunXLF0BV4-JGv4f-ALSm0";
+    const char *cid = "00001111-aaaa-2222-bbbb-3333cccc4444";
+    FILE *f;
+    na_client *c = NULL;
+    int rc;
+    size_t n;
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(path, sizeof path, "%s/cache.json", dir);
+    f = fopen(path, "w");
+    CHECK(f != NULL, "write the cache file");
+    if (!f) return;
+    fprintf(f,
+            "{\"NativeAuthDPoPRefreshToken\":{\"r\":{\"secret\":\"RT\",\"home_account_id\":\"s.h\","
+            "\"environment\":\"127.0.0.1\",\"client_id\":\"%s\",\"key_id\":\"%s\",\"token_type\":\"DPoP\"}},"
+            "\"NativeAuthDPoPKey\":{\"k\":{\"secret\":\"ya-p2EW6dRZrXCFXZ7HWk05Qw9s26JsSe4piKxIPZyE\","
+            "\"home_account_id\":\"s.h\",\"environment\":\"127.0.0.1\",\"client_id\":\"%s\",\"key_id\":\"%s\"}},"
+            "\"NativeAuthDPoPAccessToken\":{\"a\":{\"secret\":\"AT1\",\"home_account_id\":\"s.h\","
+            "\"environment\":\"127.0.0.1\",\"client_id\":\"%s\",\"realm\":\"\",\"target\":\"read\","
+            "\"key_id\":\"%s\",\"expires_on\":\"9999999999\",\"cached_at\":\"1\"},"
+            "\"b\":{\"secret\":\"AT2\",\"home_account_id\":\"s.h\",\"environment\":\"127.0.0.1\","
+            "\"client_id\":\"%s\",\"realm\":\"\",\"target\":\"write\",\"key_id\":\"another-key\","
+            "\"expires_on\":\"9999999999\",\"cached_at\":\"1\"}}}",
+            cid, jkt, cid, jkt, cid, jkt, cid);
+    fclose(f);
+    chmod(path, 0600);
+    snprintf(config, sizeof config,
+             "{\"authority\":\"http://127.0.0.1:9/oidc\",\"authority_type\":\"oidc\",\"client_id\":\"%s\","
+             "\"dpop\":true,\"cache\":{\"type\":\"file\",\"path\":\"%s\"}}",
+             cid, path);
+    rc = na_client_new(config, &c, &out);
+    CHECK(rc == NA_OK && c != NULL, "a DPoP client over a file cache");
+    na_string_free(out);
+    rc = na_get_access_token(c, "{\"scopes\":[\"read\"]}", &out);
+    CHECK(rc == NA_OK && out && strstr(out, "\"AT1\"") && strstr(out, "\"token_type\":\"DPoP\""),
+          "the DPoP token is served as DPoP");
+    na_string_free(out);
+    rc = na_get_access_token(c, "{\"scopes\":[\"write\"]}", &out);
+    CHECK(rc != NA_OK && out && strstr(out, "AT2") == NULL, "a token bound to another key is never served");
+    na_string_free(out);
+    rc = na_dpop_proof(c, "{\"method\":\"GET\",\"url\":\"https://api.example/x?y=1\",\"access_token\":\"AT1\"}",
+                       &out);
+    CHECK(rc == NA_OK && out && strstr(out, "\"proof\":\"eyJ") != NULL, "a proof");
+    na_string_free(out);
+    rc = na_dpop_proof(c, "{\"method\":\"GET\",\"url\":\"ftp://x\"}", &out);
+    CHECK(rc == NA_EINVAL && out && strstr(out, "\"field\":\"url\"") != NULL, "a proof for a bad URL is refused");
+    na_string_free(out);
+    CHECK(na_dpop_proof(c, NULL, &out) == NA_EINVAL && out != NULL, "NULL request");
+    na_string_free(out);
+    CHECK(na_dpop_proof(c, "{}", NULL) == NA_EINVAL, "NULL out_json");
+    CHECK(na_dpop_proof(NULL, "{}", &out) == NA_EINVAL && out && strstr(out, "invalid_handle"), "NULL client");
+    na_string_free(out);
+    rc = na_sign_out(c, NULL, &out);
+    CHECK(rc == NA_OK, "signed out");
+    na_string_free(out);
+    na_client_free(c);
+    f = fopen(path, "r");
+    if (f) {
+        n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        CHECK(n > 0 && strstr(text, "ya-p2EW6") == NULL && strstr(text, "\"RT\"") == NULL,
+              "the key and the refresh token left the file");
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void) {
     char *out = NULL;
     char *big;
@@ -149,6 +220,8 @@ int main(void) {
     expect_new_error("missing client_id", "{\"authority\":\"https://contoso.ciamlogin.com\"}", NA_EINVAL,
                      "invalid_argument", "client_id");
     expect_new_error("missing authority", "{\"client_id\":\"abc\"}", NA_EINVAL, "invalid_argument", "authority");
+    expect_new_error("dpop with Entra", "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"dpop\":true}",
+                     NA_EINVAL, "dpop_unsupported", "dpop");
     expect_new_error("http to a non-loopback host",
                      "{\"authority\":\"http://contoso.ciamlogin.com/contoso.onmicrosoft.com\",\"client_id\":\"abc\"}",
                      NA_EINVAL, "invalid_argument", NULL);
@@ -165,6 +238,7 @@ int main(void) {
                      "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"ca_bundle\":\"/nonexistent/ca.pem\"}",
                      NA_EINVAL, "invalid_argument", "ca_bundle");
     file_cache();
+    file_cache_dpop();
     expect_new_error("file cache with a relative path",
                      "{\"tenant_subdomain\":\"contoso\",\"client_id\":\"abc\",\"cache\":{\"path\":\"x.json\"}}",
                      NA_EINVAL, "invalid_argument", "cache.path");

@@ -14,6 +14,12 @@ go_na_new_result go_na_client_new(const char *config) {
 
 void go_na_client_free(uintptr_t client) { na_client_free((na_client *)client); }
 
+go_na_result go_na_dpop_proof(uintptr_t client, const char *request) {
+    go_na_result r = {0, NULL};
+    r.rc = na_dpop_proof((na_client *)client, request, &r.out);
+    return r;
+}
+
 static void done_trampoline(int rc, const char *result_json, void *user_data) {
     goNaDone(rc, (char *)result_json, (uintptr_t)user_data);
 }

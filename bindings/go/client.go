@@ -93,6 +93,11 @@ type Config struct {
 	Proxy         *string `json:"proxy,omitempty"`
 	NoProxy       *string `json:"no_proxy,omitempty"`
 	ProxyCABundle string  `json:"proxy_ca_bundle,omitempty"`
+	// DPoP asks for sender-constrained tokens (RFC 9449; AuthorityType "oidc" only): each sign-in's tokens are bound
+	// to a P-256 key of its account, kept with the account in the cache and never exported; Token.TokenType is
+	// "DPoP", CallAPI sends them with proofs, and Client.DPoPProof makes proofs for requests the app sends itself.
+	// A provider that does not offer ES256 DPoP proofs answers ErrDPoPUnsupported, never a bearer token.
+	DPoP bool `json:"dpop,omitempty"`
 }
 
 // Client is a native-authentication client for one app registration. It is safe for concurrent use; see the

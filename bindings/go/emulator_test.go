@@ -33,6 +33,15 @@ type emulator struct {
 		Password string `json:"password"`
 		MFAEmail string `json:"mfa_email"`
 	} `json:"users"`
+	// OIDC is the generic OpenID Connect provider under /oidc.
+	OIDC struct {
+		Authority string `json:"authority"`
+		ClientID  string `json:"client_id"`
+		APIs      []struct {
+			URL    string   `json:"url"`
+			Scopes []string `json:"scopes"`
+		} `json:"apis"`
+	} `json:"oidc"`
 	t *testing.T
 }
 

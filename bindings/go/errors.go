@@ -198,6 +198,7 @@ var (
 	ErrCacheInsecure          = sentinel("cache_insecure", StatusStorage)
 	ErrCacheKeyInvalid        = sentinel("cache_key_invalid", StatusStorage)
 	ErrKeyringUnavailable     = sentinel("keyring_unavailable", StatusStorage)
+	ErrDPoPUnsupported        = sentinel("dpop_unsupported", StatusInvalid)
 )
 
 // errorFrom decodes an error document returned with status rc.

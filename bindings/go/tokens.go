@@ -12,7 +12,7 @@ import (
 // GoString methods do not print the token, so it does not end up in logs by accident.
 type Token struct {
 	AccessToken string   `json:"access_token"`
-	TokenType   string   `json:"token_type"` // "Bearer"
+	TokenType   string   `json:"token_type"` // "Bearer", or "DPoP" (send with a proof: Client.DPoPProof)
 	Scopes      []string `json:"scopes"`
 	ExpiresOn   int64    `json:"expires_on"` // Unix seconds
 	FromCache   bool     `json:"from_cache"`

@@ -10,11 +10,13 @@ final class ProtectedAPIs: Sendable {
     let directory: Directory
     let grants: Grants
     let minter: TokenMinter
+    let dpop: DPoPVerifier
 
-    init(directory: Directory, grants: Grants, minter: TokenMinter) {
+    init(directory: Directory, grants: Grants, minter: TokenMinter, dpop: DPoPVerifier) {
         self.directory = directory
         self.grants = grants
         self.minter = minter
+        self.dpop = dpop
     }
 
     func reset() {
@@ -76,7 +78,12 @@ final class ProtectedAPIs: Sendable {
     func clearChallenges() { challenges.withLock { $0 = [] } }
 
     /// The claims challenge for this token at this API, if an event asks for one.
-    private func challenge(_ api: ProtectedAPIConfig, tokenID: String?, _ ctx: RequestContext) -> EmulatorResponse? {
+    private func challenge(
+        _ api: ProtectedAPIConfig,
+        tokenID: String?,
+        _ ctx: RequestContext,
+        scheme: String
+    ) -> EmulatorResponse? {
         let rule = challenges.withLock { rules in
             rules.last { r in
                 (r.api == nil || r.api == api.name) && (r.always || tokenID.map(r.tokens.contains) == true)
@@ -94,7 +101,7 @@ final class ProtectedAPIs: Sendable {
         r.headers.append(
             (
                 "WWW-Authenticate",
-                "Bearer realm=\"\", authorization_uri=\"\(authorize)\", client_id=\"\(api.appID)\", "
+                "\(scheme) realm=\"\", authorization_uri=\"\(authorize)\", client_id=\"\(api.appID)\", "
                     + "error=\"insufficient_claims\", claims=\"\(rule.headerValue)\""
             )
         )
@@ -104,24 +111,39 @@ final class ProtectedAPIs: Sendable {
     /// The API served at `path`, if any.
     func api(at path: String) -> ProtectedAPIConfig? { directory.config.apis.first { $0.path == path } }
 
-    /// Verifies a bearer token as a resource server would (RFC 6750 errors), then lists (GET) or adds (POST) items.
+    /// Verifies a bearer token — or a DPoP-bound one with its proof (RFC 9449 §7) — as a resource server would
+    /// (RFC 6750 errors), then lists (GET) or adds (POST) items. With nonces demanded, every answer to a DPoP request
+    /// carries the current one.
     func handle(_ api: ProtectedAPIConfig, _ req: EmulatorRequest, _ ctx: RequestContext) -> EmulatorResponse {
+        let presented = PresentedToken(req)
+        var r = serve(api, presented, req, ctx)
+        if !r.headers.contains(where: { $0.0 == "DPoP-Nonce" }) {
+            r.headers += dpop.resourceNonceHeaders(presented, directory.config.oidc, now: ctx.now)
+        }
+        return r
+    }
+
+    private func serve(
+        _ api: ProtectedAPIConfig,
+        _ presented: PresentedToken?,
+        _ req: EmulatorRequest,
+        _ ctx: RequestContext
+    ) -> EmulatorResponse {
         let needed: [String]
         switch req.method {
         case "GET": needed = api.readPermissions
         case "POST": needed = api.writePermissions
         default: return .methodNotAllowed
         }
-        guard let auth = req.headers["authorization"], auth.lowercased().hasPrefix("bearer ") else {
-            return Self.unauthorized(api, "A bearer token is required.")
-        }
-        let token = String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        guard let presented else { return Self.unauthorized(api, "A bearer token is required.") }
         let bearer: (user: String, scopes: [String], tokenID: String?)
-        switch authenticate(token, api, ctx) {
+        switch authenticate(presented, api, req, ctx) {
         case .failure(let refusal): return refusal.response
         case .success(let b): bearer = b
         }
-        if let challenged = challenge(api, tokenID: bearer.tokenID, ctx) { return challenged }
+        if let challenged = challenge(api, tokenID: bearer.tokenID, ctx, scheme: presented.scheme) {
+            return challenged
+        }
         guard bearer.scopes.contains(where: needed.contains) else { return Self.insufficientScope(api, needed) }
         let key = api.name + "|" + bearer.user
         if req.method == "POST" {
@@ -160,19 +182,31 @@ final class ProtectedAPIs: Sendable {
     /// issuer, audience, expiry, not-before), or an opaque access token of the generic provider (looked up, as token
     /// introspection would; its scopes are the permissions in lower case, for any number of APIs).
     private func authenticate(
-        _ token: String,
+        _ presented: PresentedToken,
         _ api: ProtectedAPIConfig,
+        _ req: EmulatorRequest,
         _ ctx: RequestContext
     ) -> Result<(user: String, scopes: [String], tokenID: String?), Refusal> {
         func refuse(_ why: String) -> Result<(user: String, scopes: [String], tokenID: String?), Refusal> {
-            .failure(Refusal(response: Self.unauthorized(api, why)))
+            .failure(Refusal(response: Self.unauthorized(api, why, scheme: presented.scheme)))
         }
+        let token = presented.token
         if token.split(separator: ".", omittingEmptySubsequences: false).count != 3 {
             guard let (rec, forcedExpiry) = grants.opaqueAccessToken(token) else {
                 return refuse("The token is not valid.")
             }
             guard !forcedExpiry, rec.expires > ctx.now else { return refuse("The token is expired.") }
-            return .success((rec.user, api.permissions.filter { rec.scopes.contains(OIDCScopes.scope($0)) }, nil))
+            let oidc = directory.config.oidc
+            if let refusal = dpop.resourceCheck(jkt: rec.jkt, presented, req, ctx, oidc, realm: api.name) {
+                return .failure(Refusal(response: refusal))
+            }
+            return .success((rec.user, api.permissions.filter { rec.scopes.contains(OIDCScopes.scope($0)) }, rec.id))
+        }
+        // The tenant's tokens are bearer tokens (Entra issues no DPoP-bound tokens).
+        if presented.dpop {
+            return .failure(
+                Refusal(response: DPoPVerifier.refusal(api.name, "invalid_token", "The token is not DPoP-bound."))
+            )
         }
         guard let jwt = try? JWT(decoding: token) else { return refuse("The token is malformed.") }
         guard minter.entraKey.signed(jwt) else { return refuse("The token signature is invalid.") }
@@ -191,10 +225,19 @@ final class ProtectedAPIs: Sendable {
         return .success((c["preferred_username"]?.stringValue ?? "", scopes, c["uti"]?.stringValue))
     }
 
-    private static func unauthorized(_ api: ProtectedAPIConfig, _ why: String) -> EmulatorResponse {
+    private static func unauthorized(
+        _ api: ProtectedAPIConfig,
+        _ why: String,
+        scheme: String = "Bearer"
+    )
+        -> EmulatorResponse
+    {
         var r = EmulatorResponse.json(["error": "invalid_token", "error_description": .string(why)], status: 401)
         r.headers.append(
-            ("WWW-Authenticate", "Bearer realm=\"\(api.name)\", error=\"invalid_token\", error_description=\"\(why)\"")
+            (
+                "WWW-Authenticate",
+                "\(scheme) realm=\"\(api.name)\", error=\"invalid_token\", error_description=\"\(why)\""
+            )
         )
         return r
     }

@@ -195,12 +195,31 @@ extension OIDCProviderConfig {
     mutating func load(_ o: JSONFields<JSONValue>) throws(JSONFieldError) {
         try rejectUnknownMembers(
             o,
-            ["client_id", "redirect_uris", "id_token_on_refresh", "device_message", "device_id_token"]
+            [
+                "client_id", "redirect_uris", "id_token_on_refresh", "device_message", "device_id_token", "dpop",
+                "dpop_nonce", "api_dpop_nonce", "dpop_iat_window",
+            ]
         )
         clientID = try o.optionalString("client_id") ?? clientID
         redirectURIs = try o.optionalStringArray("redirect_uris") ?? redirectURIs
         idTokenOnRefresh = try o.optionalBool("id_token_on_refresh") ?? idTokenOnRefresh
         deviceMessage = try o.optionalBool("device_message") ?? deviceMessage
         deviceIDToken = try o.optionalBool("device_id_token") ?? deviceIDToken
+        try loadDPoP(o, prefix: "")
+    }
+
+    /// The DPoP members, in a configuration's `oidc` object (`prefix` "") or in settings (`prefix` "oidc_").
+    mutating func loadDPoP(_ o: JSONFields<JSONValue>, prefix: String) throws(JSONFieldError) {
+        dpop = try o.optionalBool(prefix + "dpop") ?? dpop
+        for (name, keyPath) in [
+            (prefix + "dpop_nonce", \OIDCProviderConfig.dpopNonce), ("api_dpop_nonce", \.apiDPoPNonce),
+        ] {
+            guard let mode = try o.optionalString(name) else { continue }
+            guard DPoPNonceMode(rawValue: mode) != nil else {
+                throw JSONFieldError(path: name, problem: .invalid("must be off, required or always"))
+            }
+            self[keyPath: keyPath] = mode
+        }
+        dpopIatWindow = Int(try o.optionalInt(prefix + "dpop_iat_window", in: 1...86_400 * 365) ?? Int64(dpopIatWindow))
     }
 }

@@ -91,6 +91,14 @@ public struct OIDCProviderConfig: Sendable, Equatable {
     /// Device-code token answers carry an ID token (when `openid` was asked for); false: never, as some providers
     /// do — clients then read the account from userinfo.
     public var deviceIDToken = true
+    /// DPoP (RFC 9449): discovery offers ES256 proofs, a token request with a proof gets tokens bound to its key, and
+    /// the APIs and userinfo take such tokens with proofs. False: no DPoP (proofs are ignored, tokens are Bearer).
+    public var dpop = true
+    /// What the token endpoint demands of proofs' nonces (`DPoPNonceMode`), and the APIs and userinfo.
+    public var dpopNonce = "off"
+    public var apiDPoPNonce = "off"
+    /// How far (seconds) a proof's `iat` may be from the emulator's clock.
+    public var dpopIatWindow = 300
 
     public init() {}
 }

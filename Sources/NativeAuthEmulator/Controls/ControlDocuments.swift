@@ -21,6 +21,7 @@ extension EmulatorConfig {
         oidc.idTokenOnRefresh = try f.optionalBool("oidc_id_token_on_refresh") ?? oidc.idTokenOnRefresh
         oidc.deviceMessage = try f.optionalBool("oidc_device_message") ?? oidc.deviceMessage
         oidc.deviceIDToken = try f.optionalBool("oidc_device_id_token") ?? oidc.deviceIDToken
+        try oidc.loadDPoP(f, prefix: "oidc_")
     }
 
     private mutating func applyLifetimeSettings(_ f: JSONFields<JSONValue>) throws(JSONFieldError) {

@@ -186,8 +186,13 @@ struct ControlPlane: Sendable {
         ]
     }
 
+    /// `settings`, `dpop` (the DPoP proofs received, and the nonces).
     private var settingsRoutes: [Route] {
-        [Route(["POST"], "settings") { call in settings(call.jsonBody) }]
+        let s = services
+        return [
+            Route(["POST"], "settings") { call in settings(call.jsonBody) },
+            Route(["GET"], "dpop") { _ in .json(s.dpop.json) },
+        ]
     }
 
     /// `POST users`: adds or changes an account.

@@ -31,6 +31,10 @@ enum Counter: String, CaseIterable, Sendable {
     case browserRequired = "browser_required"
     case tokenAnswersRewritten = "token_answers_rewritten"
     case tokenErrorsInjected = "token_errors_injected"
+    case dpopProofsAccepted = "dpop_proofs_accepted"
+    case dpopProofsRefused = "dpop_proofs_refused"
+    case dpopNonceChallenges = "dpop_nonce_challenges"
+    case dpopTokensIssued = "dpop_tokens_issued"
 }
 
 /// The counters: one per `Counter`, and one per request path (`path:/…`). A counter is absent until it first counts.

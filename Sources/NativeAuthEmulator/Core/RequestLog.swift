@@ -47,6 +47,7 @@ final class RequestLog: Sendable {
     ]
     static let loggedHeaders = [
         "x-client-sku", "x-client-ver", "x-client-os", "content-type", "return-client-request-id", "user-agent",
+        "dpop",
     ]
 
     private let state = Mutex(State())

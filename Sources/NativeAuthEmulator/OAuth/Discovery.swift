@@ -31,8 +31,17 @@ enum Discovery {
         ]
     }
 
-    /// The generic provider's.
+    /// The generic provider's (with `dpop_signing_alg_values_supported` when it does DPoP, RFC 9449 §5.1).
     static func oidc(issuer i: String, _ config: EmulatorConfig) -> JSONValue {
+        var doc = oidcDocument(issuer: i, config)
+        if config.oidc.dpop, case .object(var o) = doc {
+            o["dpop_signing_alg_values_supported"] = ["ES256"]
+            doc = .object(o)
+        }
+        return doc
+    }
+
+    private static func oidcDocument(issuer i: String, _ config: EmulatorConfig) -> JSONValue {
         let apiScopes = config.apis.flatMap { $0.permissions.map { JSONValue.string(OIDCScopes.scope($0)) } }
         return [
             "issuer": .string(i),
@@ -42,6 +51,7 @@ enum Discovery {
             "userinfo_endpoint": .string("\(i)/userinfo"),
             "end_session_endpoint": .string("\(i)/logout"),
             "revocation_endpoint": .string("\(i)/revoke"),
+            "introspection_endpoint": .string("\(i)/introspect"),
             "jwks_uri": .string("\(i)/jwks"),
             "response_types_supported": ["code"],
             "response_modes_supported": ["query", "form_post"],

@@ -15,29 +15,57 @@ final class OIDCProvider: Sendable {
     let minter: TokenMinter
     let counters: Counters
     let deviceCodes: DeviceCodeService
+    let dpop: DPoPVerifier
 
-    init(directory: Directory, grants: Grants, minter: TokenMinter, counters: Counters, deviceCodes: DeviceCodeService)
-    {
+    init(
+        directory: Directory,
+        grants: Grants,
+        minter: TokenMinter,
+        counters: Counters,
+        deviceCodes: DeviceCodeService,
+        dpop: DPoPVerifier
+    ) {
         self.directory = directory
         self.grants = grants
         self.minter = minter
         self.counters = counters
         self.deviceCodes = deviceCodes
+        self.dpop = dpop
     }
 
     func issuer(_ ctx: RequestContext) -> String { minter.issuer(.oidc, baseURL: ctx.baseURL) }
 
     // MARK: - Token endpoint
 
-    func token(_ form: [String: String], _ ctx: RequestContext) throws(OIDCError) -> EmulatorResponse {
+    /// The token endpoint. A DPoP proof (when the provider does DPoP) is checked before the grant is looked at, so
+    /// a refused proof — a nonce challenge included — spends no code, device code or refresh token; the tokens are
+    /// then bound to its key.
+    func token(
+        _ form: [String: String],
+        _ req: EmulatorRequest,
+        _ ctx: RequestContext
+    ) throws(OIDCError)
+        -> EmulatorResponse
+    {
         let config = directory.config
-        let client = try config.oidcClient(form)
-        switch form["grant_type"] ?? "" {
-        case "authorization_code": return try codeGrant(form, client, config, ctx)
-        case "refresh_token": return try refreshGrant(form, client, config, ctx)
-        case "urn:ietf:params:oauth:grant-type:device_code": return try deviceGrant(form, client, config, ctx)
-        case "": throw OIDCError("invalid_request", "grant_type is required.")
-        default: throw OIDCError("unsupported_grant_type", "The grant type is not supported.")
+        do throws(OIDCError) {
+            let client = try config.oidcClient(form)
+            let jkt = try tokenProof(req, ctx, config)
+            var r: EmulatorResponse
+            switch form["grant_type"] ?? "" {
+            case "authorization_code": r = try codeGrant(form, client, config, ctx, jkt: jkt)
+            case "refresh_token": r = try refreshGrant(form, client, config, ctx, jkt: jkt)
+            case "urn:ietf:params:oauth:grant-type:device_code":
+                r = try deviceGrant(form, client, config, ctx, jkt: jkt)
+            case "": throw OIDCError("invalid_request", "grant_type is required.")
+            default: throw OIDCError("unsupported_grant_type", "The grant type is not supported.")
+            }
+            r.headers += nonceHeaders(.token, config, ctx)
+            return r
+        } catch {
+            var e = error
+            if !e.headers.contains(where: { $0.0 == "DPoP-Nonce" }) { e.headers += nonceHeaders(.token, config, ctx) }
+            throw e
         }
     }
 
@@ -45,7 +73,8 @@ final class OIDCProvider: Sendable {
         _ form: [String: String],
         _ client: String,
         _ config: EmulatorConfig,
-        _ ctx: RequestContext
+        _ ctx: RequestContext,
+        jkt: String?
     ) throws(OIDCError) -> EmulatorResponse {
         try grants.withLock { g throws(OIDCError) -> EmulatorResponse in
             guard let code = form["code"], let rec = g.takeAuthCode(code, idp: .oidc) else {
@@ -70,7 +99,8 @@ final class OIDCProvider: Sendable {
                 nonce: rec.nonce,
                 family: nil,
                 idToken: scopes.contains("openid"),
-                authTime: rec.authTime
+                authTime: rec.authTime,
+                jkt: jkt
             )
             return minter.issueOIDC(issue, &g, ctx)
         }
@@ -81,7 +111,8 @@ final class OIDCProvider: Sendable {
         _ form: [String: String],
         _ client: String,
         _ config: EmulatorConfig,
-        _ ctx: RequestContext
+        _ ctx: RequestContext,
+        jkt: String?
     ) throws(OIDCError) -> EmulatorResponse {
         guard let rt = form["refresh_token"], !rt.isEmpty else {
             throw OIDCError("invalid_request", "refresh_token is required.")
@@ -89,6 +120,15 @@ final class OIDCProvider: Sendable {
         return try grants.withLock { g throws(OIDCError) -> EmulatorResponse in
             guard var rec = g.refreshTokens[rt], rec.idp == .oidc, rec.clientID == client else {
                 throw .invalidGrant("The refresh token is invalid.")
+            }
+            // A bound refresh token is refused, unspent, without a proof of its key (RFC 9449 §5).
+            if let bound = rec.jkt, bound != jkt {
+                throw OIDCError(
+                    "invalid_dpop_proof",
+                    jkt == nil
+                        ? "The refresh token is DPoP-bound; the request has no proof."
+                        : "The refresh token is bound to another key than the proof's."
+                )
             }
             guard !g.revokedFamilies.contains(rec.family) else { throw .invalidGrant("The refresh token was revoked.") }
             guard rec.expires > ctx.now else { throw .invalidGrant("The refresh token has expired.") }
@@ -110,7 +150,8 @@ final class OIDCProvider: Sendable {
                 nonce: nil,
                 family: rec.family,
                 idToken: config.oidc.idTokenOnRefresh && scopes.contains("openid"),
-                authTime: rec.authTime
+                authTime: rec.authTime,
+                jkt: jkt
             )
             return minter.issueOIDC(issue, &g, ctx)
         }
@@ -138,7 +179,8 @@ final class OIDCProvider: Sendable {
         _ form: [String: String],
         _ client: String,
         _ config: EmulatorConfig,
-        _ ctx: RequestContext
+        _ ctx: RequestContext,
+        jkt: String?
     ) throws(OIDCError) -> EmulatorResponse {
         switch deviceCodes.poll(form["device_code"], idp: .oidc, client: client, ctx) {
         case .invalid: throw .invalidGrant("The device code is invalid.")
@@ -156,7 +198,8 @@ final class OIDCProvider: Sendable {
                 nonce: nil,
                 family: nil,
                 idToken: config.oidc.deviceIDToken && scopes.contains("openid"),
-                authTime: ctx.now
+                authTime: ctx.now,
+                jkt: jkt
             )
             return grants.withLock { g in minter.issueOIDC(issue, &g, ctx) }
         }
@@ -215,23 +258,26 @@ final class OIDCProvider: Sendable {
     /// `email_verified`, and `preferred_username` when the user has one. Failures are 401 with `WWW-Authenticate` and
     /// no body.
     func userinfo(_ req: EmulatorRequest, _ ctx: RequestContext) -> EmulatorResponse {
-        var token: String? = nil
-        if let auth = req.headers["authorization"], auth.lowercased().hasPrefix("bearer ") {
-            token = String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces)
-        } else if req.method == "POST" {
-            token = req.form?["access_token"]
+        var presented = PresentedToken(req)
+        if presented == nil, req.method == "POST", let t = req.form?["access_token"] {
+            presented = PresentedToken(token: t, dpop: false)
         }
         func refuse(_ challenge: String) -> EmulatorResponse {
             EmulatorResponse(status: 401, headers: [("WWW-Authenticate", challenge), ("Cache-Control", "no-store")])
         }
-        guard let token, !token.isEmpty else { return refuse("Bearer realm=\"oidc\"") }
+        guard let presented, !presented.token.isEmpty else { return refuse("Bearer realm=\"oidc\"") }
         counters.add(.userinfoRequests)
-        guard let (rec, expired) = grants.opaqueAccessToken(token), rec.expires > ctx.now, !expired,
+        guard let (rec, expired) = grants.opaqueAccessToken(presented.token), rec.expires > ctx.now, !expired,
             let user = directory.user(rec.user)
         else {
             return refuse(
-                "Bearer realm=\"oidc\", error=\"invalid_token\", error_description=\"The access token is not valid.\""
+                "\(presented.scheme) realm=\"oidc\", error=\"invalid_token\", "
+                    + "error_description=\"The access token is not valid.\""
             )
+        }
+        let config = directory.config.oidc
+        if let refusal = dpop.resourceCheck(jkt: rec.jkt, presented, req, ctx, config, realm: "oidc") {
+            return refusal
         }
         var o: [String: JSONValue] = [
             "sub": .string(minter.oidcSubject(user)), "name": .string(user.displayName), "email": .string(user.email),

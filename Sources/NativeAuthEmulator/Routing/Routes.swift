@@ -112,8 +112,11 @@ extension Services {
                 Route(["POST"], "token") { call in
                     Self.oidcFormEndpoint(call) { form, ctx throws(OIDCError) in
                         requestLog.countPresentedSecrets("oidc/token", form)
-                        return try oidc.token(form, ctx)
+                        return try oidc.token(form, call.request, ctx)
                     }
+                },
+                Route(["POST"], "introspect") { call in
+                    Self.oidcFormEndpoint(call) { form, ctx throws(OIDCError) in try oidc.introspect(form, ctx) }
                 },
                 Route(["POST"], "device_authorization") { call in
                     Self.oidcFormEndpoint(call) { form, ctx throws(OIDCError) in try oidc.deviceAuthorization(form, ctx)

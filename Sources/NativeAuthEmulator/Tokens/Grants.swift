@@ -17,6 +17,8 @@ struct RefreshTokenRecord {
     /// The scopes of the grant (generic OIDC: a refresh may narrow them, never widen them).
     var scopes: [String] = []
     var authTime: Double = 0
+    /// DPoP (RFC 9449 §5): the thumbprint of the key the refresh token is bound to; refreshing needs a proof of it.
+    var jkt: String? = nil
 }
 
 /// An authorization code issued by the browser side, waiting for its (one) redemption with PKCE.
@@ -41,6 +43,8 @@ struct OpaqueAccessToken {
     var expires: Double
     var family: String?
     var id: String
+    /// DPoP: the thumbprint of the key the token is bound to (`cnf.jkt`); nil for a bearer token.
+    var jkt: String? = nil
 }
 
 /// What the token endpoints have granted: refresh tokens and their families, authorization codes, the generic

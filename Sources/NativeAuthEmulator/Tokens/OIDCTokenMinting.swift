@@ -13,6 +13,8 @@ struct OIDCIssue {
     var family: String?
     var idToken: Bool
     var authTime: Double
+    /// The key the tokens are bound to (a DPoP proof came with the request), or nil: bearer tokens.
+    var jkt: String? = nil
 }
 
 extension TokenMinter {
@@ -32,11 +34,13 @@ extension TokenMinter {
             scopes: issue.scopes,
             expires: ctx.now + Double(atLife),
             family: family,
-            id: tokenID
+            id: tokenID,
+            jkt: issue.jkt
         )
         grants.accessTokenOwners[tokenID] = user.email
         var body: [String: JSONValue] = [
-            "access_token": .string(at), "token_type": "Bearer", "expires_in": .int(Int64(atLife)),
+            "access_token": .string(at), "token_type": issue.jkt == nil ? "Bearer" : "DPoP",
+            "expires_in": .int(Int64(atLife)),
             "scope": .string(issue.scopes.joined(separator: " ")),
         ]
         if issue.grant.contains("offline_access") {
@@ -48,7 +52,8 @@ extension TokenMinter {
                 expires: ctx.now + Double(life.refreshToken),
                 idp: .oidc,
                 scopes: issue.grant,
-                authTime: issue.authTime
+                authTime: issue.authTime,
+                jkt: issue.jkt
             )
             body["refresh_token"] = .string(rt)
         }
@@ -57,6 +62,7 @@ extension TokenMinter {
         }
         counters.add(.tokensIssued)
         counters.add(.oidcTokensIssued)
+        if issue.jkt != nil { counters.add(.dpopTokensIssued) }
         return .json(.object(body))
     }
 

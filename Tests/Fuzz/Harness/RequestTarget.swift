@@ -1,8 +1,9 @@
 // Target "requests": the request document of every export that takes one, on a client in one of sixteen states
 // (fresh, signed in, or with a flow waiting at each step of each flow), against the scripted server.
 //
-// Input: byte 0 chooses the export ((b - '0') mod 9: 0 na_sign_in, 1 na_sign_up, 2 na_reset_password,
-// 3 na_flow_submit, 4 na_get_access_token, 5 na_call_api, 6 na_get_account, 7 na_sign_out, 8 na_client_info),
+// Input: byte 0 chooses the export ((b - '0') mod 10: 0 na_sign_in, 1 na_sign_up, 2 na_reset_password,
+// 3 na_flow_submit, 4 na_get_access_token, 5 na_call_api, 6 na_get_account, 7 na_sign_out, 8 na_client_info,
+// 9 na_dpop_proof),
 // byte 1 the client's state ((b - 'a') mod 16, `RequestSetup`), the rest is request_json. Every "$flow" in it is
 // replaced by the open flow's id, when the state has one.
 import NativeAuthJSON

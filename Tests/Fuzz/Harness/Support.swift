@@ -64,6 +64,7 @@ let requestExports: [(name: String, fn: Export)] = [
     ("na_sign_in", na_sign_in), ("na_sign_up", na_sign_up), ("na_reset_password", na_reset_password),
     ("na_flow_submit", na_flow_submit), ("na_get_access_token", na_get_access_token), ("na_call_api", na_call_api),
     ("na_get_account", na_get_account), ("na_sign_out", na_sign_out), ("na_client_info", na_client_info),
+    ("na_dpop_proof", na_dpop_proof),
 ]
 
 /// One answer of an export: its status, its document as text and parsed.

@@ -5,7 +5,8 @@
 //  - the parser never traps; its errors name a byte of the header and never quote it; a header it parses, written
 //    back (WWWAuthenticateWriter: never longer than the header), parses to the same challenges and claims — a fixed
 //    point — and is written back to the same text;
-//  - every challenge's claims, and the header's, are JSON objects the library takes back as a claims request.
+//  - every challenge's claims, and the header's, are JSON objects the library takes back as a claims request;
+//  - the DPoP reading of the same bytes (DPoPAnswerChecks.swift).
 import NativeAuthCore
 import NativeAuthHTTP
 import NativeAuthJSON
@@ -16,6 +17,7 @@ private let parseExport: Export = { _, header, out in na_parse_www_authenticate(
 
 func fuzzWWWAuthenticate(_ data: UnsafeRawBufferPointer) {
     let bytes = Array(data)
+    fuzzDPoPAnswer(bytes)
     let cString = Array(bytes.prefix { $0 != 0 })
     let answer = call(parseExport, nil, cString)
     let text = String(validating: cString, as: UTF8.self)

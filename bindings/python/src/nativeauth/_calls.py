@@ -273,6 +273,26 @@ def sign_out(account: Optional[str], all: bool, browser: str) -> Call[Tuple[bool
     return _call("sign_out", req, parse)
 
 
+def dpop_proof(method: str, url: str, access_token: Optional[str], nonce: Optional[str],
+               account: Optional[str]) -> Call[str]:
+    """``na_dpop_proof``: the proof (a compact JWS)."""
+    req: Dict[str, Any] = {"method": _str("method", method), "url": _str("url", url)}
+    if access_token is not None:
+        req["access_token"] = _str("access_token", access_token)
+    if nonce is not None:
+        req["nonce"] = _str("nonce", nonce)
+    if account is not None:
+        req["account"] = _str("account", account)
+
+    def parse(doc: Dict[str, Any]) -> str:
+        proof = doc.get("proof")
+        if not isinstance(proof, str):
+            raise errors.InternalError("the library answered no proof", code="internal", status=-9)
+        return proof
+
+    return _call("dpop_proof", req, parse)
+
+
 def client_info() -> Call[ClientInfo]:
     """``na_client_info``."""
     return _call("client_info", {}, lambda doc: cast(ClientInfo, doc))

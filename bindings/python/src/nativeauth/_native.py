@@ -80,6 +80,11 @@ if ASYNC:
     lib.na_client_event_fd.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
     lib.na_client_dispatch.restype = ctypes.c_int
     lib.na_client_dispatch.argtypes = [ctypes.c_void_p]
+# DPoP proofs (na_dpop_proof): declared when the library has it (Client.dpop_proof raises NotSupportedError without).
+DPOP = hasattr(lib, "na_dpop_proof")
+if DPOP:
+    lib.na_dpop_proof.restype = ctypes.c_int
+    lib.na_dpop_proof.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(_Result)]
 
 
 def take_string(ptr: ctypes.c_void_p) -> str:

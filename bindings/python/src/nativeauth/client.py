@@ -43,7 +43,8 @@ class _ClientCore:
                  request_headers: Optional[Mapping[str, str]] = None, async_workers: Optional[int] = None,
                  app_name: Optional[str] = None, app_version: Optional[str] = None,
                  proxy: Optional[str] = None, no_proxy: Optional[str] = None,
-                 proxy_ca_bundle: Optional[str] = None, ca_bundle_system: Optional[bool] = None):
+                 proxy_ca_bundle: Optional[str] = None, ca_bundle_system: Optional[bool] = None,
+                 dpop: bool = False):
         self._handle: Optional[int] = None
         self._lock = threading.Lock()
         self._check_library()
@@ -85,6 +86,8 @@ class _ClientCore:
             config["client_capabilities"] = list(client_capabilities)
         if request_headers is not None:
             config["request_headers"] = dict(request_headers)
+        if dpop:
+            config["dpop"] = True
         if log_level not in _LEVELS:
             raise errors.InvalidArgumentError(f"log_level must be one of {', '.join(_LEVELS)}", status=-1)
         try:
@@ -135,6 +138,33 @@ class _ClientCore:
 
         self._log_callback = _native.LOG_FN(trampoline)  # keep a reference for the C side
         _native.lib.na_client_set_log_callback(self._handle, level, self._log_callback, None)
+
+    def dpop_proof(self, method: str, url: str, access_token: Optional[str] = None, nonce: Optional[str] = None, *,
+                   account: Optional[str] = None) -> str:
+        """A DPoP proof (RFC 9449) for a request this program sends itself with a DPoP-bound token
+        (``AccessToken.token_type == "DPoP"``)::
+
+            token = client.get_access_token(scopes)
+            proof = client.dpop_proof("GET", url, token.access_token)
+            requests.get(url, headers={"Authorization": f"DPoP {token.access_token}", "DPoP": proof})
+
+        A new proof for every request. ``access_token`` (the token the request presents) adds its hash, ``ath``:
+        give it for a resource. ``nonce``: the server's ``DPoP-Nonce`` (after a ``use_dpop_nonce`` challenge);
+        without it, the last one the library saw from that origin. ``account`` as for `Client.get_access_token`.
+        The key never leaves the library. Local and fast (tens of microseconds), so `nativeauth.aio.AsyncClient`
+        has it as a plain method too. Raises DPoPUnsupportedError for an account whose tokens are bearer tokens."""
+        handle = self._handle
+        if handle is None:
+            raise errors.ClientClosedError("the client is closed", status=-1)
+        if not _native.DPOP:
+            raise errors.NotSupportedError("the loaded libnativeauth has no na_dpop_proof", code="not_supported",
+                                           status=-1)
+        call = _calls.dpop_proof(method, url, access_token, nonce, account)
+        try:
+            rc, doc = _native.call("na_dpop_proof", handle, call.request)
+        except ValueError as e:
+            raise errors.InvalidArgumentError(str(e), status=-1) from None
+        return call.result(rc, doc)
 
     def _set_browser(self, browser: Optional[BrowserOpener]) -> None:
         """`Client.set_browser`."""
@@ -205,6 +235,11 @@ class Client(_ClientCore):
     never go through a proxy. ``proxy_ca_bundle`` verifies an https proxy. ``ca_bundle`` alone replaces the system's
     CAs; with ``ca_bundle_system=True`` it adds to them (a TLS-inspecting proxy's CA). The proxy's password never
     appears in errors, logs or `info` (which shows ``proxy`` as ``scheme://host:port``).
+    ``dpop=True`` (``authority_type="oidc"`` only) asks for sender-constrained tokens (DPoP, RFC 9449): each sign-in
+    makes a P-256 key for its account, kept with the account in the cache (sealed like the refresh token) and never
+    exported, and its tokens are bound to it — `AccessToken.token_type` is ``"DPoP"``, `call_api` sends them with
+    proofs, and `dpop_proof` makes proofs for requests you send yourself. A provider whose discovery does not offer
+    ES256 proofs raises DPoPUnsupportedError at the first call that needs it; never a silent bearer token.
     Log lines go to ``log_handler(level, message, correlation_id)`` or, by default, to the ``nativeauth`` logger of the
     ``logging`` module; they never contain secrets or usernames. ``async_workers`` (1..64, default 4) is for
     `nativeauth.aio.AsyncClient`, which takes the same arguments: how many library threads run its calls at once. A
@@ -345,7 +380,8 @@ class Client(_ClientCore):
                  headers: Optional[Mapping[str, str]] = None,
                  body: Union[None, str, Mapping[str, Any], Sequence[Any]] = None, force_refresh: bool = False,
                  account: Optional[str] = None) -> ApiResponse:
-        """Calls an API with ``Authorization: Bearer`` and a token for ``scopes`` (without any: the sign-in's own
+        """Calls an API with ``Authorization: Bearer`` (a DPoP-bound token: ``Authorization: DPoP`` and a proof, with
+        one resend for the API's nonce challenge) and a token for ``scopes`` (without any: the sign-in's own
         scopes), from the same logic as `get_access_token`. A ``str`` body is sent as is, a mapping or list as JSON.
         An HTTP error status is a response (see `ApiResponse.ok`), not an exception; errors getting the token raise
         as for `get_access_token`. One challenge of the API's 401 is answered and the call retried once: a refreshed

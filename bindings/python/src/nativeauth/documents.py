@@ -72,6 +72,7 @@ class ClientConfig(TypedDict, total=False):
     browser_command: str
     app_name: str
     app_version: str
+    dpop: bool
 
 
 class ClientInfo(TypedDict):

@@ -104,6 +104,14 @@ class InvalidClientError(InvalidArgumentError):
     code = "invalid_client"
 
 
+class DPoPUnsupportedError(InvalidArgumentError):
+    """``dpop=True`` with a provider that does not do DPoP (an Entra authority, a discovery document without ES256 in
+    ``dpop_signing_alg_values_supported``, or a bearer token answered to a request with a proof), or `Client.dpop_proof`
+    for an account whose tokens are bearer tokens."""
+
+    code = "dpop_unsupported"
+
+
 class AuthenticationError(NativeAuthError):
     """The user's input was refused (NA_EAUTH)."""
 
@@ -401,7 +409,7 @@ __all__ = [
     "ThrottledError", "DeclinedScopesError", "PasswordResetFailedError", "CancelledError", "IdTokenInvalidError",
     "AccountRequiredError", "AccessDeniedError", "BrowserUnavailableError", "CacheError", "CacheUnreadableError",
     "CacheWriteFailedError", "CacheInsecureError", "CacheKeyInvalidError", "ReentrantCallError",
-    "KeyringUnavailableError",
+    "KeyringUnavailableError", "DPoPUnsupportedError",
 ]
 
 _BY_CODE = {cls.code: cls for cls in [
@@ -413,7 +421,7 @@ _BY_CODE = {cls.code: cls for cls in [
     RequestTimeoutError, TLSError, ServerError, LibraryMemoryError, InternalError, ThrottledError,
     DeclinedScopesError, PasswordResetFailedError, CancelledError, IdTokenInvalidError, AccountRequiredError,
     AccessDeniedError, BrowserUnavailableError, CacheUnreadableError, CacheWriteFailedError, CacheInsecureError,
-    CacheKeyInvalidError, ReentrantCallError, KeyringUnavailableError,
+    CacheKeyInvalidError, ReentrantCallError, KeyringUnavailableError, DPoPUnsupportedError,
 ]}
 
 

@@ -50,7 +50,8 @@ class AccessToken:
     without a network call."""
 
     access_token: str = field(repr=False)
-    """The token to send as ``Authorization: Bearer <access_token>``."""
+    """The token to send as ``Authorization: Bearer <access_token>`` — or, when ``token_type`` is ``"DPoP"``, as
+    ``Authorization: DPoP <access_token>`` with a proof (`nativeauth.Client.dpop_proof`)."""
     scopes: Tuple[str, ...]
     """The scopes the token was granted for."""
     expires_on: int
@@ -58,7 +59,7 @@ class AccessToken:
     from_cache: bool
     """Whether the token came from the cache (no network call)."""
     token_type: str = "Bearer"
-    """Always ``"Bearer"``."""
+    """``"Bearer"``, or ``"DPoP"`` for a token bound to the account's key (a client made with ``dpop=True``)."""
 
     @property
     def token(self) -> str:

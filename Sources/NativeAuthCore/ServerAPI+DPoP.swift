@@ -144,7 +144,8 @@ extension ServerAPI {
     /// only when it was a nonce challenge that came with a nonce and this is the first. That resend is safe even for a
     /// request carrying a refresh token or a code: a server answers `use_dpop_nonce` when it checks the proof, before
     /// it looks at the grant (RFC 9449 §8: the client "retries the request" with the nonce; the refused request
-    /// redeemed nothing), and one resend at most means a server that keeps asking gets its error answered, never a loop.
+    /// redeemed nothing), and one resend at most means a server that keeps asking gets its error answered, never a
+    /// loop.
     func wantsNonceRetry(_ response: HTTPResponse, url: String, retried: Bool) -> Bool {
         let origin = (try? HTTPURL(url))?.origin ?? ""
         guard dpopNonces.note(response, origin: origin) != nil, !retried, DPoP.isNonceChallenge(response) else {

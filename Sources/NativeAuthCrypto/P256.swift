@@ -193,8 +193,8 @@ public struct P256PublicKey: Sendable {
     /// The RFC 7638 thumbprint of the key with these coordinates: base64url(SHA-256(
     /// `{"crv":"P-256","kty":"EC","x":"…","y":"…"}`)) — the required members in lexicographic order, no whitespace.
     public static func thumbprint(x: [UInt8], y: [UInt8]) -> String {
-        let canonical = #"{"crv":"P-256","kty":"EC","x":""# + Base64.urlEncode(x) + #"","y":""# + Base64.urlEncode(y)
-            + #""}"#
+        let canonical =
+            #"{"crv":"P-256","kty":"EC","x":""# + Base64.urlEncode(x) + #"","y":""# + Base64.urlEncode(y) + #""}"#
         return Base64.urlEncode(SHA256.hash(Array(canonical.utf8)))
     }
 
@@ -229,7 +229,9 @@ public struct P256PublicKey: Sendable {
             ERR_clear_error()
             return false
         }
-        let rc = message.withUnsafeBufferPointer { m in EVP_DigestVerify(ctx, der, Int(length), m.baseAddress, m.count) }
+        let rc = message.withUnsafeBufferPointer { m in
+            EVP_DigestVerify(ctx, der, Int(length), m.baseAddress, m.count)
+        }
         if rc != 1 { ERR_clear_error() }
         return rc == 1
     }

@@ -21,7 +21,8 @@ go_na_started go_na_start(uintptr_t client, const char *call, const char *reques
 int go_na_op_cancel(uintptr_t op);
 void go_na_op_free(uintptr_t op);
 
-/* na_dpop_proof: local and fast, so called directly rather than started. out is the document (free with na_string_free). */
+/* na_dpop_proof: local and fast, so called directly rather than started. out is the document (free with
+ * na_string_free). */
 go_na_result go_na_dpop_proof(uintptr_t client, const char *request);
 
 /* A request document in C memory, wiped before it is freed: it may hold a password or a code. */

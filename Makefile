@@ -381,10 +381,12 @@ SWIFT_RUNTIME := $(abspath $(SWIFT_BIN)../lib/swift/linux)
 ASAN_BUILD    := .build-asan
 TSAN_BUILD    := .build-tsan
 ASAN_FLAGS    := --sanitize=address -Xcc -fsanitize=undefined
-ASAN_ENV      := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 \
+ASAN_ENV      := SWIFT_BACKTRACE=enable=no NATIVEAUTH_TEST_TIME_SCALE=4 \
+                 ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 \
                  LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
                  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-TSAN_ENV      := SWIFT_BACKTRACE=enable=no TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+TSAN_ENV      := SWIFT_BACKTRACE=enable=no NATIVEAUTH_TEST_TIME_SCALE=4 \
+                 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
                  LD_PRELOAD=$(CURDIR)/$(TSAN_BUILD)/libtsan_mutex.so
 SAN_CFLAGS    := -std=c99 -Wall -Wextra -Werror -pedantic -O1 -g -fno-omit-frame-pointer -fuse-ld=lld -Iinclude
 

@@ -794,7 +794,7 @@ int na_client_set_log_callback(na_client *client, int level, na_log_fn fn, void 
  *
  *   call             the operation's name without "na_": "client_info", "sign_in", "sign_up", "reset_password",
  *                    "flow_submit", "sign_in_interactive", "sign_in_device_code", "get_access_token", "call_api",
- *                    "get_account", "get_accounts", "sign_out"
+ *                    "get_account", "get_accounts", "sign_out", "dpop_proof"
  *   request_json     as for the blocking call (copied: it may be freed as soon as na_start returns)
  *   done             called exactly once for every operation na_start accepted — with the blocking call's return
  *                    code and document, or NA_ESTATE "cancelled" — whatever happens meanwhile (na_op_cancel,

@@ -26,6 +26,7 @@ enum StartableCall {
         "get_account": na_get_account,
         "get_accounts": na_get_accounts,
         "sign_out": na_sign_out,
+        "dpop_proof": na_dpop_proof,  // local and fast, but an operation like the others: startable too
     ]
 
     static func export(named name: String) -> BlockingExport? { exports[name] }

@@ -55,9 +55,11 @@ extension ABIClient {
 }
 
 /// Polls `condition` until it holds or `seconds` pass. Async, so that a waiting test does not hold one of the few
-/// threads of Swift's cooperative pool, which the in-process emulator of other suites needs.
+/// threads of Swift's cooperative pool, which the in-process emulator of other suites needs. The bound is multiplied
+/// by NATIVEAUTH_TEST_TIME_SCALE (the sanitizer runs set 4): there every suite blocks the pool's two threads with C
+/// calls, and a polling task may not be resumed for minutes — the bound says when to give up, not how fast.
 func eventually(_ seconds: Double = 90, _ condition: () throws -> Bool) async throws -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
+    let deadline = Date().addingTimeInterval(seconds * testTimeScale)
     while Date() < deadline {
         if try condition() { return true }
         try await Task.sleep(nanoseconds: 2_000_000)
@@ -413,3 +415,9 @@ func slowServer() throws -> TestHTTPServer {
         #expect(na_client_dispatch(h) == NA_EINVAL)
     }
 }
+
+/// NATIVEAUTH_TEST_TIME_SCALE (≥ 1, default 1): how much longer than usual a bound on a wait may be.
+let testTimeScale: Double = {
+    let value = ProcessInfo.processInfo.environment["NATIVEAUTH_TEST_TIME_SCALE"].flatMap(Double.init) ?? 1
+    return max(1, value)
+}()

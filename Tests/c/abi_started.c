@@ -58,7 +58,7 @@ static int wait_done(struct tally *t, int n) {
 
 static const char *CALLS[] = {"client_info", "sign_in", "sign_up", "reset_password", "flow_submit",
                               "sign_in_interactive", "sign_in_device_code", "get_access_token", "call_api",
-                              "get_account", "get_accounts", "sign_out"};
+                              "get_account", "get_accounts", "sign_out", "dpop_proof"};
 #define NCALLS ((int)(sizeof CALLS / sizeof CALLS[0]))
 static const char *REQUESTS[] = {NULL, "{", "{\"username\":\"\xc3\x28\"}", "[1]", "{\"scopes\":42}",
                                  "{\"username\":\"a@b.c\",\"password\":\"pw\"}", "{\"flow\":\"nope\",\"code\":\"1\"}",

@@ -16,7 +16,7 @@ import Synchronization
 
 private let startableNames = [
     "client_info", "sign_in", "sign_up", "reset_password", "flow_submit", "sign_in_interactive",
-    "sign_in_device_code", "get_access_token", "call_api", "get_account", "get_accounts", "sign_out",
+    "sign_in_device_code", "get_access_token", "call_api", "get_account", "get_accounts", "sign_out", "dpop_proof",
     "parse_www_authenticate", "na_sign_in",
 ]
 

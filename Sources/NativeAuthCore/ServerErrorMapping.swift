@@ -51,142 +51,11 @@ extension NativeAuthError {
     }
 
     private static func mapped(_ envelope: ServerErrorEnvelope, context: ErrorContext) -> NativeAuthError {
-        let d = envelope.details
-        let error = d.error ?? ""
-        let sub = d.suberror ?? ""
-        let codes = d.errorCodes
-        func make(_ code: Code, _ message: String) -> NativeAuthError { NativeAuthError(code, message, server: d) }
-
-        if let status = d.httpStatus, status >= 500 || status == 429 {
-            return make(
-                .server,
-                status == 429
-                    ? "The server is throttling requests; try again later."
-                    : "The server failed (HTTP \(status)) and did not recover after a retry."
-            )
-        }
-        if error.isEmpty {
-            return make(
-                .server,
-                "The server answered with something that is not an OAuth error (HTTP \(d.httpStatus ?? 0))."
-            )
-        }
-        // DPoP (RFC 9449 §5, §8): a proof the provider refused, or a second nonce challenge after the one resend with
-        // its nonce. A refresh token whose key the provider does not accept is of no more use to this client (its
-        // key was replaced, or the provider lost the binding): the user signs in again, with a new key.
-        if error == "invalid_dpop_proof" {
-            return context == .refresh
-                ? make(
-                    .interactionRequired,
-                    "The provider refused the DPoP proof of this account's key (invalid_dpop_proof); sign in again."
-                )
-                : make(.server, "The provider refused the request's DPoP proof (invalid_dpop_proof).")
-        }
-        if error == "use_dpop_nonce" {
-            return make(.server, "The provider asked for a DPoP nonce again after one resend with the nonce it gave.")
-        }
-        if context == .refresh {
-            if error == "expired_refresh_token" || codes.contains(700082) {
-                return make(.refreshTokenExpired, "The refresh token has expired; the user must sign in again.")
-            }
-            if error == "invalid_scope" { return make(.invalidScope, "The server refused the requested scopes.") }
-            if codes.contains(50142) {
-                return make(.passwordChangeRequired, "The user must change their password; sign in again.")
-            }
-            // MSAL's InteractionRequiredAuthError: interaction_required, consent_required, login_required, and
-            // invalid_grant (bad_token, consent_required, basic_action, additional_action, message_only, …).
-            if ["invalid_grant", "interaction_required", "consent_required", "login_required"].contains(error) {
-                return make(
-                    .interactionRequired,
-                    sub == "bad_token"
-                        ? "The refresh token was refused; the user must sign in again."
-                        : "The server needs the user to sign in again for these scopes."
-                )
-            }
-        }
-        if context == .codeRedemption {
-            switch error {
-            case "access_denied", "authorization_declined":
-                return make(.accessDenied, "The sign-in was refused.")
-            case "interaction_required", "login_required", "consent_required":
-                return make(.interactionRequired, "The server needs the user to sign in interactively.")
-            case "invalid_grant":
-                return make(
-                    .server,
-                    "The authorization code was refused (expired, already used, or the PKCE verifier does not match)."
-                )
-            case "expired_token":
-                return make(.flowExpired, "The sign-in expired; start again.")
-            default: break
-            }
-        }
-        if error == "expired_token" || codes.contains(552003) {
-            return make(.flowExpired, "The flow expired; start again.")
-        }
-        if codes.contains(55200) || codes.contains(55000) {  // "The continuation_token is invalid"
-            return make(.flowInvalid, "The server no longer accepts this flow; start again.")
-        }
-        if error == "invalid_client" || error == "unauthorized_client" {
-            return make(
-                .invalidClient,
-                "The server refused this client_id for native authentication "
-                    + "(check the app registration: public client, native authentication enabled)."
-            )
-        }
-        if error == "invalid_request" && codes.contains(90100) {
-            // Which parameter: the description's phrase, as MSAL reads it (`InvalidParameter`). Without one of the
-            // two phrases it is neither the user's nor the registration's fault that the library can name.
-            switch envelope.invalidParameter {
-            case .username?: return make(.invalidUsername, "The username is not valid.")
-            case .clientID?:
-                return make(.invalidClient, "The server refused this client_id as empty or not valid (AADSTS90100).")
-            case nil: return make(.server, "The server refused a parameter of the request as not valid (AADSTS90100).")
-            }
-        }
-        if error == "user_not_found" || codes.first == 50034 {
-            return make(.userNotFound, "No account exists for this username.")
-        }
-        if sub == "invalid_oob_value" { return make(.invalidCode, "The code is not valid.") }
-        if sub.hasPrefix("password_") {
-            var e = make(.invalidPassword, passwordMessage(sub))
-            e.reason = sub
-            return e
-        }
-        if error == "invalid_grant" && codes.first == 50126 {
-            return make(.invalidCredentials, "The username or password is incorrect.")
-        }
-        if error == "user_already_exists" {
-            return make(.userAlreadyExists, "An account already exists for this username.")
-        }
-        if sub == "attribute_validation_failed" {
-            let names = envelope.invalidAttributes
-            var e = make(
-                .attributesInvalid,
-                "Some attributes are not valid: \(DisplayText.bounded(names.joined(separator: ", ")))."
-            )
-            e.attributes = names
-            return e
-        }
-        if codes.contains(500222) {
-            return make(.userHasNoPassword, "This account has no password (it signs in with a code).")
-        }
-        if codes.contains(50142) {
-            return make(.passwordChangeRequired, "The user must change their password before signing in.")
-        }
-        if error == "invalid_scope" { return make(.invalidScope, "The server refused the requested scopes.") }
-        if codes.contains(901001) { return make(.invalidContact, "The verification contact is not valid.") }
-        if error == "access_denied" && sub == "provider_blocked_by_rep" {
-            return context == .registerChallenge
-                ? make(.contactBlocked, "This verification contact is blocked.")
-                : make(.authMethodBlocked, "This authentication method is blocked.")
-        }
-        if error == "unsupported_challenge_type" {
-            // The client's challenge types and the tenant's policy disagree: a configuration problem, not a reason
-            // to send the user to a browser (the server says that with `redirect`).
-            return make(.server, "The server refused the challenge types this client is configured with.")
-        }
-        let what = DisplayText.bounded(error + (sub.isEmpty ? "" : " / " + sub))
-        return make(.server, "The server refused the request (\(what)).")
+        let answer = ErrorAnswer(envelope)
+        if let e = answer.unanswered() ?? answer.dpop(context) { return e }
+        if context == .refresh, let e = answer.refreshGrant() { return e }
+        if context == .codeRedemption, let e = answer.codeRedemption() { return e }
+        return answer.flowState(context) ?? answer.credentials(context) ?? answer.other()
     }
 
     static func passwordMessage(_ sub: String) -> String {
@@ -272,5 +141,185 @@ enum APIChallenge: Equatable {
         } else {
             return nil
         }
+    }
+}
+
+/// An error answer as the mapping reads it — its `error`, `suberror` and `error_codes` — and the rules, in the order
+/// they apply (`NativeAuthError.from`); each rule's error carries the server's fields.
+private struct ErrorAnswer {
+    let envelope: ServerErrorEnvelope
+    let d: ServerErrorDetails
+    let error: String
+    let sub: String
+    let codes: [Int64]
+
+    init(_ envelope: ServerErrorEnvelope) {
+        self.envelope = envelope
+        d = envelope.details
+        error = d.error ?? ""
+        sub = d.suberror ?? ""
+        codes = d.errorCodes
+    }
+
+    func make(_ code: NativeAuthError.Code, _ message: String) -> NativeAuthError {
+        NativeAuthError(code, message, server: d)
+    }
+
+    /// The server failed or throttled, or answered something that is not an OAuth error.
+    func unanswered() -> NativeAuthError? {
+        if let status = d.httpStatus, status >= 500 || status == 429 {
+            return make(
+                .server,
+                status == 429
+                    ? "The server is throttling requests; try again later."
+                    : "The server failed (HTTP \(status)) and did not recover after a retry."
+            )
+        }
+        if error.isEmpty {
+            return make(
+                .server,
+                "The server answered with something that is not an OAuth error (HTTP \(d.httpStatus ?? 0))."
+            )
+        }
+        return nil
+    }
+
+    func dpop(_ context: ErrorContext) -> NativeAuthError? {
+        // DPoP (RFC 9449 §5, §8): a proof the provider refused, or a second nonce challenge after the one resend with
+        // its nonce. A refresh token whose key the provider does not accept is of no more use to this client (its
+        // key was replaced, or the provider lost the binding): the user signs in again, with a new key.
+        if error == "invalid_dpop_proof" {
+            return context == .refresh
+                ? make(
+                    .interactionRequired,
+                    "The provider refused the DPoP proof of this account's key (invalid_dpop_proof); sign in again."
+                )
+                : make(.server, "The provider refused the request's DPoP proof (invalid_dpop_proof).")
+        }
+        if error == "use_dpop_nonce" {
+            return make(.server, "The provider asked for a DPoP nonce again after one resend with the nonce it gave.")
+        }
+        return nil
+    }
+
+    /// The refresh-token grant: MSAL's silent-flow rules.
+    func refreshGrant() -> NativeAuthError? {
+        if error == "expired_refresh_token" || codes.contains(700082) {
+            return make(.refreshTokenExpired, "The refresh token has expired; the user must sign in again.")
+        }
+        if error == "invalid_scope" { return make(.invalidScope, "The server refused the requested scopes.") }
+        if codes.contains(50142) {
+            return make(.passwordChangeRequired, "The user must change their password; sign in again.")
+        }
+        // MSAL's InteractionRequiredAuthError: interaction_required, consent_required, login_required, and
+        // invalid_grant (bad_token, consent_required, basic_action, additional_action, message_only, …).
+        if ["invalid_grant", "interaction_required", "consent_required", "login_required"].contains(error) {
+            return make(
+                .interactionRequired,
+                sub == "bad_token"
+                    ? "The refresh token was refused; the user must sign in again."
+                    : "The server needs the user to sign in again for these scopes."
+            )
+        }
+        return nil
+    }
+
+    /// The authorization-code and device-code grants.
+    func codeRedemption() -> NativeAuthError? {
+        switch error {
+        case "access_denied", "authorization_declined":
+            return make(.accessDenied, "The sign-in was refused.")
+        case "interaction_required", "login_required", "consent_required":
+            return make(.interactionRequired, "The server needs the user to sign in interactively.")
+        case "invalid_grant":
+            return make(
+                .server,
+                "The authorization code was refused (expired, already used, or the PKCE verifier does not match)."
+            )
+        case "expired_token":
+            return make(.flowExpired, "The sign-in expired; start again.")
+        default: break
+        }
+        return nil
+    }
+
+    /// The flow, the client or the user named cannot go on.
+    func flowState(_ context: ErrorContext) -> NativeAuthError? {
+        if error == "expired_token" || codes.contains(552003) {
+            return make(.flowExpired, "The flow expired; start again.")
+        }
+        if codes.contains(55200) || codes.contains(55000) {  // "The continuation_token is invalid"
+            return make(.flowInvalid, "The server no longer accepts this flow; start again.")
+        }
+        if error == "invalid_client" || error == "unauthorized_client" {
+            return make(
+                .invalidClient,
+                "The server refused this client_id for native authentication "
+                    + "(check the app registration: public client, native authentication enabled)."
+            )
+        }
+        if error == "invalid_request" && codes.contains(90100) {
+            // Which parameter: the description's phrase, as MSAL reads it (`InvalidParameter`). Without one of the
+            // two phrases it is neither the user's nor the registration's fault that the library can name.
+            switch envelope.invalidParameter {
+            case .username?: return make(.invalidUsername, "The username is not valid.")
+            case .clientID?:
+                return make(.invalidClient, "The server refused this client_id as empty or not valid (AADSTS90100).")
+            case nil: return make(.server, "The server refused a parameter of the request as not valid (AADSTS90100).")
+            }
+        }
+        if error == "user_not_found" || codes.first == 50034 {
+            return make(.userNotFound, "No account exists for this username.")
+        }
+        return nil
+    }
+
+    /// What the user entered or the account's state: codes, passwords, attributes, contacts, methods.
+    func credentials(_ context: ErrorContext) -> NativeAuthError? {
+        if sub == "invalid_oob_value" { return make(.invalidCode, "The code is not valid.") }
+        if sub.hasPrefix("password_") {
+            var e = make(.invalidPassword, NativeAuthError.passwordMessage(sub))
+            e.reason = sub
+            return e
+        }
+        if error == "invalid_grant" && codes.first == 50126 {
+            return make(.invalidCredentials, "The username or password is incorrect.")
+        }
+        if error == "user_already_exists" {
+            return make(.userAlreadyExists, "An account already exists for this username.")
+        }
+        if sub == "attribute_validation_failed" {
+            let names = envelope.invalidAttributes
+            var e = make(
+                .attributesInvalid,
+                "Some attributes are not valid: \(DisplayText.bounded(names.joined(separator: ", ")))."
+            )
+            e.attributes = names
+            return e
+        }
+        if codes.contains(500222) {
+            return make(.userHasNoPassword, "This account has no password (it signs in with a code).")
+        }
+        if codes.contains(50142) {
+            return make(.passwordChangeRequired, "The user must change their password before signing in.")
+        }
+        if error == "invalid_scope" { return make(.invalidScope, "The server refused the requested scopes.") }
+        if codes.contains(901001) { return make(.invalidContact, "The verification contact is not valid.") }
+        if error == "access_denied" && sub == "provider_blocked_by_rep" {
+            return context == .registerChallenge
+                ? make(.contactBlocked, "This verification contact is blocked.")
+                : make(.authMethodBlocked, "This authentication method is blocked.")
+        }
+        if error == "unsupported_challenge_type" {
+            // The client's challenge types and the tenant's policy disagree: a configuration problem, not a reason
+            // to send the user to a browser (the server says that with `redirect`).
+            return make(.server, "The server refused the challenge types this client is configured with.")
+        }
+        return nil
+    }
+
+    func other() -> NativeAuthError {
+        let what = DisplayText.bounded(error + (sub.isEmpty ? "" : " / " + sub))
+        return make(.server, "The server refused the request (\(what)).")
     }
 }

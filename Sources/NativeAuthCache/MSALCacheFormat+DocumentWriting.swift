@@ -1,7 +1,7 @@
 internal import NativeAuthCore
 
 /// Writing the document back: unchanged entries are copied from the file as they were.
-extension UnifiedCache {
+extension MSALCacheFormat.Document {
     /// The document as compact JSON: unchanged entries copied from the file as they were.
     func serialized() -> [UInt8] {
         let parts = pieces()

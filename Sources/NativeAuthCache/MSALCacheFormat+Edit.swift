@@ -4,13 +4,13 @@ internal import NativeAuthJSON
 extension MSALCacheFormat {
     /// Changes to a document: entries replaced in place, added or removed.
     struct Edit {
-        var cache: UnifiedCache
+        var cache: MSALCacheFormat.Document
         let owner: EntryOwner
         /// Positions removed, by section.
         var removed: [String: Set<Int>] = [:]
         var added: [String: [CacheEntry]] = [:]
 
-        init(cache: UnifiedCache, owner: EntryOwner) {
+        init(cache: MSALCacheFormat.Document, owner: EntryOwner) {
             self.cache = cache
             self.owner = owner
         }
@@ -55,7 +55,7 @@ extension MSALCacheFormat {
             }
         }
 
-        func result() -> UnifiedCache {
+        func result() -> MSALCacheFormat.Document {
             var out = cache
             for (section, places) in removed {
                 guard let list = cache.sections[section], !places.isEmpty else { continue }

@@ -59,7 +59,7 @@ struct ScopeMemo {
 /// Reading: the accounts of this client in a document.
 extension MSALCacheFormat {
     /// The accounts of this client found in `cache`. ID token claims are decoded when first asked for.
-    func accounts(in cache: UnifiedCache) -> [String: AccountEntry] {
+    func accounts(in cache: MSALCacheFormat.Document) -> [String: AccountEntry] {
         let found = gather(cache)
         var out: [String: AccountEntry] = [:]
         out.reserveCapacity(found.count)
@@ -74,7 +74,7 @@ extension MSALCacheFormat {
 
     /// One pass over the sections: the accounts that have a refresh token or an ID token of this client, and where
     /// their other entries are.
-    private func gather(_ cache: UnifiedCache) -> [FoundAccount] {
+    private func gather(_ cache: MSALCacheFormat.Document) -> [FoundAccount] {
         var found = FoundAccounts()
         let refreshTokens = cache.sections[Self.refreshToken] ?? []
         let idTokens = cache.sections[Self.idToken] ?? []
@@ -109,7 +109,7 @@ extension MSALCacheFormat {
     }
 
     /// The Account entries, access tokens and DPoP keys of the accounts found.
-    private func gatherOthers(_ cache: UnifiedCache, into found: inout FoundAccounts) {
+    private func gatherOthers(_ cache: MSALCacheFormat.Document, into found: inout FoundAccounts) {
         (cache.sections[Self.account] ?? []).withUnsafeBufferPointer { entries in
             for e in entries.indices {
                 guard let home = entries[e].fields.home, let k = found.slot[home],
@@ -144,7 +144,7 @@ extension MSALCacheFormat {
 
     /// The account as the file has it: its realm (the Account entry's, the one with an ID token first, else the ID
     /// token's), its ID token, and a username (the Account entry's, else from the ID token's claims).
-    private func account(_ f: FoundAccount, _ cache: UnifiedCache) -> Account {
+    private func account(_ f: FoundAccount, _ cache: MSALCacheFormat.Document) -> Account {
         let realm: String
         if f.accounts.count == 1, f.idTokens.count == 1, f.accounts[0].realm == f.idTokens[0].realm {
             realm = f.accounts[0].realm
@@ -177,7 +177,7 @@ extension MSALCacheFormat {
     /// The core's view of one account found: the account, its refresh token and sign-in scopes, its access tokens.
     private func entry(
         _ f: FoundAccount,
-        _ cache: UnifiedCache,
+        _ cache: MSALCacheFormat.Document,
         accessTokens: [CacheEntry],
         dpopAccessTokens: [CacheEntry],
         memo: inout ScopeMemo

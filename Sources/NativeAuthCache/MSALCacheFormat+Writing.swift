@@ -27,7 +27,8 @@ extension MSALCacheFormat {
 
     /// Where the entries of the accounts in `ids` are (any client of this authority): section and position, by
     /// `home_account_id`.
-    private func index(_ cache: UnifiedCache, _ ids: Set<String>) -> [String: [(section: String, at: Int)]] {
+    private func index(_ cache: MSALCacheFormat.Document, _ ids: Set<String>) -> [String: [(section: String, at: Int)]]
+    {
         var out: [String: [(section: String, at: Int)]] = [:]
         for section in [Self.accessToken, Self.refreshToken, Self.idToken, Self.account] + Self.dpopSections {
             for (at, e) in (cache.sections[section] ?? []).enumerated() {
@@ -43,7 +44,8 @@ extension MSALCacheFormat {
     /// Writes the accounts in `ids` as `after` has them into `cache` (removing those `after` lacks); entries of
     /// other clients, other authorities and other SDKs stay as they are, byte for byte, and so do fields this library
     /// does not know on the entries it rewrites.
-    func apply(_ after: [String: AccountEntry], ids: Set<String>, to cache: inout UnifiedCache, now: Double) {
+    func apply(_ after: [String: AccountEntry], ids: Set<String>, to cache: inout MSALCacheFormat.Document, now: Double)
+    {
         guard !ids.isEmpty else { return }
         let located = index(cache, ids)
         var edit = Edit(cache: cache, owner: owner)

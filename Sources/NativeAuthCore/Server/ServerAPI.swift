@@ -3,8 +3,8 @@ internal import NativeAuthHTTP
 internal import NativeAuthJSON
 
 // The server as the library sees it: one method per endpoint, typed answers. ServerAPI.swift and its extensions
-// ServerAPI+*.swift (with the error envelope's mapping in ServerErrorMapping.swift) are the only place where wire names — form fields, JSON members, grant types,
-// challenge types — are written.
+// ServerAPI+*.swift (with the error envelope's mapping in ServerErrorMapping.swift) are the only place where wire names
+// — form fields, JSON members, grant types, challenge types — are written.
 
 /// The native-auth and OAuth endpoints, as suffixes of the authority.
 enum Endpoint: String, Sendable {

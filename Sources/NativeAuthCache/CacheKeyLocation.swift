@@ -10,7 +10,7 @@ enum CacheKeyLocation {
     /// file's own name — the same file reached through a symlinked home or another spelling of `XDG_CACHE_HOME` has
     /// the same key. Nil when the directory does not exist (yet): then there is no file either.
     static func canonicalPath(_ path: String) -> String? {
-        let dir = CacheFiles.directory(of: path)
+        let dir = FileTokenStore.Files.directory(of: path)
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
         let name = String(path[path.utf8.index(after: slash)...])
         guard !name.isEmpty, name != ".", name != "..", let resolved = realpath(dir, nil) else { return nil }
@@ -47,7 +47,9 @@ enum CacheKeyLocation {
     /// Notes that the key of `path` is kept in `store` (best effort: a note that cannot be written only costs the
     /// next process the order of the stores). Written only into a directory that may hold the cache.
     static func writeHint(_ path: String, store: String) {
-        guard (try? CacheFiles.checkDirectory(CacheFiles.directory(of: path))) == true else { return }
+        guard (try? FileTokenStore.Files.checkDirectory(FileTokenStore.Files.directory(of: path))) == true else {
+            return
+        }
         let fd = open(hintPath(path), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
         guard fd >= 0 else { return }
         defer { close(fd) }

@@ -93,9 +93,9 @@ public struct CacheKeyring: Sendable {
 
     /// Makes a key under the cache file's write lock (asking `store` again first: another process may have made it).
     private func create(in store: any CacheKeyStore, for path: String) throws(NativeAuthError) -> Found {
-        let dir = CacheFiles.directory(of: path)
-        try CacheFiles.makeDirectories(dir)
-        _ = try CacheFiles.checkDirectory(dir)
+        let dir = FileTokenStore.Files.directory(of: path)
+        try FileTokenStore.Files.makeDirectories(dir)
+        _ = try FileTokenStore.Files.checkDirectory(dir)
         let name = Self.keyName(for: path)  // (the directory exists now)
         let lock = try CacheLock(path + ".lockfile")
         defer { lock.release() }

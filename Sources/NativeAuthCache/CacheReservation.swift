@@ -12,8 +12,8 @@ internal import NativeAuthCrypto
 /// (truncated to the real size: the room before it stays allocated), fsyncs it and renames it into place.
 ///
 /// The file is `<cache>.reserved-<pid>-<random>`, created under the cache's write lock and held with `flock` until it
-/// is renamed or removed: writers sweeping stale temporary files (`CacheFiles.removeStaleTemporaries`, under the
-/// write lock) remove a reservation only when nobody holds it — its process ended. Older writers, which know only
+/// is renamed or removed: writers sweeping stale temporary files (`FileTokenStore.Files.removeStaleTemporaries`, under
+/// the write lock) remove a reservation only when nobody holds it — its process ended. Older writers, which know only
 /// `.tmp-` files, leave it alone.
 final class CacheReservation: @unchecked Sendable {  // used by one thread at a time, under the store's lock
     /// What the reserved file's name adds to the cache file's.
@@ -44,8 +44,8 @@ final class CacheReservation: @unchecked Sendable {  // used by one thread at a 
     static func full(_ e: Int32) -> NativeAuthError {
         NativeAuthError(
             .cacheWriteFailed,
-            "The token cache file has no room for refreshed tokens (\(CacheFiles.errnoText(e))): the refresh was not "
-                + "sent, and the sign-in is unchanged. Try again once there is space."
+            "The token cache file has no room for refreshed tokens (\(FileTokenStore.Files.errnoText(e))): the refresh "
+                + "was not sent, and the sign-in is unchanged. Try again once there is space."
         )
     }
 
@@ -75,7 +75,8 @@ final class CacheReservation: @unchecked Sendable {  // used by one thread at a 
         return CacheReservation(fd: fd, temp: temp, bytes: bytes)
     }
 
-    /// Writes `parts` as the new file through the reserved one (see `CacheFiles.replace`); the reservation is used up.
+    /// Writes `parts` as the new file through the reserved one (see `FileTokenStore.Files.replace`); the reservation is
+    /// used up.
     func replace(_ path: String, with parts: [UnsafeRawBufferPointer]) throws(NativeAuthError) -> FileSignature? {
         let fd = self.fd
         self.fd = -1
@@ -85,9 +86,9 @@ final class CacheReservation: @unchecked Sendable {  // used by one thread at a 
             let e = errno
             unlink(temp)
             close(fd)
-            throw CacheFiles.writeFailed(e)
+            throw FileTokenStore.Files.writeFailed(e)
         }
-        return try CacheFiles.finish(fd, temp, path, parts)
+        return try FileTokenStore.Files.finish(fd, temp, path, parts)
     }
 
     /// Gives the room back (the file is removed).

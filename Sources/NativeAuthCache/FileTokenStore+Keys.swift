@@ -48,10 +48,14 @@ extension FileTokenStore {
         }
         defer { lock?.release() }
         var readableByOthers = false
-        guard case .contents(let bytes, let current) = try CacheFiles.read(path, readableByOthers: &readableByOthers)
+        guard
+            case .contents(let bytes, let current) = try FileTokenStore.Files.read(
+                path,
+                readableByOthers: &readableByOthers
+            )
         else {
             s.signature = nil
-            s.document = UnifiedCache()
+            s.document = MSALCacheFormat.Document()
             s.view = [:]
             return
         }
@@ -63,10 +67,10 @@ extension FileTokenStore {
             s.view = format.accounts(in: document)
             return
         }
-        guard let document = UnifiedCache(parsing: bytes, owner: owner) else {
+        guard let document = MSALCacheFormat.Document(parsing: bytes, owner: owner) else {
             return try refreshCorrupt(&s, current)
         }
-        CacheFiles.removeStaleTemporaries(path)
+        FileTokenStore.Files.removeStaleTemporaries(path)
         let written = try write(document)
         s.signature = written
         s.announced = nil
@@ -100,7 +104,10 @@ extension FileTokenStore {
         // Another process may have replaced it meanwhile (with a file this key opens): read that one.
         if FileSignature.of(path) != signature {
             var readableByOthers = false
-            if case .contents(let bytes, let sig) = try CacheFiles.read(path, readableByOthers: &readableByOthers) {
+            if case .contents(let bytes, let sig) = try FileTokenStore.Files.read(
+                path,
+                readableByOthers: &readableByOthers
+            ) {
                 if Self.isPlaintext(bytes.buffer) { return try readPlaintext(&s, sig, locked: true) }
                 if let document = try? parse(bytes) {
                     s.signature = sig
@@ -110,7 +117,7 @@ extension FileTokenStore {
                 }
             }
         }
-        guard let aside = CacheFiles.setAside(path) else {
+        guard let aside = FileTokenStore.Files.setAside(path) else {
             throw NativeAuthError(.cacheUnreadable, "The token cache file's key is gone and it could not be set aside.")
         }
         let name = aside.split(separator: "/").last.map(String.init) ?? aside
@@ -122,7 +129,7 @@ extension FileTokenStore {
         s.notice = NativeAuthError(.cacheKeyInvalid, message)
         s.problem = .cacheKeyInvalid
         s.signature = nil
-        s.document = UnifiedCache()
+        s.document = MSALCacheFormat.Document()
         s.view = [:]
     }
 

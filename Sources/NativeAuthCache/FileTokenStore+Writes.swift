@@ -17,7 +17,7 @@ extension FileTokenStore {
         let me = Self.thisThread
         try state.withLock { s throws(NativeAuthError) in
             s.reserved.removeValue(forKey: me)?.discard()
-            do { try CacheFiles.makeDirectories(CacheFiles.directory(of: path)) } catch { return }
+            do { try FileTokenStore.Files.makeDirectories(FileTokenStore.Files.directory(of: path)) } catch { return }
             let lock: CacheLock
             switch CacheLock.taken(lockPath) {
             case .success(let l): lock = l
@@ -25,7 +25,7 @@ extension FileTokenStore {
             case .failure(.failed): return
             }
             defer { lock.release() }
-            CacheFiles.removeStaleTemporaries(path)
+            FileTokenStore.Files.removeStaleTemporaries(path)
             var st = stat()
             let current = stat(path, &st) == 0 ? max(Int(st.st_size), 0) : 0
             s.reserved[me] = try CacheReservation.make(for: path, bytes: current + CacheReservation.margin)
@@ -49,7 +49,7 @@ extension FileTokenStore {
 
     /// Serialises (and seals) `document` and replaces the file with it (through the reserved file, when there is one).
     func write(
-        _ document: UnifiedCache,
+        _ document: MSALCacheFormat.Document,
         into reservation: CacheReservation? = nil
     ) throws(NativeAuthError) -> FileSignature? {
         if let encryption {
@@ -57,7 +57,7 @@ extension FileTokenStore {
             defer { bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
             var sealed = try encryption.seal(bytes)
             defer { sealed.withUnsafeMutableBytes { if let p = $0.baseAddress { wipeMemory(p, $0.count) } } }
-            return try CacheFiles.replace(path, with: sealed, into: reservation)
+            return try FileTokenStore.Files.replace(path, with: sealed, into: reservation)
         }
         // Unchanged runs of the file are written from where they are; only new bytes are held apart.
         let pieces = document.pieces()
@@ -84,6 +84,6 @@ extension FileTokenStore {
                 parts.append(UnsafeRawBufferPointer(rebasing: copy[0..<b.count]))
             }
         }
-        return try CacheFiles.replace(path, with: parts, into: reservation)
+        return try FileTokenStore.Files.replace(path, with: parts, into: reservation)
     }
 }

@@ -33,7 +33,7 @@ public final class FileTokenStore: TokenStore {
     struct State: Sendable {
         /// The file the document below came from (nil: there was none).
         var signature: FileSignature?
-        var document = UnifiedCache()
+        var document = MSALCacheFormat.Document()
         /// The document's accounts.
         var view: [String: AccountEntry] = [:]
         /// Changes kept in memory that the file does not have yet (nil: the account was removed).
@@ -165,7 +165,7 @@ public final class FileTokenStore: TokenStore {
                     s.problem = error.code
                     report(&s, .warning, error.code.rawValue, "\(error.message) The client keeps its tokens in memory.")
                     s.signature = nil
-                    s.document = UnifiedCache()
+                    s.document = MSALCacheFormat.Document()
                     s.view = [:]
                 }
             }
@@ -211,7 +211,7 @@ public final class FileTokenStore: TokenStore {
                 return StoreOutcome(accounts: accounts, writeError: why)
             }
             do throws(NativeAuthError) {
-                try CacheFiles.makeDirectories(CacheFiles.directory(of: path))
+                try FileTokenStore.Files.makeDirectories(FileTokenStore.Files.directory(of: path))
             } catch {
                 return inMemory(error)
             }
@@ -232,7 +232,7 @@ public final class FileTokenStore: TokenStore {
             }
             var document = s.document
             format.apply(accounts, ids: ids, to: &document, now: Double(time(nil)))
-            CacheFiles.removeStaleTemporaries(path)
+            FileTokenStore.Files.removeStaleTemporaries(path)
             do throws(NativeAuthError) {
                 let signature = try write(document, into: s.reserved.removeValue(forKey: Self.thisThread))
                 s.signature = signature
@@ -266,7 +266,7 @@ public final class FileTokenStore: TokenStore {
         guard !HeldRefreshLocks.holds(lockPath) else { throw Self.reentrant() }
         let lock: RefreshLock?
         do {
-            try CacheFiles.makeDirectories(CacheFiles.directory(of: path))
+            try FileTokenStore.Files.makeDirectories(FileTokenStore.Files.directory(of: path))
             lock = try RefreshLock(lockPath, deadline: deadline, isCancelled: isCancelled) {
                 logger.log(.info, "token cache: waiting for another process's token refresh")
             }
@@ -320,10 +320,10 @@ public final class FileTokenStore: TokenStore {
         while true {
             attempts += 1
             var readableByOthers = false
-            let read = try CacheFiles.read(path, readableByOthers: &readableByOthers)
+            let read = try FileTokenStore.Files.read(path, readableByOthers: &readableByOthers)
             guard case .contents(let bytes, let signature) = read else {
                 s.signature = nil
-                s.document = UnifiedCache()
+                s.document = MSALCacheFormat.Document()
                 s.view = [:]
                 s.problem = nil
                 return
@@ -341,7 +341,7 @@ public final class FileTokenStore: TokenStore {
                     "The token cache file is readable by other users; the next write makes it 0600."
                 )
             }
-            let parsed: UnifiedCache?
+            let parsed: MSALCacheFormat.Document?
             do { parsed = try parse(bytes) } catch {
                 guard error.code == .cacheKeyInvalid, keyStore != nil else { throw error }
                 try setAsideLost(&s, signature, locked: locked)
@@ -379,7 +379,10 @@ public final class FileTokenStore: TokenStore {
     func refreshCorrupt(_ s: inout State, _ signature: FileSignature) throws(NativeAuthError) {
         if FileSignature.of(path) != signature {
             var readableByOthers = false
-            if case .contents(let bytes, let sig) = try CacheFiles.read(path, readableByOthers: &readableByOthers) {
+            if case .contents(let bytes, let sig) = try FileTokenStore.Files.read(
+                path,
+                readableByOthers: &readableByOthers
+            ) {
                 if let document = try parse(bytes) {
                     s.signature = sig
                     s.document = document
@@ -388,7 +391,7 @@ public final class FileTokenStore: TokenStore {
                 }
             }
         }
-        guard let aside = CacheFiles.setAside(path) else {
+        guard let aside = FileTokenStore.Files.setAside(path) else {
             throw NativeAuthError(.cacheUnreadable, "The token cache file is corrupt and could not be set aside.")
         }
         let name = aside.split(separator: "/").last.map(String.init) ?? aside
@@ -399,23 +402,23 @@ public final class FileTokenStore: TokenStore {
             "The token cache file was corrupt; it was kept aside as \(name) and the cache starts empty."
         )
         s.signature = nil
-        s.document = UnifiedCache()
+        s.document = MSALCacheFormat.Document()
         s.view = [:]
     }
 
     /// The document in `bytes` (decrypted first when it is sealed); nil when it is not a JSON object. An empty file
     /// is an empty cache, as MSAL for Python reads it. With a key, a plaintext file is `cache_key_invalid`.
-    func parse(_ source: SourceBytes) throws(NativeAuthError) -> UnifiedCache? {
+    func parse(_ source: SourceBytes) throws(NativeAuthError) -> MSALCacheFormat.Document? {
         let bytes = source.buffer
-        if Self.isBlank(bytes) { return UnifiedCache() }
+        if Self.isBlank(bytes) { return MSALCacheFormat.Document() }
         guard CacheEncryption.isSealed(bytes) else {
             guard encryption == nil else { throw plaintextRefused() }
-            return UnifiedCache(parsing: source, owner: owner)
+            return MSALCacheFormat.Document(parsing: source, owner: owner)
         }
         guard let encryption else {
             throw NativeAuthError(.cacheKeyInvalid, "The token cache file is encrypted and no key is configured.")
         }
-        return UnifiedCache(parsing: try encryption.open(bytes), owner: owner)
+        return MSALCacheFormat.Document(parsing: try encryption.open(bytes), owner: owner)
     }
 
     // MARK: - Reporting

@@ -50,7 +50,7 @@ extension MSALCacheFormat {
         of entries: [CacheEntry],
         realm: String,
         key: DPoPKey,
-        _ cache: UnifiedCache
+        _ cache: MSALCacheFormat.Document
     ) -> [AccessToken] {
         var out: [AccessToken] = []
         for e in indices where e < entries.count {
@@ -108,7 +108,7 @@ extension MSALCacheFormat {
     static func dpopKey(
         _ entries: [(secret: FieldText, keyID: String?)],
         boundTo rtKeyID: String?,
-        _ cache: UnifiedCache
+        _ cache: MSALCacheFormat.Document
     ) -> DPoPKey? {
         guard let chosen = entries.first(where: { rtKeyID != nil && $0.keyID == rtKeyID }) ?? entries.first,
             let keyID = chosen.keyID, let key = DPoPKey.restore(cacheText: cache.secret(chosen.secret)),

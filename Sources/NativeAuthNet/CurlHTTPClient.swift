@@ -245,33 +245,9 @@ public final class CurlHTTPClient: Sendable {
         let headerList = try headerList(request)
         defer { ccurl_slist_free_all(headerList) }
 
-        var ok = true
-        func set(_ rc: CURLcode) { if rc != CURLE_OK { ok = false } }
-        set(ccurl_setopt_str(h, CURLOPT_URL, request.url))
-        set(ccurl_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https"))
-        set(ccurl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0))
-        set(ccurl_setopt_long(h, CURLOPT_NOSIGNAL, 1))
-        set(ccurl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1))
-        set(ccurl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2))
-        set(ccurl_setopt_long(h, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)))
-        set(ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeoutMs)))
-        set(ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, options.totalTimeoutMs)))
-        set(ccurl_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max(0, options.maxResponseBytes))))
-        // The route: loopback hosts (whose traffic may be plain http) never go through a proxy.
-        if !CurlProxy.apply(route, to: h) { ok = false }
-        set(ccurl_setopt_str(h, CURLOPT_ACCEPT_ENCODING, ""))
-        guard trust.server.apply(to: h, proxy: false) else { throw Self.trustRefused }
-        if case .proxy(let p, _) = route, p.scheme == .https {
-            guard trust.proxy.apply(to: h, proxy: true) else { throw Self.trustRefused }
-        }
-        easy.errorBuffer[0] = 0
-        set(ccurl_setopt_ptr(h, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(easy.errorBuffer)))
-        set(ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, headerList))
         let sinkPtr = Unmanaged.passUnretained(sink).toOpaque()
-        set(ccurl_setopt_datacb(h, CURLOPT_WRITEFUNCTION, writeCallback))
-        set(ccurl_setopt_ptr(h, CURLOPT_WRITEDATA, sinkPtr))
-        set(ccurl_setopt_datacb(h, CURLOPT_HEADERFUNCTION, headerCallback))
-        set(ccurl_setopt_ptr(h, CURLOPT_HEADERDATA, sinkPtr))
+        var ok = try configure(request, route: route, trust: trust, on: easy, headers: headerList, sink: sinkPtr)
+        func set(_ rc: CURLcode) { if rc != CURLE_OK { ok = false } }
 
         let method = request.method.uppercased()
         guard !method.isEmpty, method.utf8.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
@@ -319,6 +295,46 @@ public final class CurlHTTPClient: Sendable {
         var code = 0
         if ccurl_getinfo_long(h, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK { status = code }
         return HTTPResponse(status: status, headers: sink.headers, body: sink.body)
+    }
+
+    /// Sets the transfer's options: the URL and protocols, TLS and timeouts, the route, the trust, the headers and the
+    /// callbacks writing into `sink`; false when libcurl refused one.
+    private func configure(
+        _ request: HTTPRequest,
+        route: ProxyPlan.Route,
+        trust: (server: CurlTrust, proxy: CurlTrust),
+        on easy: EasyHandle,
+        headers headerList: UnsafeMutablePointer<curl_slist>?,
+        sink sinkPtr: UnsafeMutableRawPointer
+    ) throws(HTTPError) -> Bool {
+        let h = easy.pointer
+        var ok = true
+        func set(_ rc: CURLcode) { if rc != CURLE_OK { ok = false } }
+        set(ccurl_setopt_str(h, CURLOPT_URL, request.url))
+        set(ccurl_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https"))
+        set(ccurl_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0))
+        set(ccurl_setopt_long(h, CURLOPT_NOSIGNAL, 1))
+        set(ccurl_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1))
+        set(ccurl_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2))
+        set(ccurl_setopt_long(h, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)))
+        set(ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeoutMs)))
+        set(ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, options.totalTimeoutMs)))
+        set(ccurl_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max(0, options.maxResponseBytes))))
+        // The route: loopback hosts (whose traffic may be plain http) never go through a proxy.
+        if !CurlProxy.apply(route, to: h) { ok = false }
+        set(ccurl_setopt_str(h, CURLOPT_ACCEPT_ENCODING, ""))
+        guard trust.server.apply(to: h, proxy: false) else { throw Self.trustRefused }
+        if case .proxy(let p, _) = route, p.scheme == .https {
+            guard trust.proxy.apply(to: h, proxy: true) else { throw Self.trustRefused }
+        }
+        easy.errorBuffer[0] = 0
+        set(ccurl_setopt_ptr(h, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(easy.errorBuffer)))
+        set(ccurl_setopt_slist(h, CURLOPT_HTTPHEADER, headerList))
+        set(ccurl_setopt_datacb(h, CURLOPT_WRITEFUNCTION, writeCallback))
+        set(ccurl_setopt_ptr(h, CURLOPT_WRITEDATA, sinkPtr))
+        set(ccurl_setopt_datacb(h, CURLOPT_HEADERFUNCTION, headerCallback))
+        set(ccurl_setopt_ptr(h, CURLOPT_HEADERDATA, sinkPtr))
+        return ok
     }
 
     /// What libcurl says about a failed transfer on `easy`.

@@ -90,16 +90,8 @@ struct FastInvocation: Equatable {
             defer { i += 1 }
             guard arg.hasPrefix("-") else {
                 // The command's name, then (git-credential only) its operation.
-                if invocation == nil, seen.subtracting(globalNames).isEmpty,
-                    let command = Command(rawValue: arg)
-                {
-                    invocation = FastInvocation(command: command)
-                    continue
-                }
-                guard invocation?.command == .gitCredential, invocation?.operation == nil,
-                    ["get", "store", "erase"].contains(arg)
-                else { return nil }
-                invocation?.operation = arg
+                guard let next = positional(arg, invocation, seen: seen) else { return nil }
+                invocation = next
                 continue
             }
             let eq = arg.firstIndex(of: "=")
@@ -123,25 +115,11 @@ struct FastInvocation: Equatable {
                 guard let v = value(arg, name) else { return nil }
                 configFile = v
             case "--scope", "--account", "--force-refresh", "--host", "--server":
-                guard var current = invocation else { return nil }  // before the command: ArgumentParser's error
-                switch canonical {
-                case "--host":
-                    guard current.command == .gitCredential, let v = value(arg, name) else { return nil }
-                    current.hosts.append(v)
-                case "--server":
-                    guard current.command == .kubectlCredential, let v = value(arg, name) else { return nil }
-                    current.servers.append(v)
-                case "--force-refresh":
-                    guard current.command == .token, eq == nil else { return nil }
-                    current.forceRefresh = true
-                case "--account":
-                    guard let v = value(arg, name) else { return nil }
-                    current.account = v
-                default:
-                    guard let v = value(arg, name) else { return nil }
-                    current.scopes.append(v)
-                }
-                invocation = current
+                // Before the command: ArgumentParser's error.
+                guard let current = invocation,
+                    let next = commandOption(canonical, current, stuck: eq != nil, { value(arg, name) })
+                else { return nil }
+                invocation = next
             default:
                 guard let key = settingOptions[canonical], let v = value(arg, name) else { return nil }
                 if key == "authority_type" && !["ciam", "aad", "oidc"].contains(v) { return nil }
@@ -156,6 +134,46 @@ struct FastInvocation: Equatable {
         result.profile = profile
         result.configFile = configFile
         return result
+    }
+
+    /// A plain argument: the command's name (only global options before it), or git-credential's operation.
+    static func positional(_ arg: String, _ invocation: FastInvocation?, seen: Set<String>) -> FastInvocation? {
+        if invocation == nil, seen.subtracting(globalNames).isEmpty, let command = Command(rawValue: arg) {
+            return FastInvocation(command: command)
+        }
+        guard var current = invocation, current.command == .gitCredential, current.operation == nil,
+            ["get", "store", "erase"].contains(arg)
+        else { return nil }
+        current.operation = arg
+        return current
+    }
+
+    /// An option of the command (`stuck`: given as `--name=value`); nil when ArgumentParser must decide.
+    static func commandOption(
+        _ canonical: String,
+        _ invocation: FastInvocation,
+        stuck: Bool,
+        _ value: () -> String?
+    ) -> FastInvocation? {
+        var current = invocation
+        switch canonical {
+        case "--host":
+            guard current.command == .gitCredential, let v = value() else { return nil }
+            current.hosts.append(v)
+        case "--server":
+            guard current.command == .kubectlCredential, let v = value() else { return nil }
+            current.servers.append(v)
+        case "--force-refresh":
+            guard current.command == .token, !stuck else { return nil }
+            current.forceRefresh = true
+        case "--account":
+            guard let v = value() else { return nil }
+            current.account = v
+        default:
+            guard let v = value() else { return nil }
+            current.scopes.append(v)
+        }
+        return current
     }
 
     /// Every command's name (NativeAuthCLITests checks it against ArgumentParser's list).

@@ -247,40 +247,9 @@ struct NativeSteps {
                 }
                 if let next { state = next } else { refusals += 1 }
             case "mfa_required":
-                let methods = state["methods"]?.arrayValue ?? []
-                var method = methods.first
-                if methods.count > 1 && interactive {
-                    for (n, m) in methods.enumerated() {
-                        let label = Terminal.safe(
-                            m["channel"]?.stringValue ?? m["challenge_type"]?.stringValue ?? "method"
-                        )
-                        let hint = Terminal.safe(m["login_hint"]?.stringValue ?? "")
-                        Terminal.info(hint.isEmpty ? "  \(n + 1). \(label)" : "  \(n + 1). \(label) \(hint)")
-                    }
-                    let choice = try Terminal.prompt("Second factor [1-\(methods.count), default 1]: ")
-                    guard let n = Int(choice.isEmpty ? "1" : choice), n >= 1, n <= methods.count else {
-                        throw CLIError("usage", "no method '\(Terminal.safe(choice))'", .usage)
-                    }
-                    method = methods[n - 1]
-                }
-                var request: [String: JSONValue] = ["v": 1, "flow": flow, "action": "request_challenge"]
-                if let id = method?["id"] { request["method_id"] = id }
-                state = try client.call(na_flow_submit, .object(request))
+                state = try requestChallenge(state, flow)
             case "registration_required":
-                guard interactive else {
-                    throw CLIError(
-                        "unsupported_step",
-                        "the account must register a strong-authentication method; run `nativeauth login` in a "
-                            + "terminal",
-                        .signIn
-                    )
-                }
-                Terminal.info("This account needs a verification method (an email address) for the second factor.")
-                let contact = try Terminal.prompt("Email address to verify: ")
-                state = try client.call(
-                    na_flow_submit,
-                    ["v": 1, "flow": flow, "action": "register_method", "contact": .string(contact)]
-                )
+                state = try registerMethod(flow)
             default:
                 let status = Terminal.safe(state["status"]?.stringValue ?? "none")
                 throw CLIError(
@@ -292,6 +261,47 @@ struct NativeSteps {
             }
         }
         return state
+    }
+
+    /// `mfa_required`: the second factor (asked which when there are several and a terminal), then its challenge.
+    func requestChallenge(_ state: JSONValue, _ flow: JSONValue) throws(CLIError) -> JSONValue {
+        let methods = state["methods"]?.arrayValue ?? []
+        var method = methods.first
+        if methods.count > 1 && interactive {
+            for (n, m) in methods.enumerated() {
+                let label = Terminal.safe(
+                    m["channel"]?.stringValue ?? m["challenge_type"]?.stringValue ?? "method"
+                )
+                let hint = Terminal.safe(m["login_hint"]?.stringValue ?? "")
+                Terminal.info(hint.isEmpty ? "  \(n + 1). \(label)" : "  \(n + 1). \(label) \(hint)")
+            }
+            let choice = try Terminal.prompt("Second factor [1-\(methods.count), default 1]: ")
+            guard let n = Int(choice.isEmpty ? "1" : choice), n >= 1, n <= methods.count else {
+                throw CLIError("usage", "no method '\(Terminal.safe(choice))'", .usage)
+            }
+            method = methods[n - 1]
+        }
+        var request: [String: JSONValue] = ["v": 1, "flow": flow, "action": "request_challenge"]
+        if let id = method?["id"] { request["method_id"] = id }
+        return try client.call(na_flow_submit, .object(request))
+    }
+
+    /// `registration_required`: a strong-authentication method (an email address) to register, asked in a terminal.
+    func registerMethod(_ flow: JSONValue) throws(CLIError) -> JSONValue {
+        guard interactive else {
+            throw CLIError(
+                "unsupported_step",
+                "the account must register a strong-authentication method; run `nativeauth login` in a "
+                    + "terminal",
+                .signIn
+            )
+        }
+        Terminal.info("This account needs a verification method (an email address) for the second factor.")
+        let contact = try Terminal.prompt("Email address to verify: ")
+        return try client.call(
+            na_flow_submit,
+            ["v": 1, "flow": flow, "action": "register_method", "contact": .string(contact)]
+        )
     }
 
     /// Submits; when the input is refused and may be typed again (the flow stays usable), reports it and answers nil

@@ -135,9 +135,7 @@ struct StatusCommand: ContextCommand {
 
     func run(_ ctx: Context) throws(CLIError) -> ExitCode {
         let settings = try ctx.settings()
-        var problems: [String] = []
-        var report: [String: JSONValue] = [:]
-        var lines: [String] = []
+        var r = StatusReport()
         var noStore = false
 
         // The key stores, each asked (bounded) whether it answers and holds a key for this cache.
@@ -145,7 +143,7 @@ struct StatusCommand: ContextCommand {
         let probePath = path ?? Settings.defaultCachePath
         let secretService = Self.probe(SecretServiceKeyStore(), cachePath: probePath)
         let kernel = Self.probe(KernelKeyringStore(), cachePath: probePath)
-        report["key_stores"] = ["secret_service": secretService.document, "kernel_keyring": kernel.document]
+        r.report["key_stores"] = ["secret_service": secretService.document, "kernel_keyring": kernel.document]
 
         // The client these settings make (it looks the key up as `token` would), for its key store and accounts.
         var client: Library?
@@ -155,99 +153,128 @@ struct StatusCommand: ContextCommand {
 
         if let path {
             var cache: [String: JSONValue] = ["path": .string(path)]
-            lines.append("Token cache: \(Terminal.safe(path))")
-            if let file = Self.mode(path) {
-                let encrypted = Self.isEncrypted(path)
-                cache["exists"] = true
-                cache["mode"] = .string(Self.octal(file.mode))
-                cache["encrypted"] = .bool(encrypted)
-                cache["bytes"] = .int(Int64(file.size))
-                let owner = file.uid == getuid()
-                var line = "  file: \(Self.octal(file.mode)), \(file.size) bytes, "
-                line += encrypted ? "encrypted" : "plaintext"
-                if file.isLink {
-                    problems.append("the cache file is a symbolic link (the library refuses it)")
-                } else if file.mode & 0o077 != 0 || !owner {
-                    problems.append("the cache file may be read by others (\(Self.octal(file.mode)); want 0600)")
-                }
-                if !encrypted {
-                    problems.append(
-                        "the cache file is plaintext: encrypt it with `nativeauth cache encrypt` (without "
-                            + "--plaintext-cache / NATIVEAUTH_PLAINTEXT_CACHE), or sign in again without them"
-                    )
-                }
-                lines.append(line)
-            } else {
-                cache["exists"] = false
-                lines.append("  file: not there yet (written at the first sign-in)")
-            }
-            let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
-            if let dir = Self.mode(directory) {
-                cache["directory"] = ["path": .string(directory), "mode": .string(Self.octal(dir.mode))]
-                lines.append("  directory: \(Terminal.safe(directory)) \(Self.octal(dir.mode))")
-                if dir.mode & 0o022 != 0 || dir.uid != getuid() {
-                    problems.append("others may change the cache's directory (\(Self.octal(dir.mode)))")
-                }
-            } else {
-                lines.append("  directory: \(Terminal.safe(directory)) (not there yet)")
-            }
-            let locks = Self.lockFiles(path)
-            lines += locks.lines
-            cache["lock_files"] = .array(locks.documents)
-            // How the file is protected: the library's own answer when the client could be made.
+            r.lines.append("Token cache: \(Terminal.safe(path))")
+            Self.describeFile(path, &cache, into: &r)
             let keyStore =
                 info?["config"]?["cache"]?["key_store"]?.stringValue
                 ?? Self.expectedKeyStore(settings, secretService: secretService, kernel: kernel)
-            cache["key_store"] = keyStore.map { .string($0) } ?? .null
-            noStore = keyStore == "none"
-            if noStore {
-                problems.append(
-                    "neither the Secret Service nor the kernel keyring can keep the cache key: give an encryption key "
-                        + "(NATIVEAUTH_CACHE_ENCRYPTION_KEY) or ask for a plaintext cache (--plaintext-cache)"
-                )
-            }
-            if let keyStore {
-                let configured = settings.cacheEncryptionKey != nil ? "encryption_key" : settings.keyStore
-                lines.append("  key: \(Terminal.safe(keyStore)) (key_store \(Terminal.safe(configured)))")
-            } else {
-                lines.append("  key: none — plaintext asked for (--plaintext-cache)")
-                if Self.mode(path) == nil {
-                    problems.append(
-                        "tokens would be kept in plaintext (--plaintext-cache / NATIVEAUTH_PLAINTEXT_CACHE)"
-                    )
-                }
-            }
-            report["cache"] = .object(cache)
+            noStore = Self.describeProtection(path, keyStore: keyStore, settings, &cache, into: &r)
+            r.report["cache"] = .object(cache)
         } else {
-            report["cache"] = ["type": "memory"]
-            lines.append("Token cache: none (--no-cache): tokens stay in this process's memory")
+            r.report["cache"] = ["type": "memory"]
+            r.lines.append("Token cache: none (--no-cache): tokens stay in this process's memory")
         }
-        lines.append("Key stores:")
-        lines.append("  Secret Service: \(Terminal.safe(secretService.line))")
-        lines.append("  kernel keyring: \(Terminal.safe(kernel.line))")
+        r.lines.append("Key stores:")
+        r.lines.append("  Secret Service: \(Terminal.safe(secretService.line))")
+        r.lines.append("  kernel keyring: \(Terminal.safe(kernel.line))")
 
         if let client {
             let names = client.accountNames().values.sorted()
-            report["accounts"] = .array(names.map { .string($0) })
-            lines.append(
+            r.report["accounts"] = .array(names.map { .string($0) })
+            r.lines.append(
                 "Accounts: " + (names.isEmpty ? "none signed in" : names.map(Terminal.safe).joined(separator: ", "))
             )
         } else if let clientError {
-            report["client_error"] = ["code": .string(clientError.code), "message": .string(clientError.message)]
-            lines.append(
+            r.report["client_error"] = ["code": .string(clientError.code), "message": .string(clientError.message)]
+            r.lines.append(
                 "Accounts: unknown (\(Terminal.safe(clientError.code)): \(Terminal.safe(clientError.message)))"
             )
-            if clientError.exit == .storage, !noStore { problems.append(clientError.message) }
+            if clientError.exit == .storage, !noStore { r.problems.append(clientError.message) }
         }
 
         if let info {
             let network = NetworkStatus.report(info)
-            report["network"] = network.document
-            lines += network.lines
+            r.report["network"] = network.document
+            r.lines += network.lines
         }
+        return r.emit(json: ctx.json)
+    }
+
+    /// The cache file: its mode, size and format, and what makes it unsafe.
+    static func describeFile(_ path: String, _ cache: inout [String: JSONValue], into r: inout StatusReport) {
+        if let file = Self.mode(path) {
+            let encrypted = Self.isEncrypted(path)
+            cache["exists"] = true
+            cache["mode"] = .string(Self.octal(file.mode))
+            cache["encrypted"] = .bool(encrypted)
+            cache["bytes"] = .int(Int64(file.size))
+            let owner = file.uid == getuid()
+            var line = "  file: \(Self.octal(file.mode)), \(file.size) bytes, "
+            line += encrypted ? "encrypted" : "plaintext"
+            if file.isLink {
+                r.problems.append("the cache file is a symbolic link (the library refuses it)")
+            } else if file.mode & 0o077 != 0 || !owner {
+                r.problems.append("the cache file may be read by others (\(Self.octal(file.mode)); want 0600)")
+            }
+            if !encrypted {
+                r.problems.append(
+                    "the cache file is plaintext: encrypt it with `nativeauth cache encrypt` (without "
+                        + "--plaintext-cache / NATIVEAUTH_PLAINTEXT_CACHE), or sign in again without them"
+                )
+            }
+            r.lines.append(line)
+        } else {
+            cache["exists"] = false
+            r.lines.append("  file: not there yet (written at the first sign-in)")
+        }
+    }
+
+    /// The cache's directory, its lock files and its key store; whether no key store can keep the key.
+    static func describeProtection(
+        _ path: String,
+        keyStore: String?,
+        _ settings: Settings,
+        _ cache: inout [String: JSONValue],
+        into r: inout StatusReport
+    ) -> Bool {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        if let dir = Self.mode(directory) {
+            cache["directory"] = ["path": .string(directory), "mode": .string(Self.octal(dir.mode))]
+            r.lines.append("  directory: \(Terminal.safe(directory)) \(Self.octal(dir.mode))")
+            if dir.mode & 0o022 != 0 || dir.uid != getuid() {
+                r.problems.append("others may change the cache's directory (\(Self.octal(dir.mode)))")
+            }
+        } else {
+            r.lines.append("  directory: \(Terminal.safe(directory)) (not there yet)")
+        }
+        let locks = Self.lockFiles(path)
+        r.lines += locks.lines
+        cache["lock_files"] = .array(locks.documents)
+        // How the file is protected: the library's own answer when the client could be made (`keyStore`).
+        cache["key_store"] = keyStore.map { .string($0) } ?? .null
+        let noStore = keyStore == "none"
+        if noStore {
+            r.problems.append(
+                "neither the Secret Service nor the kernel keyring can keep the cache key: give an encryption key "
+                    + "(NATIVEAUTH_CACHE_ENCRYPTION_KEY) or ask for a plaintext cache (--plaintext-cache)"
+            )
+        }
+        if let keyStore {
+            let configured = settings.cacheEncryptionKey != nil ? "encryption_key" : settings.keyStore
+            r.lines.append("  key: \(Terminal.safe(keyStore)) (key_store \(Terminal.safe(configured)))")
+        } else {
+            r.lines.append("  key: none — plaintext asked for (--plaintext-cache)")
+            if Self.mode(path) == nil {
+                r.problems.append(
+                    "tokens would be kept in plaintext (--plaintext-cache / NATIVEAUTH_PLAINTEXT_CACHE)"
+                )
+            }
+        }
+        return noStore
+    }
+}
+
+/// What `status` found: the document (`--json`), the lines (text), and the problems that make storing unsafe.
+struct StatusReport {
+    var problems: [String] = []
+    var report: [String: JSONValue] = [:]
+    var lines: [String] = []
+
+    func emit(json: Bool) -> ExitCode {
+        var report = report
         report["safe"] = .bool(problems.isEmpty)
         report["problems"] = .array(problems.map { .string($0) })
-        if ctx.json {
+        if json {
             Terminal.emitJSON(.object(report))
         } else {
             for line in lines { Terminal.out(line) }

@@ -5,10 +5,10 @@
  *
  * Settings come from the environment: NATIVEAUTH_AUTHORITY, NATIVEAUTH_CLIENT_ID, NATIVEAUTH_USERNAME,
  * NATIVEAUTH_PASSWORD, BENCH_SCOPE_PREFIX (scopes are PREFIX0000 … PREFIX0999), BENCH_SCOPE_SETS (default 1000),
- * BENCH_CALLS (default 200000), and for the file cache BENCH_CACHE_FILE (a cache of 1,000 accounts in MSAL's
- * format, whose load and save are measured; users are user<N>@contoso.com) and BENCH_CACHE_DIR (a private directory
- * for a fresh cache file the cache-hit row signs in with). The same file is also parsed and serialised by jansson
- * alone — NativeAuthJSON's parser — for the comparison that explains the cache's own scanner (UnifiedCache.swift).
+ * BENCH_CALLS (default 200000), and for the file cache BENCH_CACHE_FILE (a cache of 1,000 accounts in MSAL's format,
+ * whose load and save are measured; users are user<N>@contoso.com) and BENCH_CACHE_DIR (a private directory for a fresh
+ * cache file the cache-hit row signs in with). The same file is also parsed and serialised by jansson alone —
+ * NativeAuthJSON's parser — for the comparison that explains the cache's own scanner (MSALCacheFormat+Document.swift).
  * DPoP: BENCH_OIDC_AUTHORITY, BENCH_OIDC_CLIENT_ID, BENCH_OIDC_SCOPE, BENCH_OIDC_API and two cache files signed in at
  * the emulator's generic provider, BENCH_DPOP_CACHE (with "dpop") and BENCH_BEARER_CACHE (without). */
 #define _POSIX_C_SOURCE 200809L

@@ -5,7 +5,7 @@ internal import NativeAuthCrypto
 /// Writing the cache file: atomic replacement (a temporary file in the same directory, written, fsync'd and renamed
 /// over the file), into room reserved beforehand when there is a reservation (`CacheReservation`), and the sweep of
 /// temporary files that killed writers left behind.
-extension CacheFiles {
+extension FileTokenStore.Files {
     /// Replaces the file at `path` with `bytes` atomically: a temporary file (0600) in the same directory, written and
     /// fsync'd, then renamed over the file. Answers the new file's signature. (The directory is not fsync'd: a machine
     /// that loses power right after may come back with the previous file — never with a partial one.)

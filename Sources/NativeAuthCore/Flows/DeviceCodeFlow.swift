@@ -61,35 +61,9 @@ struct DeviceCodeFlow: Sendable {
             state = .discovering
             return .send(.discovery)
         case (.discovering, .answer(.success(.metadata(let metadata)))):
-            guard let endpoint = metadata.deviceAuthorizationEndpoint else {
-                state = .ended
-                return .fail(
-                    NativeAuthError(.notSupported, "The provider does not offer device-code sign-in."),
-                    keepsFlow: false
-                )
-            }
-            state = .authorizing(metadata)
-            return .send(.deviceAuthorization(endpoint: endpoint, scopes: scopes))
+            return discovered(metadata)
         case (.authorizing(let metadata), .answer(.success(.deviceAuthorization(let a)))):
-            let info = DeviceCodeInfo(
-                userCode: a.userCode,
-                verificationURI: a.verificationURI,
-                verificationURIComplete: a.verificationURIComplete,
-                expiresIn: a.expiresIn,
-                interval: a.interval,
-                message: a.message ?? "To sign in, open \(a.verificationURI) and enter the code \(a.userCode)."
-            )
-            let device = Device(
-                deviceCode: a.deviceCode,
-                info: info,
-                tokenEndpoint: metadata.tokenEndpoint,
-                userinfoEndpoint: metadata.userinfoEndpoint,
-                expiresAt: now + Double(a.expiresIn),
-                interval: Double(a.interval),
-                nextPoll: now + Double(a.interval)
-            )
-            state = .waiting(device)
-            return .finish(.deviceCodeRequired(info), continues: true)
+            return authorized(a, metadata, now)
         case (.discovering, .answer(.failure(let e))), (.authorizing, .answer(.failure(let e))):
             state = .ended
             return .fail(e, keepsFlow: false)
@@ -108,44 +82,10 @@ struct DeviceCodeFlow: Sendable {
             state = .waiting(device)
             return .finish(.deviceCodeRequired(device.info), continues: true)
 
-        case (.polling(var device, let deadline), .answer(.success(.devicePoll(let poll)))):
-            device.nextPoll = now + device.interval
-            switch poll {
-            case .pending:
-                return next(device, deadline: deadline, now)
-            case .slowDown:
-                device.interval += 5
-                device.info.interval = Int64(device.interval)
-                device.nextPoll = now + device.interval
-                return next(device, deadline: deadline, now)
-            case .denied:
-                state = .ended
-                return .fail(NativeAuthError(.accessDenied, "The user refused the sign-in."), keepsFlow: false)
-            case .expired:
-                return expired()
-            case .tokens(let response):
-                guard response.idToken == nil else { return store(response, userinfo: nil) }
-                guard let endpoint = device.userinfoEndpoint else {
-                    state = .ended
-                    return .fail(
-                        .unexpected("a device-code token answer without an ID token, and no userinfo_endpoint"),
-                        keepsFlow: false
-                    )
-                }
-                state = .fetchingUserinfo(response, device)
-                return .send(
-                    .userinfo(endpoint: endpoint, accessToken: response.accessToken, dpopKey: response.dpopKey)
-                )
-            }
-        case (.polling(var device, _), .answer(.failure(let e))):
-            // A poll that could not reach the server keeps the flow: the app may wait again.
-            guard Self.keeps(e) else {
-                state = .ended
-                return .fail(e, keepsFlow: false)
-            }
-            device.nextPoll = now + device.interval
-            state = .waiting(device)
-            return .fail(e, keepsFlow: true)
+        case (.polling(let device, let deadline), .answer(.success(.devicePoll(let poll)))):
+            return polled(poll, device, deadline: deadline, now)
+        case (.polling(let device, _), .answer(.failure(let e))):
+            return pollFailed(e, device, now)
         case (.fetchingUserinfo(let response, _), .answer(.success(.userinfo(let claims)))):
             return store(response, userinfo: claims)
         case (.fetchingUserinfo, .answer(.failure(let e))):
@@ -161,6 +101,94 @@ struct DeviceCodeFlow: Sendable {
             state = .ended
             return .fail(.unexpectedAnswer("device code"), keepsFlow: false)
         }
+    }
+
+    /// Discovery answered: ask for a device code, when the provider offers them.
+    private mutating func discovered(_ metadata: OIDCMetadata) -> FlowEffect {
+        guard let endpoint = metadata.deviceAuthorizationEndpoint else {
+            state = .ended
+            return .fail(
+                NativeAuthError(.notSupported, "The provider does not offer device-code sign-in."),
+                keepsFlow: false
+            )
+        }
+        state = .authorizing(metadata)
+        return .send(.deviceAuthorization(endpoint: endpoint, scopes: scopes))
+    }
+
+    /// The device code came: the app shows it (`device_code_required`) and waits.
+    private mutating func authorized(_ a: DeviceAuthorization, _ metadata: OIDCMetadata, _ now: Double) -> FlowEffect {
+        let info = DeviceCodeInfo(
+            userCode: a.userCode,
+            verificationURI: a.verificationURI,
+            verificationURIComplete: a.verificationURIComplete,
+            expiresIn: a.expiresIn,
+            interval: a.interval,
+            message: a.message ?? "To sign in, open \(a.verificationURI) and enter the code \(a.userCode)."
+        )
+        let device = Device(
+            deviceCode: a.deviceCode,
+            info: info,
+            tokenEndpoint: metadata.tokenEndpoint,
+            userinfoEndpoint: metadata.userinfoEndpoint,
+            expiresAt: now + Double(a.expiresIn),
+            interval: Double(a.interval),
+            nextPoll: now + Double(a.interval)
+        )
+        state = .waiting(device)
+        return .finish(.deviceCodeRequired(info), continues: true)
+    }
+
+    /// A poll's answer: pending, slow down, refused, expired, or the tokens (with the userinfo still to fetch when
+    /// they have no ID token).
+    private mutating func polled(
+        _ poll: DeviceCodePoll,
+        _ device: Device,
+        deadline: Double,
+        _ now: Double
+    ) -> FlowEffect {
+        var device = device
+        device.nextPoll = now + device.interval
+        switch poll {
+        case .pending:
+            return next(device, deadline: deadline, now)
+        case .slowDown:
+            device.interval += 5
+            device.info.interval = Int64(device.interval)
+            device.nextPoll = now + device.interval
+            return next(device, deadline: deadline, now)
+        case .denied:
+            state = .ended
+            return .fail(NativeAuthError(.accessDenied, "The user refused the sign-in."), keepsFlow: false)
+        case .expired:
+            return expired()
+        case .tokens(let response):
+            guard response.idToken == nil else { return store(response, userinfo: nil) }
+            guard let endpoint = device.userinfoEndpoint else {
+                state = .ended
+                return .fail(
+                    .unexpected("a device-code token answer without an ID token, and no userinfo_endpoint"),
+                    keepsFlow: false
+                )
+            }
+            state = .fetchingUserinfo(response, device)
+            return .send(
+                .userinfo(endpoint: endpoint, accessToken: response.accessToken, dpopKey: response.dpopKey)
+            )
+        }
+    }
+
+    /// A poll that failed: one that could not reach the server keeps the flow (the app may wait again).
+    private mutating func pollFailed(_ e: NativeAuthError, _ device: Device, _ now: Double) -> FlowEffect {
+        var device = device
+        // A poll that could not reach the server keeps the flow: the app may wait again.
+        guard Self.keeps(e) else {
+            state = .ended
+            return .fail(e, keepsFlow: false)
+        }
+        device.nextPoll = now + device.interval
+        state = .waiting(device)
+        return .fail(e, keepsFlow: true)
     }
 
     /// Sleeps until the next poll, or — when it comes after the call's deadline — until the deadline.

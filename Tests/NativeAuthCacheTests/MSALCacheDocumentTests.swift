@@ -6,11 +6,11 @@ import Testing
 
 /// The cache file's scanner: JSON's grammar exactly (what Python's json module accepts, it accepts; what it refuses,
 /// it refuses), escapes decoded where fields are read, everything else written back byte for byte.
-@Suite struct UnifiedCacheTests {
+@Suite struct MSALCacheDocumentTests {
     let owner = EntryOwner(environment: "contoso.ciamlogin.com", clientID: "c1")
 
-    func parse(_ text: String) -> UnifiedCache? {
-        Array(text.utf8).withUnsafeBytes { UnifiedCache(parsing: $0, owner: owner) }
+    func parse(_ text: String) -> MSALCacheFormat.Document? {
+        Array(text.utf8).withUnsafeBytes { MSALCacheFormat.Document(parsing: $0, owner: owner) }
     }
 
     @Test func validDocumentsRoundTripByteForByte() throws {
@@ -80,22 +80,22 @@ import Testing
 
     @Test func everyTruncationOfAFileIsRefusedOrReadNeverACrash() throws {
         let entry = makeEntry(1, scopes: [["api://x/Read"], ["api://y/Write"]])
-        var cache = UnifiedCache()
+        var cache = MSALCacheFormat.Document()
         let format = MSALCacheFormat(environment: env, clientID: client)
         format.apply([entry.account.homeAccountID: entry], ids: [entry.account.homeAccountID], to: &cache, now: 1)
         let bytes = cache.serialized()
-        let full = try #require(bytes.withUnsafeBytes { UnifiedCache(parsing: $0, owner: format.owner) })
+        let full = try #require(bytes.withUnsafeBytes { MSALCacheFormat.Document(parsing: $0, owner: format.owner) })
         #expect(format.accounts(in: full).count == 1)
         for cut in 0..<bytes.count {
             let partial = Array(bytes[0..<cut])
-            #expect(partial.withUnsafeBytes { UnifiedCache(parsing: $0, owner: format.owner) } == nil)
+            #expect(partial.withUnsafeBytes { MSALCacheFormat.Document(parsing: $0, owner: format.owner) } == nil)
         }
         // Flipped bytes: refused, or read without trapping.
         var rng = SystemRandomNumberGenerator()
         for _ in 0..<2000 {
             var b = bytes
             b[Int.random(in: 0..<b.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
-            if let c = b.withUnsafeBytes({ UnifiedCache(parsing: $0, owner: format.owner) }) {
+            if let c = b.withUnsafeBytes({ MSALCacheFormat.Document(parsing: $0, owner: format.owner) }) {
                 _ = format.accounts(in: c)
                 _ = c.serialized()
             }

@@ -61,103 +61,17 @@ struct InteractiveFlow: Sendable {
             state = .discovering
             return .send(.discovery)
         case (.discovering, .answer(.success(.metadata(let metadata)))):
-            var endpoint = metadata.authorizationEndpoint
-            if endpoint == nil, configuration.authorityType.isEntra {
-                endpoint = configuration.authority.endpoint(Endpoint.authorize.rawValue)
-            }
-            guard let endpoint else {
-                return end(
-                    NativeAuthError(.server, "The provider's discovery document names no authorization_endpoint.")
-                )
-            }
-            let target: RedirectTarget
-            do { target = try Self.redirect(configuration.browserRedirectURI) } catch { return end(error) }
-            switch target {
-            case .custom(let uri):
-                guard request.browser == .none else {
-                    return end(
-                        .invalidArgument(
-                            "browser: a redirect_uri that is not http://localhost or http://127.0.0.1 has no listener; "
-                                + "use \"browser\":\"none\" and submit_redirect",
-                            field: "browser"
-                        )
-                    )
-                }
-                return begin(metadata, endpoint: endpoint, listener: nil, redirectURI: uri, path: "", host: "", now)
-            case .loopback(let host, let port, let path):
-                state = .openingListener(metadata, endpoint: endpoint, host: host, path: path)
-                return .openListener(host == "localhost" ? .localhost : .ipv4, port: port)
-            }
+            return discovered(metadata, now)
         case (.openingListener(let metadata, let endpoint, let host, let path), .listenerOpened(let listener)):
-            guard let listener else {
-                return end(
-                    NativeAuthError(.network, "Cannot listen on the loopback interface for the browser's redirect.")
-                )
-            }
-            let redirectURI = "http://\(host):\(listener.port)\(path)"
-            return begin(
-                metadata,
-                endpoint: endpoint,
-                listener: listener,
-                redirectURI: redirectURI,
-                path: path.isEmpty ? "/" : path,
-                host: host,
-                now
-            )
+            return listenerOpened(listener, metadata, endpoint: endpoint, host: host, path: path, now)
         case (.openingBrowser(let session), .browserLaunched(let launch)):
-            switch launch {
-            case .failed(let reason): return end(Self.browserUnavailable(session, reason))
-            case .opened: break
-            case .running(let process): session.watch(process)
-            }
-            state = .listening(session)
-            // The first wait: the whole sign-in, or wait_ms (then browser_pending, and the app may offer a paste).
-            let first = request.waitMs.map { now + Double($0) / 1000 } ?? session.expiresAt
-            return .listen(session, until: min(session.expiresAt, first))
+            return browserLaunched(launch, session, now)
         case (.listening(let session), .browserLaunched(.failed(let reason))):
             return end(Self.browserUnavailable(session, reason))
-
-        case (.waiting(let session), .action(.wait(let timeoutMs))):
-            guard let listener = session.listener else {
-                // No listener (the redirect URI is not a loopback one): the flow stays, waiting for the redirect.
-                return .fail(.wrongStep(.wait(timeoutMs: timeoutMs), expected: .submitRedirect), keepsFlow: true)
-            }
-            guard listener.isOpen else {
-                return end(NativeAuthError(.flowInvalid, "This sign-in is no longer waiting for a redirect."))
-            }
-            state = .listening(session)
-            return .listen(session, until: min(session.expiresAt, now + Double(timeoutMs ?? 300_000) / 1000))
-        case (.waiting(let session), .action(.submitRedirect(let url))):
-            // Checked first: a mistyped URL is invalid_argument and leaves the flow (and its listener) as it was.
-            let parameters: [String: String]
-            do { parameters = try Self.parameters(of: url, expecting: session.redirectURI) } catch {
-                return .fail(error, keepsFlow: true)
-            }
-            return exchange(parameters, session)
-        case (.waiting, .action(let action)):
-            return .fail(.wrongStep(action, expected: .wait), keepsFlow: true)
-
+        case (.waiting(let session), .action(let action)):
+            return waiting(session, action, now)
         case (.listening(let session), .redirect(let outcome)):
-            switch outcome {
-            case .accepted(let request):
-                return exchange(request.parameters, session)
-            case .stopped:
-                return end(
-                    NativeAuthError(
-                        .flowInvalid,
-                        "The sign-in's start page was requested twice, so another program may have read its address; "
-                            + "the sign-in was stopped. Start it again."
-                    )
-                )
-            case .cancelled:
-                return end(NativeAuthError(.cancelled, "The sign-in was cancelled."))
-            case .timedOut:
-                guard now < session.expiresAt else {
-                    return end(NativeAuthError(.timeout, "The browser sign-in did not complete in time."))
-                }
-                state = .waiting(session)
-                return .finish(.browserPending(Self.pending(session, now)), continues: true)
-            }
+            return redirected(outcome, session, now)
         case (.redeeming(let session), .answer(.success(.tokens(let response)))):
             state = .storing(session)
             return .store(
@@ -172,6 +86,133 @@ struct InteractiveFlow: Sendable {
             return end(e)
         default:
             return end(.unexpectedAnswer("browser sign-in"))
+        }
+    }
+
+    /// Discovery answered: the authorization endpoint, then the listener (a loopback redirect URI) or the session.
+    private mutating func discovered(_ metadata: OIDCMetadata, _ now: Double) -> FlowEffect {
+        var endpoint = metadata.authorizationEndpoint
+        if endpoint == nil, configuration.authorityType.isEntra {
+            endpoint = configuration.authority.endpoint(Endpoint.authorize.rawValue)
+        }
+        guard let endpoint else {
+            return end(
+                NativeAuthError(.server, "The provider's discovery document names no authorization_endpoint.")
+            )
+        }
+        let target: RedirectTarget
+        do { target = try Self.redirect(configuration.browserRedirectURI) } catch { return end(error) }
+        switch target {
+        case .custom(let uri):
+            guard request.browser == .none else {
+                return end(
+                    .invalidArgument(
+                        "browser: a redirect_uri that is not http://localhost or http://127.0.0.1 has no listener; "
+                            + "use \"browser\":\"none\" and submit_redirect",
+                        field: "browser"
+                    )
+                )
+            }
+            return begin(metadata, endpoint: endpoint, listener: nil, redirectURI: uri, path: "", host: "", now)
+        case .loopback(let host, let port, let path):
+            state = .openingListener(metadata, endpoint: endpoint, host: host, path: path)
+            return .openListener(host == "localhost" ? .localhost : .ipv4, port: port)
+        }
+    }
+
+    /// The loopback listener opened (or could not be): the session, with the redirect URI on its port.
+    private mutating func listenerOpened(
+        _ listener: (any RedirectListener)?,
+        _ metadata: OIDCMetadata,
+        endpoint: String,
+        host: String,
+        path: String,
+        _ now: Double
+    ) -> FlowEffect {
+        guard let listener else {
+            return end(
+                NativeAuthError(.network, "Cannot listen on the loopback interface for the browser's redirect.")
+            )
+        }
+        let redirectURI = "http://\(host):\(listener.port)\(path)"
+        return begin(
+            metadata,
+            endpoint: endpoint,
+            listener: listener,
+            redirectURI: redirectURI,
+            path: path.isEmpty ? "/" : path,
+            host: host,
+            now
+        )
+    }
+
+    /// The browser was launched (or not): listen for the redirect.
+    private mutating func browserLaunched(
+        _ launch: BrowserLaunch,
+        _ session: AuthorizationSession,
+        _ now: Double
+    ) -> FlowEffect {
+        switch launch {
+        case .failed(let reason): return end(Self.browserUnavailable(session, reason))
+        case .opened: break
+        case .running(let process): session.watch(process)
+        }
+        state = .listening(session)
+        // The first wait: the whole sign-in, or wait_ms (then browser_pending, and the app may offer a paste).
+        let first = request.waitMs.map { now + Double($0) / 1000 } ?? session.expiresAt
+        return .listen(session, until: min(session.expiresAt, first))
+    }
+
+    /// The app's action while the sign-in waits for it: `wait` (listen again) or `submit_redirect`.
+    private mutating func waiting(_ session: AuthorizationSession, _ action: FlowAction, _ now: Double) -> FlowEffect {
+        switch action {
+        case .wait(let timeoutMs):
+            guard let listener = session.listener else {
+                // No listener (the redirect URI is not a loopback one): the flow stays, waiting for the redirect.
+                return .fail(.wrongStep(.wait(timeoutMs: timeoutMs), expected: .submitRedirect), keepsFlow: true)
+            }
+            guard listener.isOpen else {
+                return end(NativeAuthError(.flowInvalid, "This sign-in is no longer waiting for a redirect."))
+            }
+            state = .listening(session)
+            return .listen(session, until: min(session.expiresAt, now + Double(timeoutMs ?? 300_000) / 1000))
+        case .submitRedirect(let url):
+            // Checked first: a mistyped URL is invalid_argument and leaves the flow (and its listener) as it was.
+            let parameters: [String: String]
+            do { parameters = try Self.parameters(of: url, expecting: session.redirectURI) } catch {
+                return .fail(error, keepsFlow: true)
+            }
+            return exchange(parameters, session)
+        default:
+            return .fail(.wrongStep(action, expected: .wait), keepsFlow: true)
+        }
+    }
+
+    /// What the listener heard: the redirect (redeem its code), a stop, a cancel or the end of the wait.
+    private mutating func redirected(
+        _ outcome: RedirectWaitOutcome,
+        _ session: AuthorizationSession,
+        _ now: Double
+    ) -> FlowEffect {
+        switch outcome {
+        case .accepted(let request):
+            return exchange(request.parameters, session)
+        case .stopped:
+            return end(
+                NativeAuthError(
+                    .flowInvalid,
+                    "The sign-in's start page was requested twice, so another program may have read its address; "
+                        + "the sign-in was stopped. Start it again."
+                )
+            )
+        case .cancelled:
+            return end(NativeAuthError(.cancelled, "The sign-in was cancelled."))
+        case .timedOut:
+            guard now < session.expiresAt else {
+                return end(NativeAuthError(.timeout, "The browser sign-in did not complete in time."))
+            }
+            state = .waiting(session)
+            return .finish(.browserPending(Self.pending(session, now)), continues: true)
         }
     }
 

@@ -1,0 +1,90 @@
+internal import NativeAuthHTTP
+internal import NativeAuthJSON
+
+/// `na_call_api`.
+public struct APIRequest: Sendable {
+    public var url: String
+    public var method: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    public var token: TokenRequest
+
+    /// Bearer tokens go only over https, or http to loopback hosts; the caller may not set Authorization itself.
+    public init(
+        url: String,
+        method: String?,
+        headers: [(name: String, value: String)],
+        body: [UInt8],
+        token: TokenRequest
+    ) throws(NativeAuthError) {
+        let parsed: HTTPURL
+        do { parsed = try HTTPURL(url) } catch {
+            throw .invalidArgument("url: not a valid absolute http(s) URL", field: "url")
+        }
+        if parsed.scheme == "http" && !parsed.isLoopback {
+            throw .invalidArgument(
+                "url: bearer tokens are only sent over https (or http to loopback hosts)",
+                field: "url"
+            )
+        }
+        let method = (method ?? "GET").uppercased()
+        guard !method.isEmpty, method.count <= 16, method.allSatisfy({ $0 >= "A" && $0 <= "Z" }) else {
+            throw .invalidArgument("method: an HTTP method such as GET or POST", field: "method")
+        }
+        guard !Self.forbiddenMethods.contains(method) else {
+            throw .invalidArgument("method: \(method) is not allowed", field: "method")
+        }
+        for (name, value) in headers {
+            let field = "headers.\(name.prefix(64))"
+            guard !name.isEmpty, name.utf8.count <= 256, name.utf8.allSatisfy(Self.isTokenByte) else {
+                throw .invalidArgument(
+                    "\(field): a header name is a token (letters, digits, !#$%&'*+-.^_`|~)",
+                    field: field
+                )
+            }
+            let lower = name.lowercased()
+            if lower == "authorization" || lower == "dpop" {
+                throw .invalidArgument("\(field): the library sets it", field: field)
+            }
+            guard !Self.forbiddenHeaders.contains(lower) else {
+                throw .invalidArgument("\(field): the library and libcurl set this header", field: field)
+            }
+            guard value.utf8.count <= 8192, !value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 }) else {
+                throw .invalidArgument("\(field): a header value may not contain CR, LF or NUL", field: field)
+            }
+        }
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.token = token
+    }
+}
+
+extension APIRequest {
+    /// Methods a caller may not send: TRACE echoes the request (and its bearer token) back; CONNECT opens a tunnel.
+    static let forbiddenMethods: Set<String> = ["TRACE", "CONNECT", "TRACK"]
+    /// Headers the transport owns: message framing and routing (smuggling-prone) and connection management.
+    static let forbiddenHeaders: Set<String> = [
+        "content-length", "transfer-encoding", "host", "connection", "keep-alive", "upgrade", "te", "trailer",
+        "proxy-authorization", "proxy-connection", "expect",
+    ]
+
+    static func isTokenByte(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return Array("!#$%&'*+-.^_`|~".utf8).contains(b)
+        }
+    }
+}
+
+/// What an API answered (an HTTP error status is an answer, not a library error).
+public struct APIResponse: Sendable {
+    public var status: Int
+    /// Header names lower-cased; repeated fields kept in order.
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+}

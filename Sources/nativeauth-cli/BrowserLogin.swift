@@ -163,6 +163,9 @@ struct RedirectWait {
         let listening = Self.hasListener(redirectURI)
         var reading = readsInput
         let terminal = isatty(0) != 0
+        // Never a blocking read of a whole line: half a line whose rest never comes must not hold the deadline,
+        // the listener or Ctrl-C (PastedInput).
+        let input = PastedInput()
         while true {
             try stopIfInterrupted()
             let left = deadline - monotonicNow()
@@ -170,27 +173,38 @@ struct RedirectWait {
                 client.cancel(flow: flow)
                 throw CLIError("timeout", "the browser sign-in did not finish in time", .network)
             }
-            if reading, Self.inputReady(waitMs: listening ? 0 : Int32(min(left, 0.5) * 1000)) {
-                guard let line = Terminal.readLine() else {
+            if reading {
+                switch input.next(waitMs: listening ? 0 : Int32(min(left, 0.5) * 1000)) {
+                case .nothing:
+                    break
+                case .end:
                     reading = false
                     if inputRequired || !listening {
                         client.cancel(flow: flow)
                         throw CLIError("usage", "stdin ended before the address the browser ended on", .usage)
                     }
                     continue
+                case .line(let line):
+                    if let done = try submit(line.trimmingSpaces, terminal: terminal) { return done }
+                    continue
                 }
-                if let done = try submit(line.trimmingSpaces, terminal: terminal) { return done }
-                continue
             }
             guard listening else {
                 if reading { continue }
                 throw CLIError("usage", "this redirect URI has no listener: the address must be pasted", .usage)
             }
             let slice = Int64(min(left, reading ? 0.25 : 5) * 1000)
-            let answer = try client.call(
-                na_flow_submit,
-                ["v": 1, "flow": .string(flow), "action": "wait", "timeout_ms": .int(max(1, slice))]
-            )
+            let answer: JSONValue
+            do {
+                answer = try client.call(
+                    na_flow_submit,
+                    ["v": 1, "flow": .string(flow), "action": "wait", "timeout_ms": .int(max(1, slice))]
+                )
+            } catch {
+                // Ctrl-C cancelled the flow during this wait: interrupted (130), not the flow's "cancelled" (1).
+                try stopIfInterrupted()
+                throw error
+            }
             try stopIfInterrupted()
             if answer["status"]?.stringValue != "browser_pending" {
                 if reading && terminal { Terminal.write(2, "\n") }  // the prompt's line, left unanswered
@@ -230,13 +244,6 @@ struct RedirectWait {
             Terminal.write(2, "\nnativeauth: interrupted\n")
             exit(130)
         }
-    }
-
-    /// Whether stdin has a line (or its end) to read, waiting up to `waitMs`.
-    static func inputReady(waitMs: Int32) -> Bool {
-        var p = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-        let n = poll(&p, 1, waitMs)
-        return n > 0 && p.revents != 0
     }
 }
 

@@ -1,0 +1,70 @@
+"""`nativeauth login --no-browser` with stdin a pipe whose writer stalls in the middle of a line (as a terminal's
+Ctrl-D in mid-line does): the command keeps its deadline and Ctrl-C still ends it. (Was: the pasted line was read
+with a blocking read of the whole line, so the wait never looked at its deadline, its listener or Ctrl-C again — the
+command hung for good.)"""
+from __future__ import annotations
+
+import array
+import fcntl
+import signal
+import subprocess
+import termios
+import time
+
+from cli_support import Cli, cli  # noqa: F401
+from emulator_protocol import Emulator
+
+
+def reading_stdin(cli: Cli, *args: str) -> "subprocess.Popen[str]":
+    """The command in paste-back, its stdin a pipe this test holds open, once it says it reads the address."""
+    proc = subprocess.Popen([cli.command, "login", "--no-browser", *args], env=cli.env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stderr is not None
+    head = ""
+    while "Reading that address" not in head:
+        line = proc.stderr.readline()
+        assert line, "the command ended without asking for the address: " + head
+        head += line
+    proc.stdin.write("http://localhost")  # half an address, no end of line, and the pipe stays open
+    proc.stdin.flush()
+    deadline = time.monotonic() + 30
+    while unread(proc.stdin.fileno()) and time.monotonic() < deadline:  # until the command took it
+        time.sleep(0.01)
+    return proc
+
+
+def unread(fd: int) -> int:
+    """Bytes in the pipe not read yet (FIONREAD works on either end of a Linux pipe)."""
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return count[0]
+
+
+def ended(proc: "subprocess.Popen[str]") -> int:
+    try:
+        code = proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise AssertionError("the command hung on half a line of stdin")
+    return code
+
+
+def test_half_a_line_on_stdin_does_not_outlive_the_timeout(cli: Cli, emulator: Emulator) -> None:
+    proc = reading_stdin(cli, "--timeout", "3")
+    try:
+        assert ended(proc) != 0
+        assert proc.stderr is not None and "did not finish in time" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_ctrl_c_ends_the_wait_for_the_rest_of_a_line(cli: Cli, emulator: Emulator) -> None:
+    proc = reading_stdin(cli, "--timeout", "3600")
+    try:
+        proc.send_signal(signal.SIGINT)
+        assert ended(proc) == 130, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()

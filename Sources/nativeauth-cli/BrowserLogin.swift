@@ -265,7 +265,12 @@ enum PastedAddress {
         guard parameter("code", of: text) != nil || parameter("error", of: text) != nil else {
             return "that address carries no code: copy the whole address from the browser's address bar"
         }
-        if let state, let pasted = parameter("state", of: text), percentDecoded(pasted) != percentDecoded(state) {
+        // Every redirect of this sign-in carries its state (the library refuses one without it, ending the sign-in):
+        // a copy that lost it (its last parameter) is caught here, where another paste is still possible.
+        guard let pasted = parameter("state", of: text) else {
+            return "that address carries no state: copy the whole address from the browser's address bar"
+        }
+        if let state, percentDecoded(pasted) != percentDecoded(state) {
             return "that address is from another sign-in (its state differs)"
         }
         return nil

@@ -225,10 +225,15 @@ struct RedirectWait {
             Terminal.write(2, "Address: ")
             return nil
         }
+        // Started, not called: Ctrl-C cancels the code's redemption at once and exits 130 (a blocking call could
+        // not be interrupted — the flow's cancel does not reach a request under way — and waited out the request
+        // timeout). The wait's Ctrl-C handler is put back for another paste.
+        defer { Interrupts.setHandler { [client, flow] in client.cancel(flow: flow) } }
         do {
-            let done = try client.call(
-                na_flow_submit,
-                ["v": 1, "flow": .string(flow), "action": "submit_redirect", "redirect_url": .string(text)]
+            let done = try client.started(
+                "flow_submit",
+                ["v": 1, "flow": .string(flow), "action": "submit_redirect", "redirect_url": .string(text)],
+                waiting: "Signing in"
             )
             return try BrowserLogin.signedIn(done)
         } catch  where error.code == "invalid_argument" && error.flow != nil && terminal {

@@ -90,3 +90,35 @@ def test_an_address_without_its_state_can_be_pasted_again(cli: Cli, emulator: Em
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0, transcript.getvalue()
+
+
+def test_ctrl_c_while_the_pasted_code_is_redeemed(cli: Cli, emulator: Emulator) -> None:
+    """The token endpoint holds its answer to the code's redemption; Ctrl-C then ends the command with 130, as it
+    does during the wait for the address (was: 1, the cancelled flow's "cancelled")."""
+    ann = emulator.users["password"]
+    proc = subprocess.Popen([cli.command, "login", "--no-browser", "--timeout", "3600"], env=cli.env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stderr is not None
+    try:
+        url, head = "", ""
+        while "Reading that address" not in head:
+            line = proc.stderr.readline()
+            assert line, "the command ended without showing an address: " + head
+            head += line
+            found = re.search(r"https?://\S+", line)
+            url = found.group(0) if found and "authorize" in line else url
+        address = redirect_from_another_device(url, ann["email"], ann["password"])
+        emulator.control("POST", "faults", {"path": "/oauth2/v2.0/token", "hold": True})
+        proc.stdin.write(address + "\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 30
+        while emulator.control("GET", "faults").get("held", 0) == 0:  # the redemption is under way
+            assert time.monotonic() < deadline, "the code was not redeemed"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        assert ended(proc) == 130, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        emulator.control("POST", "faults/release")
+        emulator.control("DELETE", "faults")

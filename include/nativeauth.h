@@ -429,7 +429,9 @@ int na_client_info(na_client *client, const char *request_json, char **out_json)
  * repeats only the token request. The ID token of a sign-in is checked ("aud" is the client id, "iss" has the host
  * and tenant of the OIDC discovery issuer, "exp"/"nbf" with 5 minutes of skew; "id_token_invalid" otherwise) —
  * not its signature: it came over verified TLS straight from the token endpoint. OIDC discovery is fetched once
- * per client, at the first sign-in.
+ * per client, at the first sign-in; with "authority_type":"oidc" a discovery request that got no answer fails the
+ * call with its own error (network, timeout, tls — naming a proxy that refused — or cancelled), and the next call
+ * asks again.
  *
  * Sign-in.  request {"username", "password"?, "scopes"?:[…], "claims"?:{…}, "request_headers"?:{…},
  *   "correlation_id"?}. Sends `scope` = scopes + openid profile offline_access. "request_headers" (checked as the

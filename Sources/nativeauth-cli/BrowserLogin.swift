@@ -163,6 +163,9 @@ struct RedirectWait {
         let listening = Self.hasListener(redirectURI)
         var reading = readsInput
         let terminal = isatty(0) != 0
+        // Never a blocking read of a whole line: half a line whose rest never comes must not hold the deadline,
+        // the listener or Ctrl-C (PastedInput).
+        let input = PastedInput()
         while true {
             try stopIfInterrupted()
             let left = deadline - monotonicNow()
@@ -170,27 +173,38 @@ struct RedirectWait {
                 client.cancel(flow: flow)
                 throw CLIError("timeout", "the browser sign-in did not finish in time", .network)
             }
-            if reading, Self.inputReady(waitMs: listening ? 0 : Int32(min(left, 0.5) * 1000)) {
-                guard let line = Terminal.readLine() else {
+            if reading {
+                switch input.next(waitMs: listening ? 0 : Int32(min(left, 0.5) * 1000)) {
+                case .nothing:
+                    break
+                case .end:
                     reading = false
                     if inputRequired || !listening {
                         client.cancel(flow: flow)
                         throw CLIError("usage", "stdin ended before the address the browser ended on", .usage)
                     }
                     continue
+                case .line(let line):
+                    if let done = try submit(line.trimmingSpaces, terminal: terminal) { return done }
+                    continue
                 }
-                if let done = try submit(line.trimmingSpaces, terminal: terminal) { return done }
-                continue
             }
             guard listening else {
                 if reading { continue }
                 throw CLIError("usage", "this redirect URI has no listener: the address must be pasted", .usage)
             }
             let slice = Int64(min(left, reading ? 0.25 : 5) * 1000)
-            let answer = try client.call(
-                na_flow_submit,
-                ["v": 1, "flow": .string(flow), "action": "wait", "timeout_ms": .int(max(1, slice))]
-            )
+            let answer: JSONValue
+            do {
+                answer = try client.call(
+                    na_flow_submit,
+                    ["v": 1, "flow": .string(flow), "action": "wait", "timeout_ms": .int(max(1, slice))]
+                )
+            } catch {
+                // Ctrl-C cancelled the flow during this wait: interrupted (130), not the flow's "cancelled" (1).
+                try stopIfInterrupted()
+                throw error
+            }
             try stopIfInterrupted()
             if answer["status"]?.stringValue != "browser_pending" {
                 if reading && terminal { Terminal.write(2, "\n") }  // the prompt's line, left unanswered
@@ -211,10 +225,15 @@ struct RedirectWait {
             Terminal.write(2, "Address: ")
             return nil
         }
+        // Started, not called: Ctrl-C cancels the code's redemption at once and exits 130 (a blocking call could
+        // not be interrupted — the flow's cancel does not reach a request under way — and waited out the request
+        // timeout). The wait's Ctrl-C handler is put back for another paste.
+        defer { Interrupts.setHandler { [client, flow] in client.cancel(flow: flow) } }
         do {
-            let done = try client.call(
-                na_flow_submit,
-                ["v": 1, "flow": .string(flow), "action": "submit_redirect", "redirect_url": .string(text)]
+            let done = try client.started(
+                "flow_submit",
+                ["v": 1, "flow": .string(flow), "action": "submit_redirect", "redirect_url": .string(text)],
+                waiting: "Signing in"
             )
             return try BrowserLogin.signedIn(done)
         } catch  where error.code == "invalid_argument" && error.flow != nil && terminal {
@@ -230,13 +249,6 @@ struct RedirectWait {
             Terminal.write(2, "\nnativeauth: interrupted\n")
             exit(130)
         }
-    }
-
-    /// Whether stdin has a line (or its end) to read, waiting up to `waitMs`.
-    static func inputReady(waitMs: Int32) -> Bool {
-        var p = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-        let n = poll(&p, 1, waitMs)
-        return n > 0 && p.revents != 0
     }
 }
 
@@ -258,7 +270,12 @@ enum PastedAddress {
         guard parameter("code", of: text) != nil || parameter("error", of: text) != nil else {
             return "that address carries no code: copy the whole address from the browser's address bar"
         }
-        if let state, let pasted = parameter("state", of: text), percentDecoded(pasted) != percentDecoded(state) {
+        // Every redirect of this sign-in carries its state (the library refuses one without it, ending the sign-in):
+        // a copy that lost it (its last parameter) is caught here, where another paste is still possible.
+        guard let pasted = parameter("state", of: text) else {
+            return "that address carries no state: copy the whole address from the browser's address bar"
+        }
+        if let state, percentDecoded(pasted) != percentDecoded(state) {
             return "that address is from another sign-in (its state differs)"
         }
         return nil

@@ -209,19 +209,23 @@ public final class NativeAuthClient: Sendable {
     /// id. A failed step leaves the flow usable when the flow says so (the error then names the flow); otherwise the
     /// flow ends. A flow cancelled while the call ran is forgotten when it returns.
     public func submit(flow id: FlowID, _ action: FlowAction) throws(NativeAuthError) -> FlowResult {
-        let (flow, correlationID, headers, fence) = try flows.checkout(id, now: clock.now())
+        // A blocking call gets a cancellation of its own (a started call has one): the flow's cancel fires it, so a
+        // step on the wire answers `cancelled` at once (include/nativeauth.h, na_flow_submit "cancel").
+        let call = CallCancellation.current ?? CallCancellation()
+        let (flow, correlationID, headers, fence) = try flows.checkout(id, now: clock.now(), call: call)
         let flows = self.flows
         let closing = self.closing
-        let call = CallCancellation.current
-        let driver = FlowDriver(
-            ctx: context.with(
-                correlationID: correlationID,
-                requestHeaders: headers,
-                fence: fence,
-                isCancelled: { flows.isCancelled(id) || closing.isSet || call?.isCancelled == true }
-            )
-        )
-        switch driver.run(flow, .action(action)) {
+        let outcome = CallCancellation.with(call) {
+            FlowDriver(
+                ctx: context.with(
+                    correlationID: correlationID,
+                    requestHeaders: headers,
+                    fence: fence,
+                    isCancelled: { flows.isCancelled(id) || closing.isSet || call.isCancelled }
+                )
+            ).run(flow, .action(action))
+        }
+        switch outcome {
         case .answered(let status, let next):
             let kept = flows.checkin(id, next, now: clock.now())
             if case .signedIn = status { flows.noteSignedIn(id, now: clock.now()) }

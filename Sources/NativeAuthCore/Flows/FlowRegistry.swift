@@ -19,6 +19,9 @@ final class FlowRegistry: Sendable {
         var cancelled: Bool
         var touched: Double
         let fence: FlowFence
+        /// The cancellation of the call driving the flow (while busy): a cancel fires it, aborting a request on
+        /// the wire at once.
+        var call: CallCancellation? = nil
     }
 
     private let entries = Mutex<[FlowID: Entry]>([:])
@@ -71,8 +74,13 @@ final class FlowRegistry: Sendable {
         entries.withLock { Self.purge(&$0, now: now) }
     }
 
-    /// Takes a flow for one call: its value, correlation id, request headers and fence.
-    func checkout(_ id: FlowID, now: Double) throws(NativeAuthError) -> (Flow, String, [RequestHeader], FlowFence) {
+    /// Takes a flow for one call (`call`: its cancellation, which a cancel of the flow fires): its value, correlation
+    /// id, request headers and fence.
+    func checkout(
+        _ id: FlowID,
+        now: Double,
+        call: CallCancellation? = nil
+    ) throws(NativeAuthError) -> (Flow, String, [RequestHeader], FlowFence) {
         try entries.withLock { e throws(NativeAuthError) -> (Flow, String, [RequestHeader], FlowFence) in
             // An error names the flow only when the flow stays usable (include/nativeauth.h): a busy one, later.
             guard var entry = e[id] else {
@@ -88,6 +96,7 @@ final class FlowRegistry: Sendable {
                 throw busy
             }
             entry.busy = true
+            entry.call = call
             e[id] = entry
             Self.purge(&e, now: now)
             return (entry.flow, entry.correlationID, entry.requestHeaders, entry.fence)
@@ -109,6 +118,7 @@ final class FlowRegistry: Sendable {
             }
             entry.flow = flow
             entry.busy = false
+            entry.call = nil
             entry.touched = now
             e[id] = entry
             return true
@@ -118,16 +128,19 @@ final class FlowRegistry: Sendable {
     /// Cancels a flow: forgotten at once when idle; marked when a call is driving it (see the type's comment).
     /// Throws `flow_invalid` when the flow already signed the user in (then nothing was cancelled).
     func cancel(_ id: FlowID, now: Double) throws(NativeAuthError) {
-        let fence = entries.withLock { e -> FlowFence? in
-            guard var entry = e[id] else { return nil }
+        let (fence, call) = entries.withLock { e -> (FlowFence?, CallCancellation?) in
+            guard var entry = e[id] else { return (nil, nil) }
             if entry.busy {
                 entry.cancelled = true
                 e[id] = entry
             } else {
                 e.removeValue(forKey: id)
             }
-            return entry.fence
+            return (entry.fence, entry.busy ? entry.call : nil)
         }
+        // The call driving the flow: its request on the wire is aborted now (not when the server answers or the
+        // request times out). A call that already stored the flow's sign-in is past cancelling; the fence says so.
+        _ = call?.cancel()
         // Waits for a sign-in being stored by the call driving the flow, if one is.
         let cancelled = fence?.cancel() ?? !finishedSigningIn(id, now: now)
         guard cancelled else {

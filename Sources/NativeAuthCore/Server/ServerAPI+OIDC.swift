@@ -86,7 +86,10 @@ extension ServerAPI {
         }
     }
 
-    /// OIDC discovery; nil when it is unavailable (no answer, an error status, not JSON, no `token_endpoint`).
+    /// OIDC discovery; nil when it is unavailable (an error status, not JSON, no `token_endpoint`, and — for Entra,
+    /// whose endpoints are known without it — no answer). With any other authority a request that got no answer
+    /// throws its own error (a proxy's refusal, TLS inspection, a timeout, a cancel): the flows cannot go on without
+    /// the document, and that error says why; it is not remembered (`OIDCProvider`), so the next call asks again.
     /// For every provider, a token endpoint on another origin than the authority's (scheme, host and port) is an
     /// error: refresh tokens, authorization codes and device codes are never sent anywhere else (SECURITY.md). For
     /// generic providers, an `issuer` other than the authority (one trailing slash aside) is an error (OIDC
@@ -94,9 +97,12 @@ extension ServerAPI {
     /// is plain http on loopback (an https authority never hands a token to plain http).
     func discovery() throws(NativeAuthError) -> OIDCMetadata? {
         let authority = configuration.authority
-        guard
-            let response = try? send(HTTPRequest(url: discoveryURL), name: "discovery", resendable: true),
-            response.status == 200, let doc = try? JSONValue.parse(response.body), case .object = doc,
+        let response: HTTPResponse
+        do { response = try send(HTTPRequest(url: discoveryURL), name: "discovery", resendable: true) } catch {
+            if configuration.authorityType.isEntra { return nil }
+            throw error
+        }
+        guard response.status == 200, let doc = try? JSONValue.parse(response.body), case .object = doc,
             let tokenEndpoint = doc["token_endpoint"]?.stringValue
         else { return nil }
         let authorityIsHTTPS = authority.parsed.scheme == "https"

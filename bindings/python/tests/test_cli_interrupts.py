@@ -28,7 +28,7 @@ def test_ctrl_c_while_waiting_for_the_system_browser(cli: Cli, emulator: Emulato
     browser.chmod(0o700)
     child, transcript = cli.spawn("login", "--browser", "--timeout", "3600", env={"BROWSER": f"{browser} %s"})
     try:
-        child.expect("Waiting for the browser sign-in")  # the spinner
+        child.expect("Waiting for the sign-in in the browser")  # the spinner
         deadline = time.monotonic() + 30
         while not opened.exists() and time.monotonic() < deadline:  # the browser opened: the wait for it is on
             time.sleep(0.02)

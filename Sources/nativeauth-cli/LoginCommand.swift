@@ -221,12 +221,8 @@ struct NativeSteps {
                 }
                 if let next { state = next } else { refusals += 1 }
             case "sign_up_completed":
-                // Signed up; with a flow the server lets the new account sign in without its password again.
-                guard case .string = flow else { return state }
-                Terminal.info("Signed up.")
-                var request: [String: JSONValue] = ["v": 1, "flow": flow, "action": "sign_in"]
-                if !scopes.isEmpty { request["scopes"] = .array(scopes.map { .string($0) }) }
-                state = try client.call(na_flow_submit, .object(request))
+                guard case .string = flow else { return state }  // signed up; no sign-in offered
+                state = try signInAfterSignUp(flow)
                 refusals = 0
             case "password_required":
                 let password = passwordStdin ? try readPassword() : try Terminal.promptSecret("Password: ")
@@ -247,7 +243,7 @@ struct NativeSteps {
                 }
                 if let next { state = next } else { refusals += 1 }
             case "mfa_required":
-                state = try requestChallenge(state, flow)
+                state = try client.call(na_flow_submit, .object(try challengeRequest(state, flow: flow)))
             case "registration_required":
                 state = try registerMethod(flow)
             default:
@@ -261,29 +257,6 @@ struct NativeSteps {
             }
         }
         return state
-    }
-
-    /// `mfa_required`: the second factor (asked which when there are several and a terminal), then its challenge.
-    func requestChallenge(_ state: JSONValue, _ flow: JSONValue) throws(CLIError) -> JSONValue {
-        let methods = state["methods"]?.arrayValue ?? []
-        var method = methods.first
-        if methods.count > 1 && interactive {
-            for (n, m) in methods.enumerated() {
-                let label = Terminal.safe(
-                    m["channel"]?.stringValue ?? m["challenge_type"]?.stringValue ?? "method"
-                )
-                let hint = Terminal.safe(m["login_hint"]?.stringValue ?? "")
-                Terminal.info(hint.isEmpty ? "  \(n + 1). \(label)" : "  \(n + 1). \(label) \(hint)")
-            }
-            let choice = try Terminal.prompt("Second factor [1-\(methods.count), default 1]: ")
-            guard let n = Int(choice.isEmpty ? "1" : choice), n >= 1, n <= methods.count else {
-                throw CLIError("usage", "no method '\(Terminal.safe(choice))'", .usage)
-            }
-            method = methods[n - 1]
-        }
-        var request: [String: JSONValue] = ["v": 1, "flow": flow, "action": "request_challenge"]
-        if let id = method?["id"] { request["method_id"] = id }
-        return try client.call(na_flow_submit, .object(request))
     }
 
     /// `registration_required`: a strong-authentication method (an email address) to register, asked in a terminal.
@@ -313,7 +286,8 @@ struct NativeSteps {
     ) throws(CLIError) -> JSONValue? {
         do { return try submit() } catch {
             guard error.code == refused, may, error.flow != nil else { throw error }
-            Terminal.info("nativeauth: \(Terminal.safe(error.code)): \(Terminal.safe(error.message)); try again")
+            let text = CLIError.then(Terminal.safe(error.message), "try again")
+            Terminal.info("nativeauth: \(Terminal.safe(error.code)): \(text)")
             return nil
         }
     }

@@ -53,8 +53,8 @@ def test_sign_in_token_and_docker_helper_from_the_install(env: Dict[str, str]) -
     assert login.returncode == 0, login.stderr
     token = subprocess.run(["nativeauth", "token", "-s", scope], env=env, capture_output=True, text=True, timeout=30)
     assert token.returncode == 0 and token.stdout.count(".") == 2, token.stderr
-    docker = subprocess.run(["docker-credential-nativeauth", "--scope", scope, "get"], input="registry.example\n",
-                            env=env, capture_output=True, text=True, timeout=30)
+    docker = subprocess.run(["docker-credential-nativeauth", "--scope", scope, "--registry", "registry.example", "get"],
+                            input="registry.example\n", env=env, capture_output=True, text=True, timeout=30)
     assert docker.returncode == 0, docker.stdout + docker.stderr
     answer = json.loads(docker.stdout)
     assert answer == {"ServerURL": "registry.example", "Username": "ann@contoso.com",

@@ -1,7 +1,8 @@
 internal import Glibc
 
 /// Single-flight refreshes. Only one refresh runs per client at a time (so a refresh token is never presented twice
-/// concurrently); callers asking for the same key wait and share its result, others wait and then re-check the cache.
+/// concurrently); callers asking for the same key wait and share its result, others wait and then re-check the cache. The
+/// leader holds the gate from `join` (`.lead`) to `leave`, which `SilentTokenDriver` always calls.
 /// A refresh that ended `cancelled` (its own call was cancelled before it sent anything) is not shared: its waiters
 /// look again.
 ///
@@ -49,90 +50,104 @@ final class RefreshGate: @unchecked Sendable {  // all state is guarded by `mute
         )
     }
 
-    /// Returns `refresh`'s outcome, or the shared outcome of another caller's refresh for the same key (`check`
-    /// may answer from the cache first). `deadline` bounds the time spent waiting for another caller's refresh
-    /// (seconds since the epoch, as `SystemClock` reads it); past it the caller answers `timeout`. `waiting` is
-    /// called once (outside the lock) when the caller first finds another caller's refresh under way.
-    func run(
+    /// The leader's hold on the gate, given back with `leave`.
+    struct Lease: Sendable { let id: Int }
+
+    /// How a caller joined: a cached token (`check`), the lead of a refresh (the caller refreshes, then `leave`s
+    /// with its result), or the shared result of another caller's refresh for the same key.
+    enum Join {
+        case hit(AccessToken)
+        case lead(Lease)
+        case shared(Result<Outcome, NativeAuthError>)
+    }
+
+    /// Joins the single-flight for `key`. `check` (under the gate's lock, before each look at the gate) may answer
+    /// from the cache. `deadline` bounds the time spent waiting for another caller's refresh (seconds since the epoch,
+    /// as `SystemClock` reads it); past it the caller answers `timeout`. `waiting` is called once (outside the lock)
+    /// when the caller first finds another caller's refresh under way. A `.lead` must be given back with `leave`.
+    func join(
         key: String,
         deadline: Double,
         isCancelled: () -> Bool = { false },
         waiting: () -> Void = {},
-        check: () -> AccessToken?,
-        refresh: () throws(NativeAuthError) -> Outcome
-    ) throws(NativeAuthError) -> Outcome {
+        check: () -> AccessToken?
+    ) throws(NativeAuthError) -> Join {
         var announced = false
         pthread_mutex_lock(mutex)
         while true {
             if let hit = check() {
                 pthread_mutex_unlock(mutex)
-                return (hit, true)
+                return .hit(hit)
             }
-            if let a = active {
-                if pthread_equal(a.owner, pthread_self()) != 0 {
-                    pthread_mutex_unlock(mutex)
-                    throw Self.reentrant()
-                }
-                if !announced {
-                    announced = true
-                    pthread_mutex_unlock(mutex)
-                    waiting()
-                    pthread_mutex_lock(mutex)
-                    continue
-                }
-                let same = a.key == key
-                if same { waiters[a.id, default: 0] += 1 }
-                var ended: NativeAuthError? = nil
-                while active?.id == a.id && ended == nil {
-                    // Short slices, so that a cancel (the client being freed) ends the wait promptly.
-                    let now = SystemClock().now()
-                    if isCancelled() {
-                        ended = NativeAuthError(.cancelled, "The call was cancelled while it waited for a refresh.")
-                    } else if now >= deadline {
-                        ended = NativeAuthError(
-                            .timeout,
-                            "Another call's token refresh did not finish within this call's timeout."
-                        )
-                    } else {
-                        _ = wait(until: min(deadline, now + 0.05))
-                    }
-                }
-                if let ended, active?.id == a.id {
-                    if same {
-                        waiters[a.id, default: 1] -= 1
-                        if waiters[a.id] ?? 0 <= 0 { waiters.removeValue(forKey: a.id) }
-                    }
-                    pthread_mutex_unlock(mutex)
-                    throw ended
-                }
-                if same {
-                    let r = results[a.id]
-                    waiters[a.id, default: 1] -= 1
-                    if waiters[a.id] ?? 0 <= 0 {
-                        waiters.removeValue(forKey: a.id)
-                        results.removeValue(forKey: a.id)
-                    }
-                    // A refresh cancelled with the call that made it (before it was sent) is no answer for this
-                    // caller: it looks again (the cache, another refresh) or refreshes itself.
-                    if case .failure(let e)? = r, e.code == .cancelled, !isCancelled() { continue }
-                    pthread_mutex_unlock(mutex)
-                    guard let r else { throw NativeAuthError(.internal, "a shared refresh left no result") }
-                    return try r.get()
-                }
+            guard let a = active else { break }
+            if pthread_equal(a.owner, pthread_self()) != 0 {
+                pthread_mutex_unlock(mutex)
+                throw Self.reentrant()
+            }
+            if !announced {
+                announced = true
+                pthread_mutex_unlock(mutex)
+                waiting()
+                pthread_mutex_lock(mutex)
                 continue
             }
-            nextID += 1
-            let id = nextID
-            active = (key, id, pthread_self())
+            let same = a.key == key
+            if same { waiters[a.id, default: 0] += 1 }
+            if let ended = waitForEnd(of: a.id, deadline: deadline, isCancelled: isCancelled) {
+                if same { dropWaiter(a.id, keepingResult: true) }
+                pthread_mutex_unlock(mutex)
+                throw ended
+            }
+            guard same else { continue }
+            let r = results[a.id]
+            dropWaiter(a.id, keepingResult: false)
+            // A refresh cancelled with the call that made it (before it was sent) is no answer for this caller: it
+            // looks again (the cache, another refresh) or refreshes itself.
+            if case .failure(let e)? = r, e.code == .cancelled, !isCancelled() { continue }
             pthread_mutex_unlock(mutex)
-            let r: Result<Outcome, NativeAuthError>
-            do { r = .success(try refresh()) } catch { r = .failure(error) }
-            pthread_mutex_lock(mutex)
-            active = nil
-            if (waiters[id] ?? 0) > 0 { results[id] = r }
-            pthread_cond_broadcast(cond)
-            pthread_mutex_unlock(mutex)
-            return try r.get()
+            return .shared(r ?? .failure(NativeAuthError(.internal, "a shared refresh left no result")))
+        }
+        nextID += 1
+        let id = nextID
+        active = (key, id, pthread_self())
+        pthread_mutex_unlock(mutex)
+        return .lead(Lease(id: id))
+    }
+
+    /// Ends the lead of a refresh: its waiters share `result`.
+    func leave(_ lease: Lease, _ result: Result<Outcome, NativeAuthError>) {
+        pthread_mutex_lock(mutex)
+        if active?.id == lease.id { active = nil }
+        if (waiters[lease.id] ?? 0) > 0 { results[lease.id] = result }
+        pthread_cond_broadcast(cond)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Under the lock: waits until refresh `id` ended (nil), or why the wait ended first (`cancelled`, `timeout`).
+    private func waitForEnd(of id: Int, deadline: Double, isCancelled: () -> Bool) -> NativeAuthError? {
+        while active?.id == id {
+            // Short slices, so that a cancel (the client being freed) ends the wait promptly.
+            let now = SystemClock().now()
+            if isCancelled() {
+                return NativeAuthError(.cancelled, "The call was cancelled while it waited for a refresh.")
+            }
+            if now >= deadline {
+                return NativeAuthError(
+                    .timeout,
+                    "Another call's token refresh did not finish within this call's timeout."
+                )
+            }
+            _ = wait(until: min(deadline, now + 0.05))
+        }
+        return nil
+    }
+
+    /// Under the lock: one waiter of refresh `id` fewer; the last one takes the result away unless `keepingResult`.
+    private func dropWaiter(_ id: Int, keepingResult: Bool) {
+        waiters[id, default: 1] -= 1
+        if waiters[id] ?? 0 <= 0 {
+            waiters.removeValue(forKey: id)
+            if !keepingResult { results.removeValue(forKey: id) }
         }
     }
 }

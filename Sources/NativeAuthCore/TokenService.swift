@@ -132,21 +132,9 @@ final class TokenService: Sendable {
         return String(first)
     }
 
-    /// MSAL's declined-scopes rule (MSIDDefaultTokenResponseValidator): the token is cached under the scopes the
-    /// server granted; if it granted fewer than asked (OIDC scopes aside), the caller gets `declined_scopes` with
-    /// both lists instead of a token that lacks them.
+    /// MSAL's declined-scopes rule (see `SilentTokenFlow.declined`).
     private func checkDeclined(_ token: AccessToken, requested: [String]) throws(NativeAuthError) {
-        let declined = requested.filter {
-            !oidcScopeSet.contains($0.lowercased()) && !token.key.set.contains($0.lowercased())
-        }
-        guard !declined.isEmpty else { return }
-        var e = NativeAuthError(
-            .declinedScopes,
-            "The server granted fewer scopes than requested; the token for the granted ones is cached."
-        )
-        e.declined = declined
-        e.granted = token.scopes.filter { !oidcScopeSet.contains($0.lowercased()) }
-        throw e
+        if let declined = SilentTokenFlow.declined(token, requested: requested) { throw declined }
     }
 
     /// Saves a sign-in's tokens: the user's account is added, or replaces that user's previous entry (keeping its
@@ -320,108 +308,59 @@ final class TokenService: Sendable {
         return (signIn, ScopeKey(signIn))
     }
 
-    /// `na_get_access_token`: from the cache when a usable token covers the scopes (past its `refresh_in` the token
-    /// is refreshed early, and still served if that fails), else one refresh shared by concurrent callers — and, with
-    /// a persistent store, by every process sharing it (see `refreshShared`).
+    /// `na_get_access_token`: from the cache when a usable token covers the scopes — a direct lookup — else the
+    /// silent-token flow (`SilentTokenFlow`): past its `refresh_in` the token is refreshed early, and still served if
+    /// that fails; otherwise one refresh shared by concurrent callers and, with a persistent store, by every process
+    /// sharing it.
     func accessToken(_ request: TokenRequest) throws(NativeAuthError) -> TokenResult {
         if let notice = cache.takeNotice() { throw notice }
         let now = clock.now()
         var selection = request.account
-        var fallback: AccessToken? = nil
-        var accountID: String? = nil
-        var resolved: (scopes: [String], key: ScopeKey)? = nil
-        if let scopes = request.scopes, let key = request.key, !key.set.isEmpty { resolved = (scopes, key) }
-        if resolved == nil {
+        let scopes: [String]
+        let key: ScopeKey
+        if let s = request.scopes, let k = request.key, !k.set.isEmpty {
+            (scopes, key) = (s, k)
+        } else {
             let id = try self.accountID(selection)
-            accountID = id
             selection = .named(id)
-            resolved = try self.scopes(request, account: id)
+            (scopes, key) = try self.scopes(request, account: id)
         }
-        guard let (scopes, key) = resolved else { throw NativeAuthError(.internal, "no scopes resolved") }
-        /// A forced refresh may still be answered by a refresh another process made after this call began: the
-        /// token this call would have been served then is the one it wants replaced.
+        // The token this call would have been served: a forced refresh wants it replaced; past its refresh_in, it is
+        // refreshed early, but still good if that fails.
         var replaced: AccessToken? = nil
+        var fallback: AccessToken? = nil
+        let id: String
         let found = cache.lookup(key, account: selection, at: now)
         switch found {
         case .noAccount, .accountRequired:
             throw Self.noSuchAccount(found)
-        case .hit(let token, let id, let generation):
-            accountID = id
+        case .hit(let token, let account, let generation):
+            id = account
             replaced = token
             if !request.forceRefresh, request.claims == nil {
                 guard token.wantsRefresh(at: now) else {
                     logger.log(.verbose, "access token served from cache")
                     return TokenResult(token: token, fromCache: true, cacheGeneration: generation)
                 }
-                fallback = token  // refresh_in passed: refresh early, but the token is still good if that fails
+                fallback = token
             }
-        case .miss(let id):
-            accountID = id
+        case .miss(let account):
+            id = account
         }
-        let id: String
-        if let accountID { id = accountID } else { id = try self.accountID(selection) }
-        let current = cache.read { d in d.accounts[id].map { ($0.refreshToken, $0.account) } }
-        guard let (refreshToken, account) = current else {
-            throw NativeAuthError(.noAccount, "No such account is signed in.")
-        }
-        guard let rt = refreshToken else {
-            if let fallback { return TokenResult(token: fallback, fromCache: true) }
-            var e = NativeAuthError(.interactionRequired, "No refresh token is cached; the user must sign in again.")
-            e.loginHint = Self.loginHint(account)
-            throw e
-        }
-        let fingerprint = rt.secret.withUnsafeBytes { Base64.urlEncode(SHA256.hash($0)) }
-        let gateKey = [id, fingerprint, key.key, request.claims?.json ?? ""].joined(separator: "|")
-        let canShare = !request.forceRefresh && fallback == nil && request.claims == nil
-        let correlationID: String
-        if let chosen = request.correlationID {
-            correlationID = chosen
-        } else {
-            do { correlationID = try SecureRandom.uuid() } catch {
-                throw NativeAuthError(.internal, "The system random generator failed.")
-            }
-        }
-        do {
-            let started = SystemClock().now()
-            let deadline = started + Double(server.configuration.requestTimeoutMs) / 1000 * 2
-            let plan = RefreshPlan(
-                gateKey: gateKey,
-                deadline: deadline,
-                canShare: canShare,
-                wanted: Wanted(
-                    key: key,
-                    account: id,
-                    anyServable: request.claims == nil && !request.forceRefresh,
-                    newerThan: request.forceRefresh && request.claims == nil ? (replaced, now) : nil
-                ),
+        let flow = SilentTokenFlow(
+            SilentTokenFlow.Request(
+                account: id,
                 scopes: scopes,
+                key: key,
                 claims: request.claims,
-                correlationID: correlationID
+                forceRefresh: request.forceRefresh,
+                fallback: fallback,
+                replaced: replaced,
+                began: now,
+                isEntra: server.configuration.authorityType.isEntra
             )
-            // A started call's refresh runs on a thread of its own: once sent, a cancel of the call does not lose it.
-            let (token, fromCache) = try background.run(logger: logger) {
-                () throws(NativeAuthError) -> RefreshGate.Outcome in try self.sharedRefresh(plan)
-            }
-            try checkDeclined(token, requested: scopes)
-            return TokenResult(token: token, fromCache: fromCache)
-        } catch {
-            if let fallback, error.code != .reentrantCall, error.code != .cancelled {
-                logger.log(.warning, "early refresh failed (\(error.code)); serving the cached token")
-                return TokenResult(token: fallback, fromCache: true)
-            }
-            if Self.serverUnavailable(error), !request.forceRefresh, request.claims == nil,
-                let extended = cache.extendedLookup(key, account: id, at: clock.now())
-            {
-                logger.log(
-                    .warning,
-                    "the server is unavailable (\(error.code)); serving a token in its extended lifetime"
-                )
-                return TokenResult(token: extended, fromCache: true)
-            }
-            var e = error
-            if e.code.category == .interaction, e.loginHint == nil { e.loginHint = Self.loginHint(account) }
-            throw e
-        }
+        )
+        return try SilentTokenDriver(tokens: self, correlationID: request.correlationID).run(flow)
     }
 }
 

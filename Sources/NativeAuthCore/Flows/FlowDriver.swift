@@ -148,6 +148,8 @@ struct FlowDriver: Sendable {
             )
         case .userinfo(let endpoint, let accessToken, let dpopKey):
             return .userinfo(try server.userinfo(endpoint: endpoint, accessToken: accessToken, dpopKey: dpopKey))
+        case .tokenEndpoint, .refresh:
+            return try SilentTokenDriver.perform(call, server: server, provider: ctx.tokens.provider)
         }
     }
 }

@@ -39,6 +39,11 @@ enum ServerCall: Sendable {
     )
     /// The userinfo endpoint with a new sign-in's access token (a DPoP-bound one with a proof of `dpopKey`).
     case userinfo(endpoint: String, accessToken: Secret, dpopKey: DPoPKey?)
+    /// The token endpoint: discovery's (fetched once per client; Entra without it: the authority's), answered
+    /// `.endpoint`. Sends discovery only while the client has not fetched it.
+    case tokenEndpoint
+    /// The refresh-token grant (the silent-token path), answered `.tokens`.
+    case refresh(endpoint: String, refreshToken: RefreshToken, scopes: [String], claims: ClaimsRequest?)
 
     /// The call's name, for traces and tests ("token", "resetPoll", …).
     var name: String {
@@ -69,6 +74,8 @@ enum ServerCall: Sendable {
         case .pollDeviceCode: return "pollDeviceCode"
         case .redeemCode: return "redeemCode"
         case .userinfo: return "userinfo"
+        case .tokenEndpoint: return "tokenEndpoint"
+        case .refresh: return "refresh"
         }
     }
 }
@@ -95,6 +102,8 @@ enum ServerAnswer: Sendable {
     /// `redeemCode`.
     case tokens(TokenResponse)
     case userinfo(JSONValue)
+    /// `tokenEndpoint`.
+    case endpoint(String)
 }
 
 /// A stored sign-in: the account and its first token.

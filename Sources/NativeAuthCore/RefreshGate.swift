@@ -1,8 +1,8 @@
 internal import Glibc
 
 /// Single-flight refreshes. Only one refresh runs per client at a time (so a refresh token is never presented twice
-/// concurrently); callers asking for the same key wait and share its result, others wait and then re-check the cache. The
-/// leader holds the gate from `join` (`.lead`) to `leave`, which `SilentTokenDriver` always calls.
+/// concurrently); callers asking for the same key wait and share its result, others wait and then re-check the cache.
+/// The leader holds the gate from `join` (`.lead`) to `leave`, which `SilentTokenDriver` always calls.
 /// A refresh that ended `cancelled` (its own call was cancelled before it sent anything) is not shared: its waiters
 /// look again.
 ///

@@ -392,7 +392,7 @@ ASAN_ENV      := SWIFT_BACKTRACE=enable=no NATIVEAUTH_TEST_TIME_SCALE=4 \
                  LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
                  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 TSAN_ENV      := SWIFT_BACKTRACE=enable=no NATIVEAUTH_TEST_TIME_SCALE=4 \
-                 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+                 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/.ci/tsan.supp \
                  LD_PRELOAD=$(CURDIR)/$(TSAN_BUILD)/libtsan_mutex.so
 SAN_CFLAGS    := -std=c99 -Wall -Wextra -Werror -pedantic -O1 -g -fno-omit-frame-pointer -fuse-ld=lld -Iinclude
 

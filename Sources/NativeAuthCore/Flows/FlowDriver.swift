@@ -146,6 +146,9 @@ struct FlowDriver: Sendable {
                     claims: claims
                 )
             )
+        case .signingKey(let kid):
+            try ctx.tokens.provider.loadSigningKey(kid: kid, server)
+            return .signingKeyLoaded
         case .userinfo(let endpoint, let accessToken, let dpopKey):
             return .userinfo(try server.userinfo(endpoint: endpoint, accessToken: accessToken, dpopKey: dpopKey))
         case .tokenEndpoint, .refresh:

@@ -37,6 +37,9 @@ enum ServerCall: Sendable {
         scopes: [String],
         claims: ClaimsRequest?
     )
+    /// The provider's signing key an ID token names (`jwks_uri`, fetched when the cached key set lacks it), answered
+    /// `.signingKeyLoaded`: a browser sign-in's ID token is checked against it when the sign-in is stored.
+    case signingKey(kid: String?)
     /// The userinfo endpoint with a new sign-in's access token (a DPoP-bound one with a proof of `dpopKey`).
     case userinfo(endpoint: String, accessToken: Secret, dpopKey: DPoPKey?)
     /// The token endpoint: discovery's (fetched once per client; Entra without it: the authority's), answered
@@ -73,6 +76,7 @@ enum ServerCall: Sendable {
         case .deviceAuthorization: return "deviceAuthorization"
         case .pollDeviceCode: return "pollDeviceCode"
         case .redeemCode: return "redeemCode"
+        case .signingKey: return "signingKey"
         case .userinfo: return "userinfo"
         case .tokenEndpoint: return "tokenEndpoint"
         case .refresh: return "refresh"
@@ -102,6 +106,8 @@ enum ServerAnswer: Sendable {
     /// `redeemCode`.
     case tokens(TokenResponse)
     case userinfo(JSONValue)
+    /// `signingKey`: the key is cached (or the provider has none by that name: the ID token's check says so).
+    case signingKeyLoaded
     /// `tokenEndpoint`.
     case endpoint(String)
 }

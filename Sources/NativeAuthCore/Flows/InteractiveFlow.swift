@@ -26,6 +26,8 @@ struct InteractiveFlow: Sendable {
         /// Serving the listener until the redirect, a deadline or a cancel.
         case listening(AuthorizationSession)
         case redeeming(AuthorizationSession)
+        /// The ID token's signing key, before the sign-in is stored (its check reads no key over the network).
+        case loadingKey(AuthorizationSession, TokenResponse)
         case storing(AuthorizationSession)
         case ended
     }
@@ -47,7 +49,9 @@ struct InteractiveFlow: Sendable {
     /// The sign-in's session, once it has one.
     var session: AuthorizationSession? {
         switch state {
-        case .openingBrowser(let s), .waiting(let s), .listening(let s), .redeeming(let s), .storing(let s): return s
+        case .openingBrowser(let s), .waiting(let s), .listening(let s), .redeeming(let s), .loadingKey(let s, _),
+            .storing(let s):
+            return s
         default: return nil
         }
     }
@@ -73,12 +77,14 @@ struct InteractiveFlow: Sendable {
         case (.listening(let session), .redirect(let outcome)):
             return redirected(outcome, session, now)
         case (.redeeming(let session), .answer(.success(.tokens(let response)))):
-            state = .storing(session)
-            return .store(
-                response,
-                scopes: scopes,
-                policy: TokenService.IDTokenPolicy(nonce: session.nonce, signature: true)
-            )
+            // An ID token that does not decode goes straight to the store, whose check refuses it.
+            guard let idToken = response.idToken, let jwt = try? JWT(decoding: idToken) else {
+                return store(response, session)
+            }
+            state = .loadingKey(session, response)
+            return .send(.signingKey(kid: jwt.header["kid"]?.stringValue))
+        case (.loadingKey(let session, let response), .answer(.success(.signingKeyLoaded))):
+            return store(response, session)
         case (.storing, .stored(.success(let s))):
             state = .ended
             return .finish(.signedIn(s.account, s.token), continues: false)
@@ -87,6 +93,15 @@ struct InteractiveFlow: Sendable {
         default:
             return end(.unexpectedAnswer("browser sign-in"))
         }
+    }
+
+    private mutating func store(_ response: TokenResponse, _ session: AuthorizationSession) -> FlowEffect {
+        state = .storing(session)
+        return .store(
+            response,
+            scopes: scopes,
+            policy: TokenService.IDTokenPolicy(nonce: session.nonce, signature: true)
+        )
     }
 
     /// Discovery answered: the authorization endpoint, then the listener (a loopback redirect URI) or the session.

@@ -77,22 +77,31 @@ final class OIDCProvider: Sendable {
         return try requiredMetadata(server).tokenEndpoint
     }
 
-    private func signingKey(kid: String?, _ server: ServerAPI) throws(NativeAuthError) -> RSAPublicKey? {
-        func pick(_ list: [(kid: String?, key: RSAPublicKey)]) -> RSAPublicKey? {
-            if let kid { return list.first(where: { $0.kid == kid })?.key }
-            return list.count == 1 ? list[0].key : nil
-        }
+    /// Makes sure the key an ID token names (`kid`; without one, the provider's only key) is at hand: the cached key
+    /// set when it has it, else `jwks_uri` fetched again — for a key not seen yet (rotation) at most once per
+    /// `keysRefetchAfter`. The browser flow sends this (`ServerCall.signingKeys`) before it stores a sign-in, so the
+    /// JWKS request is a step of its trace; `validate` then reads the cached keys only.
+    func loadSigningKey(kid: String?, _ server: ServerAPI) throws(NativeAuthError) {
         let now = clock.now()
         if let cached = keys.withLock({ $0 }) {
-            if let key = pick(cached.keys) { return key }
-            guard now - cached.at >= Self.keysRefetchAfter else { return nil }
+            if Self.pick(kid, cached.keys) != nil { return }
+            guard now - cached.at >= Self.keysRefetchAfter else { return }
         }
         guard let uri = try requiredMetadata(server).jwksURI else {
             throw NativeAuthError(.server, "The provider publishes no signing keys (jwks_uri).")
         }
         let fetched = try server.signingKeys(uri)
         keys.withLock { $0 = (fetched, now) }
-        return pick(fetched)
+    }
+
+    /// The cached key `kid` names (without a `kid`, the only key); no request.
+    private func cachedSigningKey(kid: String?) -> RSAPublicKey? {
+        keys.withLock { $0.flatMap { Self.pick(kid, $0.keys) } }
+    }
+
+    private static func pick(_ kid: String?, _ list: [(kid: String?, key: RSAPublicKey)]) -> RSAPublicKey? {
+        if let kid { return list.first(where: { $0.kid == kid })?.key }
+        return list.count == 1 ? list[0].key : nil
     }
 
     /// The checks an ID token passes before its account is cached (OIDC Core §3.1.3.7): no `crit` header; `aud`
@@ -100,7 +109,8 @@ final class OIDCProvider: Sendable {
     /// with the token's `tid`, or without discovery the authority's host or `<tid>.ciamlogin.com` with the
     /// authority's tenant or `tid`; other providers: exactly the discovery issuer); `exp` is not past and `nbf` not
     /// ahead, with 5 minutes of skew. With `signature`, the token is RS256-signed by a key of the provider's
-    /// `jwks_uri` (tokens that passed through a browser); with `nonce`, its `nonce` claim is that value.
+    /// `jwks_uri` (tokens that passed through a browser) already loaded by `loadSigningKey` (no request here); with
+    /// `nonce`, its `nonce` claim is that value.
     func validate(
         _ jwt: JWT,
         _ server: ServerAPI,
@@ -114,7 +124,7 @@ final class OIDCProvider: Sendable {
         if jwt.header["crit"] != nil { throw invalid("names critical header parameters it cannot honour (crit)") }
         if signature {
             guard jwt.header["alg"]?.stringValue == "RS256" else { throw invalid("is not signed with RS256 (alg)") }
-            guard let key = try signingKey(kid: jwt.header["kid"]?.stringValue, server), jwt.verify(with: key) else {
+            guard let key = cachedSigningKey(kid: jwt.header["kid"]?.stringValue), jwt.verify(with: key) else {
                 throw invalid("has no valid signature from the provider's keys")
             }
         }

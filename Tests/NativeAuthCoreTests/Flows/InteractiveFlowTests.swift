@@ -33,6 +33,9 @@ final class FakeListener: RedirectListener {
         authorizationEndpoint: "https://contoso.ciamlogin.com/tenant/oauth2/v2.0/authorize"
     )
 
+    /// An ID token whose header names the key `k1` (its signature is checked by the store, not by the flow).
+    static let idToken = "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.e30.c2ln"
+
     func flow(redirectURI: String? = nil, browser: BrowserMode) throws -> InteractiveFlow {
         var config = ClientConfiguration(
             authority: try Authority("https://contoso.ciamlogin.com/contoso.onmicrosoft.com"),
@@ -71,10 +74,17 @@ final class FakeListener: RedirectListener {
                     ),
                     "send redeemCode"
                 ),
-                step(answer(.tokens(tokens())), "store"), step(storedOK, "finish signed_in ended"),
+                // The ID token's key is loaded (JWKS) as a request of its own before the sign-in is stored.
+                step(answer(.tokens(tokens(idToken: Self.idToken))), "send signingKey"),
+                step(answer(.signingKeyLoaded), "store"), step(storedOK, "finish signed_in ended"),
             ],
             on
         )
+        guard case .send(.signingKey(let kid)) = effects[7] else {
+            Issue.record("no signing key")
+            return
+        }
+        #expect(kid == "k1")
         // The browser is given the start page, never the authorization URL (a command line is public).
         guard case .openBrowser(let url) = effects[2] else {
             Issue.record("no browser")
@@ -138,6 +148,19 @@ final class FakeListener: RedirectListener {
                 step(.listenerOpened(FakeListener()), "openBrowser"), step(.browserOpened(true), "listen"),
                 step(.redirect(.timedOut), "fail timeout", at: 1_000_000),
             ],
+            // The provider's keys cannot be fetched: the sign-in ends before anything is stored.
+            [
+                step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "openListener"),
+                step(.listenerOpened(FakeListener()), "openBrowser"), step(.browserOpened(true), "listen"),
+                step(
+                    .redirect(
+                        .accepted(RedirectRequest(method: "GET", path: "/", parameters: ["code": "x", "state": "S"]))
+                    ),
+                    "send redeemCode"
+                ),
+                step(answer(.tokens(tokens(idToken: Self.idToken))), "send signingKey"),
+                step(failure(.network), "fail network"),
+            ],
         ]
         for script in scripts {
             var f = try flow(browser: .system)
@@ -160,6 +183,7 @@ final class FakeListener: RedirectListener {
                 step(.action(.wait(timeoutMs: nil)), "fail flow_invalid kept"),
                 step(.action(.submitRedirect("otherapp://auth?code=x&state=S")), "fail invalid_argument kept"),
                 step(.action(.submitRedirect("myapp://auth?code=x&state=S")), "send redeemCode"),
+                // An ID token that does not decode is not looked up: the store's check refuses it.
                 step(answer(.tokens(tokens())), "store"), step(storedOK, "finish signed_in ended"),
             ],
             on

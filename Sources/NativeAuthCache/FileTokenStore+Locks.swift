@@ -1,6 +1,7 @@
 internal import Glibc
 internal import NativeAuthCore
 internal import NativeAuthCrypto
+import Synchronization
 
 /// The exclusive refresh lock of a cache file (see `FileTokenStore.withExclusiveRefresh`): `flock(LOCK_EX)` on a lock
 /// file that stays in place, taken by polling so that the wait ends at a deadline or on a cancel.
@@ -67,11 +68,39 @@ final class RefreshLock {
     deinit { release() }
 }
 
-/// The refresh locks the calling thread holds (by lock file path): a call from a callback on that thread that needs
-/// one of them again is answered at once (`reentrant_call`) instead of waiting for itself.
+/// A held refresh lock (`FileTokenStore.acquireRefreshLock`): the file lock, if one could be taken, and this thread's
+/// note that it holds it. `release()` unlocks once; a hold dropped unreleased unlocks on deinit.
+final class RefreshLockHeld: RefreshLockHold, @unchecked Sendable {  // released once: the `released` exchange
+    private let lock: RefreshLock?
+    private let note: HeldRefreshLocks.Note
+    private let released = Atomic(false)
+
+    init(_ path: String, _ lock: RefreshLock?) {
+        self.lock = lock
+        note = HeldRefreshLocks.insert(path)
+    }
+
+    func release() {
+        guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        note.remove()
+        lock?.release()
+    }
+
+    deinit { release() }
+}
+
+/// The refresh locks each thread holds (by lock file path): a call from a callback on that thread that needs one of
+/// them again is answered at once (`reentrant_call`) instead of waiting for itself.
 enum HeldRefreshLocks {
-    private final class Paths {
-        var set: Set<String> = []
+    fileprivate final class Paths: Sendable {
+        let set = Mutex<Set<String>>([])
+    }
+
+    /// One thread's note that it holds a path's lock; `remove()` takes it out of that thread's set (from any thread).
+    struct Note: Sendable {
+        fileprivate let paths: Paths
+        let path: String
+        func remove() { _ = paths.set.withLock { $0.remove(path) } }
     }
 
     private static let key: pthread_key_t = {
@@ -89,9 +118,12 @@ enum HeldRefreshLocks {
         return paths
     }
 
-    static func holds(_ path: String) -> Bool { current.set.contains(path) }
-    static func insert(_ path: String) { current.set.insert(path) }
-    static func remove(_ path: String) { current.set.remove(path) }
+    static func holds(_ path: String) -> Bool { current.set.withLock { $0.contains(path) } }
+    static func insert(_ path: String) -> Note {
+        let paths = current
+        paths.set.withLock { _ = $0.insert(path) }
+        return Note(paths: paths, path: path)
+    }
 }
 
 /// An advisory lock on the sidecar `<path>.lockfile` (the name msal-extensions uses): `flock(LOCK_EX)`, released when

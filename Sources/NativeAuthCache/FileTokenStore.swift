@@ -252,16 +252,15 @@ public final class FileTokenStore: TokenStore {
     }
 
     /// The exclusive refresh lock: `flock` on `<path>.refresh-lock`, which every process using this cache file takes
-    /// around a refresh-token grant (see `TokenStore.withExclusiveRefresh`). It is a file of its own, not the write
+    /// around a refresh-token grant (see `TokenStore.acquireRefreshLock`). It is a file of its own, not the write
     /// lock (`<path>.lockfile`), because it is held across a network request while writes (this process's own among
     /// them) go on; and it is never removed, so every process always locks the same file. A process that dies holding
     /// it (even by SIGKILL) releases it with its file descriptors. When the lock file cannot be opened (a read-only
     /// directory), the refresh goes ahead unlocked: what it rotates could not be written for others anyway.
-    public func withExclusiveRefresh<R>(
+    public func acquireRefreshLock(
         deadline: Double,
-        isCancelled: () -> Bool,
-        _ body: () throws(NativeAuthError) -> R
-    ) throws(NativeAuthError) -> R {
+        isCancelled: () -> Bool
+    ) throws(NativeAuthError) -> any RefreshLockHold {
         let lockPath = refreshLockPath
         guard !HeldRefreshLocks.holds(lockPath) else { throw Self.reentrant() }
         let lock: RefreshLock?
@@ -280,12 +279,7 @@ public final class FileTokenStore: TokenStore {
             }
             lock = nil
         }
-        HeldRefreshLocks.insert(lockPath)
-        defer {
-            HeldRefreshLocks.remove(lockPath)
-            lock?.release()
-        }
-        return try body()
+        return RefreshLockHeld(lockPath, lock)
     }
 
     var refreshLockPath: String { path + ".refresh-lock" }

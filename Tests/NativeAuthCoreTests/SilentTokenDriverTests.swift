@@ -30,21 +30,32 @@ private final class RecordingStore: TokenStore, @unchecked Sendable {  // `state
         record("modify")
         return memory.modify(current: current, change)
     }
-    func withExclusiveRefresh<R>(
-        deadline: Double,
-        isCancelled: () -> Bool,
-        _ body: () throws(NativeAuthError) -> R
-    ) throws(NativeAuthError) -> R {
+    func acquireRefreshLock(deadline: Double, isCancelled: () -> Bool) throws(NativeAuthError) -> any RefreshLockHold {
         if let refused = state.withLock({ $0.refuseLock }) { throw refused }
         record("lock")
-        defer { record("unlock") }
-        return try body()
+        return Hold { self.record("unlock") }
     }
     func reserveWrite() throws(NativeAuthError) {
         if let refused = state.withLock({ $0.refuseReserve }) { throw refused }
         record("reserve")
     }
     func releaseReservedWrite() { record("release") }
+}
+
+/// A hold that records its release (once, however often it is released).
+private final class Hold: RefreshLockHold, @unchecked Sendable {  // `released` is a Mutex
+    private let released = Mutex(false)
+    private let onRelease: @Sendable () -> Void
+    init(_ onRelease: @escaping @Sendable () -> Void) { self.onRelease = onRelease }
+    func release() {
+        guard
+            !released.withLock({ r in
+                defer { r = true }
+                return r
+            })
+        else { return }
+        onRelease()
+    }
 }
 
 private func client(_ t: FakeTransport, _ clock: FakeClock, _ store: RecordingStore) throws -> NativeAuthClient {

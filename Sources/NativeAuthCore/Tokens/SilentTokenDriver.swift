@@ -2,9 +2,9 @@ internal import NativeAuthCrypto
 
 /// Performs `SilentTokenFlow`'s effects — the token path's part of the driver: the only place its cache is read and
 /// written, its gate joined, its store locked, its requests sent — feeding each result back until the flow answers.
-/// Resources the flow takes are released by the driver whatever happens: the store's lock is held for the scope of a
-/// nested drive (`lockStore` … `unlockStore`), the write reservation until the lock is released, the gate's lead until
-/// `leaveGate` (or the end of the drive that took it).
+/// Resources the flow takes are released by the driver whatever happens: the store's lock from `lockStore` until
+/// `unlockStore` (or the end of the drive that took it), the write reservation until the lock is released, the
+/// gate's lead until `leaveGate` (or the end of the drive that took it).
 struct SilentTokenDriver: Sendable {
     let tokens: TokenService
     /// The server, its requests carrying the call's correlation id.
@@ -50,42 +50,68 @@ struct SilentTokenDriver: Sendable {
         }
     }
 
-    /// Performs effects until one that ends a section: `finish` or `fail` (the call), `unlockStore` (the nested drive
-    /// under the store's lock), `endBackground` (the drive on the refresh's thread). A gate lead this drive took and
-    /// the flow did not leave, and a write reservation it made, are given back when it returns.
+    /// Performs effects until one that ends a section: `finish` or `fail` (the call), `endBackground` (the drive on
+    /// the refresh's thread). What this drive took and the flow did not give back — a gate lead, a write
+    /// reservation, the store's lock — is given back when it returns, in that order.
     func drive(_ flow: inout SilentTokenFlow, from first: SilentEffect) -> SilentEffect {
         var effect = first
-        var lease: RefreshGate.Lease? = nil
-        var reserved = false
-        defer {
-            if reserved { cache.releaseReservedWrite() }
-            if let lease { tokens.gate.leave(lease, .failure(NativeAuthError(.internal, "a refresh left the gate"))) }
-        }
+        var held = Held()
+        defer { held.giveBack(self) }
         while true {
             let event: SilentEvent
             switch effect {
-            case .finish, .fail, .unlockStore, .endBackground:
+            case .finish, .fail, .endBackground:
                 return effect
             case .lockStore:
-                effect = lockStore(&flow)
-                continue
+                event = .locked(
+                    Result { () throws(NativeAuthError) in
+                        held.lock = try cache.acquireRefreshLock(deadline: deadline, isCancelled: tokens.isCancelled)
+                    }
+                )
+            case .unlockStore(let note):
+                held.unlock(self)
+                if let note { log(.verbose, "\(note)") }
+                event = .unlocked
             case .runInBackground:
                 event = .backgroundEnded(inBackground(flow))
             case .joinGate(let key, let canShare):
-                event = .gate(join(key, canShare: canShare, flow.request, lease: &lease))
+                event = .gate(join(key, canShare: canShare, flow.request, lease: &held.lease))
             case .leaveGate(let r):
-                if let held = lease { tokens.gate.leave(held, r) }
-                lease = nil
+                if let lease = held.lease { tokens.gate.leave(lease, r) }
+                held.lease = nil
                 event = .leftGate
             case .reserveWrite:
-                if reserved { cache.releaseReservedWrite() }
-                reserved = false
+                if held.reserved { cache.releaseReservedWrite() }
+                held.reserved = false
                 event = .reserved(Result { () throws(NativeAuthError) in try cache.reserveWrite() })
-                if case .success = event.reservedResult { reserved = true }
+                if case .success = event.reservedResult { held.reserved = true }
             default:
                 event = perform(effect)
             }
             effect = flow.on(event, at: now())
+        }
+    }
+
+    /// What a drive holds for the flow.
+    private struct Held {
+        var lease: RefreshGate.Lease? = nil
+        var reserved = false
+        var lock: (any RefreshLockHold)? = nil
+
+        /// The reservation, then the lock (a reservation is never kept past the lock it was made under).
+        mutating func unlock(_ driver: SilentTokenDriver) {
+            if reserved { driver.cache.releaseReservedWrite() }
+            reserved = false
+            lock?.release()
+            lock = nil
+        }
+
+        mutating func giveBack(_ driver: SilentTokenDriver) {
+            unlock(driver)
+            if let lease {
+                driver.tokens.gate.leave(lease, .failure(NativeAuthError(.internal, "a refresh left the gate")))
+            }
+            lease = nil
         }
     }
 
@@ -165,26 +191,6 @@ struct SilentTokenDriver: Sendable {
             lease = held
             return .success(.lead)
         }
-    }
-
-    /// Takes the store's refresh lock and drives the flow under it until it asks to release it; answers the flow's
-    /// next effect (after `.unlocked`, or after `.locked` with why the lock was not taken).
-    private func lockStore(_ flow: inout SilentTokenFlow) -> SilentEffect {
-        var inner: SilentEffect? = nil
-        do {
-            try cache.exclusiveRefresh(deadline: deadline, isCancelled: tokens.isCancelled) {
-                () throws(NativeAuthError) in
-                let first = flow.on(.locked(.success(())), at: now())
-                inner = drive(&flow, from: first)
-            }
-        } catch {
-            if inner == nil { return flow.on(.locked(.failure(error)), at: now()) }
-        }
-        guard case .unlockStore(let note)? = inner else {
-            return inner ?? .fail(NativeAuthError(.internal, "The token refresh left the store's lock out of order."))
-        }
-        if let note { log(.verbose, "\(note)") }
-        return flow.on(.unlocked, at: now())
     }
 
     /// Runs the flow's refresh section on a thread of its own for a started call (see `BackgroundRefreshes`), here

@@ -221,17 +221,11 @@ public final class TokenCache: @unchecked Sendable {  // `data`, `index` and `se
         }
     }
 
-    /// Runs `body` under the store's exclusive refresh lock (see `TokenStore.withExclusiveRefresh`), after reading
-    /// what other processes stored while this one waited for it.
-    func exclusiveRefresh<R>(
-        deadline: Double,
-        isCancelled: () -> Bool,
-        _ body: () throws(NativeAuthError) -> R
-    ) throws(NativeAuthError) -> R {
-        try store.withExclusiveRefresh(deadline: deadline, isCancelled: isCancelled) {
-            () throws(NativeAuthError) -> R in
-            refreshFromStore(thorough: true)
-            return try body()
-        }
+    /// Takes the store's exclusive refresh lock (see `TokenStore.acquireRefreshLock`), then reads what other
+    /// processes stored while this one waited for it.
+    func acquireRefreshLock(deadline: Double, isCancelled: () -> Bool) throws(NativeAuthError) -> any RefreshLockHold {
+        let hold = try store.acquireRefreshLock(deadline: deadline, isCancelled: isCancelled)
+        refreshFromStore(thorough: true)
+        return hold
     }
 }

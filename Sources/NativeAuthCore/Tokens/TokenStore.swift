@@ -29,16 +29,13 @@ public protocol TokenStore: Sendable {
     /// `changeCounter` if so. Called on the paths that are about to do real work (a cache miss, an account lookup,
     /// before a refresh), never on a cache hit.
     func checkForChanges()
-    /// Runs `body` under the store's exclusive refresh lock, which every process sharing the store takes around a
-    /// refresh-token grant: one refresh per store at a time across processes, so a rotated refresh token is never
-    /// presented twice. Waiting ends at `deadline` (seconds since the epoch: `timeout`) or when `isCancelled` says
-    /// so (`cancelled`); a thread that already holds the lock is answered `reentrant_call`. The lock is never held
-    /// across user interaction. A store of one process's memory runs `body` at once.
-    func withExclusiveRefresh<R>(
-        deadline: Double,
-        isCancelled: () -> Bool,
-        _ body: () throws(NativeAuthError) -> R
-    ) throws(NativeAuthError) -> R
+    /// Takes the store's exclusive refresh lock, which every process sharing the store takes around a refresh-token
+    /// grant: one refresh per store at a time across processes, so a rotated refresh token is never presented twice.
+    /// The lock is held until the answer's `release()`. Waiting ends at `deadline` (seconds since the epoch:
+    /// `timeout`) or when `isCancelled` says so (`cancelled`); a thread that already holds the lock is answered
+    /// `reentrant_call`. The lock is never held across user interaction. A store of one process's memory answers a
+    /// hold that holds nothing.
+    func acquireRefreshLock(deadline: Double, isCancelled: () -> Bool) throws(NativeAuthError) -> any RefreshLockHold
     /// Something the store must tell the app once, through the next token or account call (a file set aside because
     /// its key left the key store: `cache_key_invalid`); nil when there is nothing. Taking it clears it.
     func takeNotice() -> NativeAuthError?
@@ -60,13 +57,24 @@ extension TokenStore {
 
     public func takeNotice() -> NativeAuthError? { nil }
 
-    public func withExclusiveRefresh<R>(
+    public func acquireRefreshLock(
         deadline: Double,
-        isCancelled: () -> Bool,
-        _ body: () throws(NativeAuthError) -> R
-    ) throws(NativeAuthError) -> R {
-        try body()
+        isCancelled: () -> Bool
+    ) throws(NativeAuthError) -> any RefreshLockHold {
+        NoRefreshLock()
     }
+}
+
+/// A store's refresh lock, held until `release()` (the first call releases it; later ones do nothing). The driver
+/// releases every hold it took, whatever the refresh ended with; a hold dropped unreleased releases on deinit.
+public protocol RefreshLockHold: AnyObject, Sendable {
+    func release()
+}
+
+/// The hold of a store with no lock to take (one process's memory).
+public final class NoRefreshLock: RefreshLockHold {
+    public init() {}
+    public func release() {}
 }
 
 /// The in-memory store (the default; nothing touches disk).

@@ -3,7 +3,7 @@ internal import NativeAuthCore
 internal import NativeAuthCrypto
 import Synchronization
 
-/// The exclusive refresh lock of a cache file (see `FileTokenStore.withExclusiveRefresh`): `flock(LOCK_EX)` on a lock
+/// The exclusive refresh lock of a cache file (see `FileTokenStore.acquireRefreshLock`): `flock(LOCK_EX)` on a lock
 /// file that stays in place, taken by polling so that the wait ends at a deadline or on a cancel.
 final class RefreshLock {
     private var fd: Int32

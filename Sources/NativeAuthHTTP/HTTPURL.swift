@@ -19,57 +19,120 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `text`. A fragment is dropped.
     public init(_ text: String) throws(ParseError) {
-        for u in text.utf8 where u <= 0x20 || u >= 0x7f { throw .badCharacter }
-        guard let schemeEnd = text.firstRange(of: "://") else { throw .notAbsolute }
-        let scheme = text[text.startIndex..<schemeEnd.lowerBound].lowercased()
-        guard scheme == "http" || scheme == "https" else { throw .unsupportedScheme(scheme) }
-        var rest = text[schemeEnd.upperBound...]
-        if let hash = rest.firstIndex(of: "#") { rest = rest[rest.startIndex..<hash] }
-        var query: String? = nil
-        if let q = rest.firstIndex(of: "?") {
-            query = String(rest[rest.index(after: q)...])
-            rest = rest[rest.startIndex..<q]
+        var text = text
+        let parts = text.withUTF8 { Self.parse($0) }
+        switch parts {
+        case .success(let p):
+            scheme = p.scheme
+            host = p.host
+            port = p.port
+            path = p.path
+            query = p.query
+        case .failure(let e): throw e
         }
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        let authority = rest[rest.startIndex..<authorityEnd]
-        let path = String(rest[authorityEnd...])
-        if authority.contains("@") { throw .userInfo }
-        var host: Substring
-        var portText: Substring? = nil
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw .badHost }
-            host = authority[authority.startIndex...close]
-            let after = authority[authority.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw .badHost }
-                portText = after.dropFirst()
+    }
+
+    private struct Parts {
+        var scheme: String
+        var host: String
+        var port: Int?
+        var path: String
+        var query: String?
+    }
+
+    /// The parser, over the UTF-8 bytes (every byte is printable ASCII once the first check passed, so byte
+    /// positions are character positions): a URL is parsed on every request, and on every DPoP proof.
+    private static func parse(_ b: UnsafeBufferPointer<UInt8>) -> Result<Parts, ParseError> {
+        for u in b where u <= 0x20 || u >= 0x7f { return .failure(.badCharacter) }
+        let slash = UInt8(ascii: "/")
+        guard let schemeEnd = firstRange(of: (UInt8(ascii: ":"), slash, slash), in: b) else {
+            return .failure(.notAbsolute)
+        }
+        let scheme = text(b, 0..<schemeEnd, lowercased: true)
+        guard scheme == "http" || scheme == "https" else { return .failure(.unsupportedScheme(scheme)) }
+        let start = schemeEnd + 3
+        var end = first(UInt8(ascii: "#"), in: b, start..<b.count) ?? b.count
+        var query: String? = nil
+        if let q = first(UInt8(ascii: "?"), in: b, start..<end) {
+            query = text(b, (q + 1)..<end)
+            end = q
+        }
+        let authorityEnd = first(slash, in: b, start..<end) ?? end
+        let authority = start..<authorityEnd
+        if first(UInt8(ascii: "@"), in: b, authority) != nil { return .failure(.userInfo) }
+        let hostRange: Range<Int>
+        var portRange: Range<Int>? = nil
+        if !authority.isEmpty, b[start] == UInt8(ascii: "[") {
+            guard let close = first(UInt8(ascii: "]"), in: b, authority) else { return .failure(.badHost) }
+            hostRange = start..<(close + 1)
+            if close + 1 < authorityEnd {
+                guard b[close + 1] == UInt8(ascii: ":") else { return .failure(.badHost) }
+                portRange = (close + 2)..<authorityEnd
             }
-            let inner = host.dropFirst().dropLast()
-            guard !inner.isEmpty, inner.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { throw .badHost }
+            let inner = (start + 1)..<close
+            guard !inner.isEmpty, inner.allSatisfy({ isHexDigit(b[$0]) || b[$0] == 0x3A || b[$0] == 0x2E }) else {
+                return .failure(.badHost)
+            }
         } else {
-            if let colon = authority.firstIndex(of: ":") {
-                host = authority[authority.startIndex..<colon]
-                portText = authority[authority.index(after: colon)...]
+            if let colon = first(UInt8(ascii: ":"), in: b, authority) {
+                hostRange = start..<colon
+                portRange = (colon + 1)..<authorityEnd
             } else {
-                host = authority
+                hostRange = authority
             }
-            guard !host.isEmpty, host.utf8.count <= 253,
-                host.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_" }),
-                !host.hasPrefix("."), !host.contains("..")
-            else { throw .badHost }
+            guard !hostRange.isEmpty, hostRange.count <= 253, hostRange.allSatisfy({ isHostByte(b[$0]) }),
+                b[hostRange.lowerBound] != UInt8(ascii: "."),
+                !hostRange.dropFirst().contains(where: { b[$0] == 0x2E && b[$0 - 1] == 0x2E })
+            else { return .failure(.badHost) }
         }
         var port: Int? = nil
-        if let portText {
-            guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy({ $0.isASCII && $0.isNumber }),
-                let p = Int(portText), p >= 1, p <= 65535
-            else { throw .badPort }
+        if let portRange {
+            guard !portRange.isEmpty, portRange.count <= 5, portRange.allSatisfy({ isDigit(b[$0]) }) else {
+                return .failure(.badPort)
+            }
+            let p = portRange.reduce(0) { $0 * 10 + Int(b[$1] - 0x30) }
+            guard p >= 1, p <= 65535 else { return .failure(.badPort) }
             port = p
         }
-        self.scheme = scheme
-        self.host = host.lowercased()
-        self.port = port
-        self.path = path
-        self.query = query
+        return .success(
+            Parts(
+                scheme: scheme,
+                host: text(b, hostRange, lowercased: true),
+                port: port,
+                path: text(b, authorityEnd..<end),
+                query: query
+            )
+        )
+    }
+
+    private static func isDigit(_ u: UInt8) -> Bool { u >= 0x30 && u <= 0x39 }
+    private static func isLetter(_ u: UInt8) -> Bool { (u | 0x20) >= 0x61 && (u | 0x20) <= 0x7A }
+    private static func isHexDigit(_ u: UInt8) -> Bool { isDigit(u) || ((u | 0x20) >= 0x61 && (u | 0x20) <= 0x66) }
+    private static func isHostByte(_ u: UInt8) -> Bool {
+        isLetter(u) || isDigit(u) || u == UInt8(ascii: "-") || u == UInt8(ascii: ".") || u == UInt8(ascii: "_")
+    }
+
+    private static func first(_ byte: UInt8, in b: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+        range.first { b[$0] == byte }
+    }
+
+    private static func firstRange(
+        of pattern: (UInt8, UInt8, UInt8),
+        in b: UnsafeBufferPointer<UInt8>
+    ) -> Int? {
+        guard b.count >= 3 else { return nil }
+        return (0...(b.count - 3)).first { b[$0] == pattern.0 && b[$0 + 1] == pattern.1 && b[$0 + 2] == pattern.2 }
+    }
+
+    private static func text(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, lowercased: Bool = false) -> String {
+        let slice = UnsafeBufferPointer(rebasing: b[r])
+        guard lowercased, slice.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else {
+            return String(decoding: slice, as: UTF8.self)
+        }
+        return String(unsafeUninitializedCapacity: slice.count) { out in
+            for (i, u) in slice.enumerated() { out[i] = (u >= 0x41 && u <= 0x5A) ? u | 0x20 : u }
+            return slice.count
+        }
     }
 
     /// True for exactly `localhost`, `127.0.0.1` and `[::1]` — the only hosts plain `http` may reach, and the only

@@ -72,6 +72,7 @@ extension NativeAuthClient {
     /// it; the nonce any answer brings is kept for the origin's next request.
     func sendDPoP(_ r: APIRequest, _ token: AccessToken, key: DPoPKey) throws(NativeAuthError) -> HTTPResponse {
         let server = context.server
+        let target = try DPoPTarget(r.url)
         var retried = false
         while true {
             var request = HTTPRequest(
@@ -81,11 +82,11 @@ extension NativeAuthClient {
                 body: r.body
             )
             defer { request.headers.removeAll() }
-            try server.attachProof(DPoPBinding(key: key, accessToken: token.value), to: &request)
+            try server.attachProof(DPoPBinding(key: key, accessToken: token.value), target: target, to: &request)
             let response: HTTPResponse
             do { response = try apiTransport.send(request) } catch { throw NativeAuthError(error) }
             logger.log(.verbose, "\(r.method) API (DPoP) -> \(response.status)")
-            guard server.wantsNonceRetry(response, url: r.url, retried: retried) else { return response }
+            guard server.wantsNonceRetry(response, origin: target.origin, retried: retried) else { return response }
             retried = true
             logger.log(.info, "the API asked for a DPoP nonce; sending once more with it")
         }

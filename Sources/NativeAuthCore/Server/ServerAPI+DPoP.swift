@@ -36,6 +36,21 @@ final class DPoPNonces: Sendable {
     }
 }
 
+/// Where a request with a proof goes, from its URL parsed once: the proof's `htu` and the origin its nonces are kept
+/// by.
+struct DPoPTarget: Sendable {
+    let htu: String
+    let origin: String
+
+    init(_ url: String) throws(NativeAuthError) {
+        guard let u = try? HTTPURL(url) else {
+            throw .invalidArgument("url: not an absolute http(s) URL", field: "url")
+        }
+        htu = DPoP.targetURI(u)
+        origin = u.origin
+    }
+}
+
 enum DPoP {
     /// The longest nonce kept or sent (RFC 9449 sets no bound; a hostile server gets none either).
     static let maxNonceBytes = 1024
@@ -66,9 +81,17 @@ enum DPoP {
         accessToken: Secret?,
         now: Double
     ) throws(NativeAuthError) -> String {
-        guard let u = try? HTTPURL(url) else {
-            throw .invalidArgument("url: not an absolute http(s) URL", field: "url")
-        }
+        try proof(key, method: method, target: DPoPTarget(url), nonce: nonce, accessToken: accessToken, now: now)
+    }
+
+    static func proof(
+        _ key: DPoPKey,
+        method: String,
+        target: DPoPTarget,
+        nonce: String?,
+        accessToken: Secret?,
+        now: Double
+    ) throws(NativeAuthError) -> String {
         guard !method.isEmpty, method.utf8.count <= 32, method.utf8.allSatisfy(APIRequest.isTokenByte) else {
             throw .invalidArgument("method: not an HTTP method", field: "method")
         }
@@ -78,7 +101,7 @@ enum DPoP {
         }
         var claims =
             #"{"jti":""# + Base64.urlEncode(jti) + #"","htm":""# + method + #"","htu":""#
-            + escaped(targetURI(u)) + #"","iat":"# + String(Int64(now.rounded(.down)))
+            + escaped(target.htu) + #"","iat":"# + String(Int64(now.rounded(.down)))
         if let nonce, isNonce(nonce) { claims += #","nonce":""# + nonce + "\"" }
         if let accessToken {
             claims += #","ath":""# + accessToken.withUnsafeBytes { Base64.urlEncode(SHA256.hash($0)) } + "\""
@@ -126,13 +149,17 @@ enum DPoP {
 extension ServerAPI {
     /// Sets `request`'s `DPoP` header to a fresh proof (a new `jti`, the origin's latest nonce): before each attempt,
     /// so that no two sends of one request carry the same proof (a server remembers `jti`s, RFC 9449 §11.1).
-    func attachProof(_ binding: DPoPBinding, to request: inout HTTPRequest) throws(NativeAuthError) {
-        let origin = (try? HTTPURL(request.url))?.origin ?? ""
+    /// `target` is the request's URL, parsed once for all its attempts.
+    func attachProof(
+        _ binding: DPoPBinding,
+        target: DPoPTarget,
+        to request: inout HTTPRequest
+    ) throws(NativeAuthError) {
         let proof = try DPoP.proof(
             binding.key,
             method: request.method,
-            url: request.url,
-            nonce: dpopNonces.nonce(for: origin),
+            target: target,
+            nonce: dpopNonces.nonce(for: target.origin),
             accessToken: binding.accessToken,
             now: clock.now()
         )
@@ -146,8 +173,7 @@ extension ServerAPI {
     /// it looks at the grant (RFC 9449 §8: the client "retries the request" with the nonce; the refused request
     /// redeemed nothing), and one resend at most means a server that keeps asking gets its error answered, never a
     /// loop.
-    func wantsNonceRetry(_ response: HTTPResponse, url: String, retried: Bool) -> Bool {
-        let origin = (try? HTTPURL(url))?.origin ?? ""
+    func wantsNonceRetry(_ response: HTTPResponse, origin: String, retried: Bool) -> Bool {
         guard dpopNonces.note(response, origin: origin) != nil, !retried, DPoP.isNonceChallenge(response) else {
             return false
         }
@@ -167,12 +193,12 @@ extension ServerAPI {
         nonce: String?,
         accessToken: Secret?
     ) throws(NativeAuthError) -> String {
-        let origin = (try? HTTPURL(url))?.origin ?? ""
+        let target = try DPoPTarget(url)
         return try DPoP.proof(
             key,
             method: method,
-            url: url,
-            nonce: nonce ?? dpopNonces.nonce(for: origin),
+            target: target,
+            nonce: nonce ?? dpopNonces.nonce(for: target.origin),
             accessToken: accessToken,
             now: clock.now()
         )

@@ -108,9 +108,10 @@ extension ServerAPI {
         var request = withAppHeaders(request)
         var attempt = 0
         var nonceRetried = false
+        let target: DPoPTarget? = dpop == nil ? nil : try DPoPTarget(request.url)
         while true {
             attempt += 1
-            if let dpop { try attachProof(dpop, to: &request) }
+            if let dpop, let target { try attachProof(dpop, target: target, to: &request) }
             let started = clock.now()
             let response: HTTPResponse
             do {
@@ -125,7 +126,7 @@ extension ServerAPI {
                 "\(request.method) \(name) -> \(response.status) (\(ms) ms)",
                 correlationID: correlationID
             )
-            if dpop != nil, wantsNonceRetry(response, url: request.url, retried: nonceRetried) {
+            if let target, wantsNonceRetry(response, origin: target.origin, retried: nonceRetried) {
                 nonceRetried = true
                 attempt -= 1
                 logger.log(.info, "\(name): the server asked for a DPoP nonce; sending once more with it")

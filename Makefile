@@ -209,14 +209,16 @@ demo: lib emulator examples
 examples: lib
 	$(MAKE) -C bindings/c
 
-# The Python package against the emulator.
+# The Python package against the emulator, in PYTEST_JOBS processes (pytest-xdist: the tests use ephemeral ports and
+# temporary directories, so they run side by side).
+PYTEST_JOBS ?= 3
 test-python: lib cli emulator
 	$(PYTHON) -m venv $(NA_TMP)/venv
 	$(NA_TMP)/venv/bin/pip install -q --disable-pip-version-check ./bindings/python
 	cd $(NA_TMP) && NATIVEAUTH_LIBRARY=$(CURDIR)/$(RELEASE_SO) $(NA_TMP)/venv/bin/python -c \
 	    "import nativeauth; print('pip-installed nativeauth', nativeauth.__version__, 'over libnativeauth', nativeauth.library_version)"
 	PYTHONPATH=$(CURDIR)/bindings/python/src NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) \
-	    NATIVEAUTH_CLI=$(CURDIR)/$(RELEASE_CLI) $(PYTHON) -m pytest -q bindings/python/tests
+	    NATIVEAUTH_CLI=$(CURDIR)/$(RELEASE_CLI) $(PYTHON) -m pytest -q -n $(PYTEST_JOBS) bindings/python/tests
 
 # The C examples built through pkg-config from an install into a temporary prefix, run under valgrind.
 test-examples: lib emulator

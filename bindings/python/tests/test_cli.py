@@ -14,6 +14,7 @@ import pathlib
 import re
 import shlex
 import signal
+import shutil
 import subprocess
 import sys
 import time
@@ -449,11 +450,15 @@ def test_emulator_in_the_foreground_stops_on_a_signal(tmp_path: pathlib.Path, em
 
 
 def test_emulator_not_found(tmp_path: pathlib.Path) -> None:
+    """Neither NATIVEAUTH_EMULATOR, nor beside the command (a copy of it, alone in a directory: the build directory may
+    hold an emulator), nor on PATH."""
     cli = Cli(tmp_path)
     env = {k: v for k, v in cli.env.items() if k != "NATIVEAUTH_EMULATOR"}
     env["PATH"] = str(tmp_path)
-    r = subprocess.run([cli.command, "emulator"], env=env, capture_output=True, text=True,
-                       timeout=30)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    command = shutil.copy(cli.command, alone / "nativeauth")
+    r = subprocess.run([command, "emulator"], env=env, capture_output=True, text=True, timeout=30)
     assert r.returncode == 1 and r.stderr.startswith("nativeauth: emulator_not_found: ")
 
 

@@ -35,7 +35,7 @@ def key_requests(emulator: Emulator) -> int:
     return len(emulator.requests(JWKS))
 
 
-def refused(client: Client, emulator: Emulator, error: Any) -> nativeauth.NativeAuthError:
+def refused(client: Client, emulator: Emulator, error: Any) -> None:
     """Completes a sign-in expecting `error`; checks nothing was stored and nothing secret was said."""
     pending, redirect = pasted_redirect(client, emulator)
     with pytest.raises(error) as e:
@@ -43,7 +43,6 @@ def refused(client: Client, emulator: Emulator, error: Any) -> nativeauth.Native
     for secret in secrets_of(redirect):
         assert secret not in str(e.value)
     assert client.accounts == []
-    return e.value
 
 
 def real_key(emulator: Emulator) -> Dict[str, Any]:

@@ -87,17 +87,29 @@ import Testing
         again.release()
     }
 
-    /// Two stores of one file in one process (two clients): one thread holding the lock through the first is
-    /// answered reentrant through the second; after the release the second takes it.
+    /// Two stores of one file in one process (two clients), whatever the path each names it by: one thread holding
+    /// the lock through the first is answered reentrant at once through the second (not after waiting for itself
+    /// until its deadline); after the release the second takes it.
     @Test func theNoteIsPerFileNotPerStore() throws {
         let dir = TempDir()
         let first = store(dir)
-        let second = store(dir)
+        // The same file by other names: `.` and `..` in the path, and a symbolic link to its directory.
+        mkdir(dir.path + "/sub", 0o700)
+        symlink(dir.path, dir.path + "/link")
+        let others = [
+            store(dir), store(dir, path: dir.path + "/./cache.json"), store(dir, path: dir.path + "/sub/../cache.json"),
+            store(dir, path: dir.path + "/link/cache.json"),
+        ]
         let hold = try acquire(first)
-        do { _ = try acquire(second) } catch { #expect(error.code == .reentrantCall) }
+        for second in others {
+            #expect(throws: NativeAuthError.self) { _ = try acquire(second) }
+            do { _ = try acquire(second) } catch { #expect(error.code == .reentrantCall, "\(second.path)") }
+        }
         hold.release()
-        let again = try acquire(second)
-        again.release()
+        for second in others {
+            let again = try acquire(second)
+            again.release()
+        }
         #expect(lockIsFree(first))
     }
 }

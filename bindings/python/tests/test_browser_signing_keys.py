@@ -156,3 +156,30 @@ def test_a_key_set_that_hangs_past_the_request_timeout_stores_nothing(emulator: 
         emulator.control("POST", "faults", {"path": JWKS, "hold": True, "count": 5})
         refused(client, emulator, nativeauth.NetworkError)
         emulator.control("POST", "faults/release")
+
+
+def test_nothing_secret_reaches_the_log_when_the_key_check_fails(emulator: Emulator) -> None:
+    lines: List[str] = []
+
+    def log(level: int, message: str, correlation_id: Optional[str]) -> None:
+        lines.append(message)
+
+    with Client(emulator.authority, emulator.client_id, log_level="verbose", log_handler=log) as client:
+        redirects: List[str] = []
+        emulator.control("POST", "faults", {"path": JWKS, "status": 500, "count": 5})
+        pending, redirect = pasted_redirect(client, emulator)
+        redirects.append(redirect)
+        with pytest.raises(nativeauth.ServerError):
+            pending.submit_redirect(redirect)
+        emulator.control("DELETE", "faults")
+        emulator.control("POST", "token_answers", {"grant_type": "authorization_code",
+                                                   "id_token_header": {"kid": "rotated-away"}})
+        pending, redirect = pasted_redirect(client, emulator)
+        redirects.append(redirect)
+        with pytest.raises(nativeauth.IdTokenInvalidError):
+            pending.submit_redirect(redirect)
+    assert lines
+    for redirect in redirects:
+        for secret in secrets_of(redirect):
+            assert not any(secret in line for line in lines)
+    assert not any("rotated-away" in line or "eyJ" in line for line in lines)

@@ -37,6 +37,23 @@ import Testing
         var path = ""
     }
 
+    /// On the refresh's log line (under the lock): notes whether the lock is held, and frees the client.
+    static let freeing: NALogFunction = { _, message, _, user in
+        guard let user, let message else { return }
+        let p = Unmanaged<Probe>.fromOpaque(user).takeUnretainedValue()
+        guard String(cString: message).hasPrefix("refreshing an access token") else { return }
+        let (first, handle, path) = p.lock.withLock { () -> (Bool, OpaquePointer?, String) in
+            defer { p.done = true }
+            return (!p.done, p.handle, p.path)
+        }
+        guard first else { return }
+        let fd = open(path + ".refresh-lock", O_RDWR | O_CREAT, 0o600)
+        let free = flock(fd, LOCK_EX | LOCK_NB) == 0
+        close(fd)
+        p.lock.withLock { p.lockHeld = !free }
+        na_client_free(handle)
+    }
+
     private func fileCache() -> (JSONValue, String) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("na-lockcb-\(UUID().uuidString)")
         let path = dir.appendingPathComponent("cache.json").path
@@ -54,22 +71,7 @@ import Testing
         let probe = Probe()
         probe.handle = c.handle
         probe.path = path
-        let callback: NALogFunction = { _, message, _, user in
-            guard let user, let message else { return }
-            let p = Unmanaged<Probe>.fromOpaque(user).takeUnretainedValue()
-            guard String(cString: message).hasPrefix("refreshing an access token") else { return }
-            let (first, handle, path) = p.lock.withLock { () -> (Bool, OpaquePointer?, String) in
-                defer { p.done = true }
-                return (!p.done, p.handle, p.path)
-            }
-            guard first else { return }
-            let fd = open(path + ".refresh-lock", O_RDWR | O_CREAT, 0o600)
-            let free = flock(fd, LOCK_EX | LOCK_NB) == 0
-            close(fd)
-            p.lock.withLock { p.lockHeld = !free }
-            na_client_free(handle)
-        }
-        #expect(na_client_set_log_callback(c.handle, 4, callback, Unmanaged.passUnretained(probe).toOpaque()) == 0)
+        #expect(na_client_set_log_callback(c.handle, 4, Self.freeing, Unmanaged.passUnretained(probe).toOpaque()) == 0)
         let outer = c.call(na_get_access_token, ["scopes": [.string(scope)], "force_refresh": true])
         #expect(probe.lock.withLock { probe.lockHeld } == true, "the callback ran while the lock was held")
         // Whatever the freed client's call answered, the lock is free and another client refreshes at once.
@@ -79,6 +81,30 @@ import Testing
         let next = other.call(na_get_access_token, ["scopes": [.string(scope)], "force_refresh": true])
         #expect(next.rc == NA_OK, "\(next.doc.serialized())")
         #expect(lockIsFree(path))
+    }
+
+    /// The same from a started call's refresh, on its thread of its own: the call answers, and once the refresh
+    /// (sent before the free) is stored the lock is given back; another client refreshes at once.
+    @Test func theClientFreedFromTheLogCallbackOfABackgroundRefreshHoldingTheLock() async throws {
+        let emu = try EmulatorProcess()
+        let (cache, path) = fileCache()
+        let c = try ABIClient(emu, ["cache": cache, "request_timeout_ms": 20000])
+        let scope = emu.apiScopes.todo
+        #expect(c.call(na_sign_in, ["username": .string(annEmail), "password": .string(annPassword)]).rc == NA_OK)
+        let probe = Probe()
+        probe.handle = c.handle
+        probe.path = path
+        #expect(na_client_set_log_callback(c.handle, 4, Self.freeing, Unmanaged.passUnretained(probe).toOpaque()) == 0)
+        let done = Completion()
+        let (rc, op) = c.start("get_access_token", ["scopes": [.string(scope)], "force_refresh": true], done)
+        #expect(rc == NA_OK)
+        _ = try await done.wait()
+        na_op_free(op)
+        #expect(probe.lock.withLock { probe.lockHeld } == true, "the callback ran while the lock was held")
+        #expect(try await eventually { lockIsFree(path) }, "the lock was given back")
+        let other = try ABIClient(emu, ["cache": cache, "request_timeout_ms": 5000])
+        let next = other.call(na_get_access_token, ["scopes": [.string(scope)], "force_refresh": true])
+        #expect(next.rc == NA_OK, "\(next.doc.serialized())")
     }
 
     /// A second client of the file (naming it another way), called from the lock holder's log callback:

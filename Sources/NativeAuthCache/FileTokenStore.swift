@@ -262,10 +262,18 @@ public final class FileTokenStore: TokenStore {
         isCancelled: () -> Bool
     ) throws(NativeAuthError) -> any RefreshLockHold {
         let lockPath = refreshLockPath
-        guard !HeldRefreshLocks.holds(lockPath) else { throw Self.reentrant() }
+        let made = Result { () throws(NativeAuthError) in
+            try FileTokenStore.Files.makeDirectories(FileTokenStore.Files.directory(of: path))
+        }
+        // The thread's note names the lock file by its canonical path: clients naming one cache file differently
+        // (relative, `.`/`..`, a symbolic link to its directory) share its lock, so they share the note too — else
+        // a callback's call through the other client would wait for its own thread until its deadline.
+        let spelled = lockPath.contains("/") ? lockPath : "./" + lockPath
+        let note = CacheKeyLocation.canonicalPath(spelled) ?? lockPath
+        guard !HeldRefreshLocks.holds(note) else { throw Self.reentrant() }
         let lock: RefreshLock?
         do {
-            try FileTokenStore.Files.makeDirectories(FileTokenStore.Files.directory(of: path))
+            try made.get()
             lock = try RefreshLock(lockPath, deadline: deadline, isCancelled: isCancelled) {
                 logger.log(.info, "token cache: waiting for another process's token refresh")
             }
@@ -279,7 +287,7 @@ public final class FileTokenStore: TokenStore {
             }
             lock = nil
         }
-        return RefreshLockHeld(lockPath, lock)
+        return RefreshLockHeld(note, lock)
     }
 
     var refreshLockPath: String { path + ".refresh-lock" }

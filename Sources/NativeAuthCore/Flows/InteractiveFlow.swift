@@ -77,10 +77,12 @@ struct InteractiveFlow: Sendable {
         case (.listening(let session), .redirect(let outcome)):
             return redirected(outcome, session, now)
         case (.redeeming(let session), .answer(.success(.tokens(let response)))):
-            // An ID token that does not decode goes straight to the store, whose check refuses it.
-            guard let idToken = response.idToken, let jwt = try? JWT(decoding: idToken) else {
-                return store(response, session)
-            }
+            // An ID token that does not decode, or whose header already refuses it (not RS256, critical parameters),
+            // goes straight to the store, whose check refuses it: id_token_invalid, whatever the key set would
+            // answer, and no request to it.
+            guard let idToken = response.idToken, let jwt = try? JWT(decoding: idToken),
+                jwt.header["alg"]?.stringValue == "RS256", jwt.header["crit"] == nil
+            else { return store(response, session) }
             state = .loadingKey(session, response)
             return .send(.signingKey(kid: jwt.header["kid"]?.stringValue))
         case (.loadingKey(let session, let response), .answer(.success(.signingKeyLoaded))):

@@ -172,6 +172,28 @@ final class FakeListener: RedirectListener {
         }
     }
 
+    /// An ID token whose header already refuses it (not RS256, or critical parameters) asks for no key: the store's
+    /// check answers id_token_invalid, whatever the key set would have answered.
+    @Test func aTokenItsHeaderRefusesAsksForNoKey() throws {
+        // {"alg":"HS256","kid":"k1"}, {"alg":"none"}, {"alg":"RS256","kid":"k1","crit":["exp"]}
+        let headers = [
+            "eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIn0", "eyJhbGciOiJub25lIn0",
+            "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIiwiY3JpdCI6WyJleHAiXX0",
+        ]
+        for header in headers {
+            var f = try flow(redirectURI: "myapp://auth", browser: .none)
+            play(
+                &f,
+                [
+                    step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "finish browser_pending"),
+                    step(.action(.submitRedirect("myapp://auth?code=x&state=S")), "send redeemCode"),
+                    step(answer(.tokens(tokens(idToken: header + ".e30.c2ln"))), "store"),
+                ],
+                on
+            )
+        }
+    }
+
     /// A custom-scheme redirect URI has no listener: the app opens the URL and submits the redirect it captured; a
     /// mistyped one leaves the flow as it was.
     @Test func aCustomSchemeRedirectIsSubmittedByTheApp() throws {

@@ -147,8 +147,7 @@ struct FlowDriver: Sendable {
                 )
             )
         case .signingKey(let kid):
-            try ctx.tokens.provider.loadSigningKey(kid: kid, server)
-            return .signingKeyLoaded
+            return .signingKey(try ctx.tokens.provider.loadSigningKey(kid: kid, server))
         case .userinfo(let endpoint, let accessToken, let dpopKey):
             return .userinfo(try server.userinfo(endpoint: endpoint, accessToken: accessToken, dpopKey: dpopKey))
         case .tokenEndpoint, .refresh:

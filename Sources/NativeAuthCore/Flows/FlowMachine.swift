@@ -1,3 +1,4 @@
+internal import NativeAuthCrypto
 internal import NativeAuthHTTP
 internal import NativeAuthJSON
 
@@ -38,7 +39,7 @@ enum ServerCall: Sendable {
         claims: ClaimsRequest?
     )
     /// The provider's signing key an ID token names (`jwks_uri`, fetched when the cached key set lacks it), answered
-    /// `.signingKeyLoaded`: a browser sign-in's ID token is checked against it when the sign-in is stored.
+    /// `.signingKey`: a browser sign-in's ID token is checked against that key when the sign-in is stored.
     case signingKey(kid: String?)
     /// The userinfo endpoint with a new sign-in's access token (a DPoP-bound one with a proof of `dpopKey`).
     case userinfo(endpoint: String, accessToken: Secret, dpopKey: DPoPKey?)
@@ -106,8 +107,8 @@ enum ServerAnswer: Sendable {
     /// `redeemCode`.
     case tokens(TokenResponse)
     case userinfo(JSONValue)
-    /// `signingKey`: the key is cached (or the provider has none by that name: the ID token's check says so).
-    case signingKeyLoaded
+    /// `signingKey`: the key (nil: the provider has none by that name, and the ID token's check says so).
+    case signingKey(RSAPublicKey?)
     /// `tokenEndpoint`.
     case endpoint(String)
 }

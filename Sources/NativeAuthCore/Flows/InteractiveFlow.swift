@@ -82,11 +82,11 @@ struct InteractiveFlow: Sendable {
             // answer, and no request to it.
             guard let idToken = response.idToken, let jwt = try? JWT(decoding: idToken),
                 jwt.header["alg"]?.stringValue == "RS256", jwt.header["crit"] == nil
-            else { return store(response, session) }
+            else { return store(response, session, key: nil) }
             state = .loadingKey(session, response)
             return .send(.signingKey(kid: jwt.header["kid"]?.stringValue))
-        case (.loadingKey(let session, let response), .answer(.success(.signingKeyLoaded))):
-            return store(response, session)
+        case (.loadingKey(let session, let response), .answer(.success(.signingKey(let key)))):
+            return store(response, session, key: key)
         case (.storing, .stored(.success(let s))):
             state = .ended
             return .finish(.signedIn(s.account, s.token), continues: false)
@@ -97,12 +97,17 @@ struct InteractiveFlow: Sendable {
         }
     }
 
-    private mutating func store(_ response: TokenResponse, _ session: AuthorizationSession) -> FlowEffect {
+    /// The sign-in stored, its ID token checked with `key` (the one loaded for it).
+    private mutating func store(
+        _ response: TokenResponse,
+        _ session: AuthorizationSession,
+        key: RSAPublicKey?
+    ) -> FlowEffect {
         state = .storing(session)
         return .store(
             response,
             scopes: scopes,
-            policy: TokenService.IDTokenPolicy(nonce: session.nonce, signature: true)
+            policy: TokenService.IDTokenPolicy(nonce: session.nonce, signature: true, signingKey: key)
         )
     }
 

@@ -77,26 +77,23 @@ final class OIDCProvider: Sendable {
         return try requiredMetadata(server).tokenEndpoint
     }
 
-    /// Makes sure the key an ID token names (`kid`; without one, the provider's only key) is at hand: the cached key
-    /// set when it has it, else `jwks_uri` fetched again — for a key not seen yet (rotation) at most once per
-    /// `keysRefetchAfter`. The browser flow sends this (`ServerCall.signingKeys`) before it stores a sign-in, so the
-    /// JWKS request is a step of its trace; `validate` then reads the cached keys only.
-    func loadSigningKey(kid: String?, _ server: ServerAPI) throws(NativeAuthError) {
+    /// The key an ID token names (`kid`; without one, the provider's only key), nil when the provider has none by
+    /// that name: from the cached key set when it has it, else `jwks_uri` fetched again — for a key not seen yet
+    /// (rotation) at most once per `keysRefetchAfter`. The browser flow sends this (`ServerCall.signingKey`) before it
+    /// stores a sign-in, so the JWKS request is a step of its trace, and hands the key to the store's check: the
+    /// token is verified with exactly the key loaded for it, whatever another sign-in loads meanwhile.
+    func loadSigningKey(kid: String?, _ server: ServerAPI) throws(NativeAuthError) -> RSAPublicKey? {
         let now = clock.now()
         if let cached = keys.withLock({ $0 }) {
-            if Self.pick(kid, cached.keys) != nil { return }
-            guard now - cached.at >= Self.keysRefetchAfter else { return }
+            if let key = Self.pick(kid, cached.keys) { return key }
+            guard now - cached.at >= Self.keysRefetchAfter else { return nil }
         }
         guard let uri = try requiredMetadata(server).jwksURI else {
             throw NativeAuthError(.server, "The provider publishes no signing keys (jwks_uri).")
         }
         let fetched = try server.signingKeys(uri)
         keys.withLock { $0 = (fetched, now) }
-    }
-
-    /// The cached key `kid` names (without a `kid`, the only key); no request.
-    private func cachedSigningKey(kid: String?) -> RSAPublicKey? {
-        keys.withLock { $0.flatMap { Self.pick(kid, $0.keys) } }
+        return Self.pick(kid, fetched)
     }
 
     private static func pick(_ kid: String?, _ list: [(kid: String?, key: RSAPublicKey)]) -> RSAPublicKey? {
@@ -109,13 +106,14 @@ final class OIDCProvider: Sendable {
     /// with the token's `tid`, or without discovery the authority's host or `<tid>.ciamlogin.com` with the
     /// authority's tenant or `tid`; other providers: exactly the discovery issuer); `exp` is not past and `nbf` not
     /// ahead, with 5 minutes of skew. With `signature`, the token is RS256-signed by a key of the provider's
-    /// `jwks_uri` (tokens that passed through a browser) already loaded by `loadSigningKey` (no request here); with
-    /// `nonce`, its `nonce` claim is that value.
+    /// `jwks_uri` (tokens that passed through a browser): `signingKey`, the one `loadSigningKey` found for it (no
+    /// request here); with `nonce`, its `nonce` claim is that value.
     func validate(
         _ jwt: JWT,
         _ server: ServerAPI,
         nonce: String? = nil,
-        signature: Bool = false
+        signature: Bool = false,
+        signingKey: RSAPublicKey? = nil
     ) throws(NativeAuthError) {
         func invalid(_ why: String) -> NativeAuthError { NativeAuthError(.idTokenInvalid, "The ID token \(why).") }
         let claims = jwt.claims
@@ -124,7 +122,7 @@ final class OIDCProvider: Sendable {
         if jwt.header["crit"] != nil { throw invalid("names critical header parameters it cannot honour (crit)") }
         if signature {
             guard jwt.header["alg"]?.stringValue == "RS256" else { throw invalid("is not signed with RS256 (alg)") }
-            guard let key = cachedSigningKey(kid: jwt.header["kid"]?.stringValue), jwt.verify(with: key) else {
+            guard let key = signingKey, jwt.verify(with: key) else {
                 throw invalid("has no valid signature from the provider's keys")
             }
         }

@@ -39,6 +39,8 @@ final class TokenService: Sendable {
         var nonce: String? = nil
         /// Check the signature against the provider's keys (tokens that passed through a browser).
         var signature = false
+        /// The provider's key for that check (`OIDCProvider.loadSigningKey`); none: the signature is refused.
+        var signingKey: RSAPublicKey? = nil
         /// Claims from the userinfo endpoint, for a response without an ID token (some device-code providers).
         var userinfo: JSONValue? = nil
     }
@@ -75,7 +77,13 @@ final class TokenService: Sendable {
             guard let jwt = try? JWT(decoding: idToken) else { throw .unexpected("id_token is not a JWT") }
             claims = jwt.claims
             do {
-                try provider.validate(jwt, server, nonce: policy.nonce, signature: policy.signature)
+                try provider.validate(
+                    jwt,
+                    server,
+                    nonce: policy.nonce,
+                    signature: policy.signature,
+                    signingKey: policy.signingKey
+                )
             } catch {
                 guard !policy.strict else { throw error }
                 logger.log(

@@ -1,3 +1,4 @@
+import NativeAuthCrypto
 import NativeAuthHTTP
 import Synchronization
 import Testing
@@ -76,7 +77,7 @@ final class FakeListener: RedirectListener {
                 ),
                 // The ID token's key is loaded (JWKS) as a request of its own before the sign-in is stored.
                 step(answer(.tokens(tokens(idToken: Self.idToken))), "send signingKey"),
-                step(answer(.signingKeyLoaded), "store"), step(storedOK, "finish signed_in ended"),
+                step(answer(.signingKey(nil)), "store"), step(storedOK, "finish signed_in ended"),
             ],
             on
         )
@@ -96,6 +97,30 @@ final class FakeListener: RedirectListener {
             return
         }
         #expect(redirectURI == "http://localhost:4321")
+    }
+
+    /// The key loaded for the ID token is the one its check uses (not whatever the provider's cached key set holds
+    /// when the sign-in is stored: another sign-in may have loaded another set meanwhile).
+    @Test func theLoadedKeyIsTheOneTheStoreChecksWith() throws {
+        let key = try RSAPublicKey(modulus: [0xC5] + [UInt8](repeating: 0x37, count: 255), exponent: [1, 0, 1])
+        for loaded in [key, nil] as [RSAPublicKey?] {
+            var f = try flow(redirectURI: "myapp://auth", browser: .none)
+            let effects = play(
+                &f,
+                [
+                    step(.start, "send discovery"), step(answer(.metadata(Self.metadata)), "finish browser_pending"),
+                    step(.action(.submitRedirect("myapp://auth?code=x&state=S")), "send redeemCode"),
+                    step(answer(.tokens(tokens(idToken: Self.idToken))), "send signingKey"),
+                    step(answer(.signingKey(loaded)), "store"),
+                ],
+                on
+            )
+            guard case .store(_, _, let policy) = effects[4] else {
+                Issue.record("no store")
+                return
+            }
+            #expect(policy.signature && (policy.signingKey != nil) == (loaded != nil))
+        }
     }
 
     @Test func failuresEndTheSignIn() throws {

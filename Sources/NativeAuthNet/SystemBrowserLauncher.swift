@@ -65,13 +65,17 @@ public struct SystemBrowserLauncher: BrowserLauncher {
     }
 
     /// Opens `url`, giving a command that still runs two seconds to fail (a launch that serves no page meanwhile).
-    public func open(_ url: String) -> Bool {
+    public func open(_ url: String) -> Bool { open(url, within: 2) }
+
+    /// `open`, with `seconds` (of the monotonic clock) for a command to fail before it counts as the browser itself.
+    public func open(_ url: String, within seconds: Double) -> Bool {
         switch launch(url) {
         case .opened: return true
         case .failed: return false
         case .running(let process):
             defer { process.release() }
-            for _ in 0..<200 {
+            let deadline = Self.monotonic() + seconds
+            while Self.monotonic() < deadline {
                 switch process.check() {
                 case .running: usleep(10_000)
                 case .opened: return true
@@ -80,6 +84,12 @@ public struct SystemBrowserLauncher: BrowserLauncher {
             }
             return true  // still running: a browser itself
         }
+    }
+
+    private static func monotonic() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// `name` as `execvp` finds it: a name with a slash as it is; else the first executable regular file of that

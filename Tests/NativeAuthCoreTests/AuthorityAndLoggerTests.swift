@@ -89,12 +89,17 @@ import Testing
     }
 
     @Test func aCommandThatFailsIsReportedAndTheNextIsTried() {
-        // `false` exits 1 (not opened), `true` exits 0 (opened); a missing program cannot be spawned.
+        // `false` exits 1 (not opened), `true` exits 0 (opened); a missing program cannot be spawned. `false` is given
+        // a minute to exit (`open`'s two seconds are short for a spawn on a machine as loaded as a sanitizer run).
         let env: @Sendable (String) -> String? = { $0 == "BROWSER" ? "/nonexistent/browser:true" : nil }
-        #expect(SystemBrowserLauncher(command: "false", environment: env, fallback: "false").open("https://x.example"))
+        #expect(
+            SystemBrowserLauncher(command: "false", environment: env, fallback: "false")
+                .open("https://x.example", within: 60)
+        )
         let none: @Sendable (String) -> String? = { $0 == "BROWSER" ? "/nonexistent/browser" : nil }
         #expect(
-            !SystemBrowserLauncher(command: "false", environment: none, fallback: "false").open("https://x.example")
+            !SystemBrowserLauncher(command: "false", environment: none, fallback: "false")
+                .open("https://x.example", within: 60)
         )
     }
 }

@@ -4,6 +4,7 @@ signing context, read by every thread), and a client closed while other threads 
 refused cleanly (attack round Z on the speed change of issue 32)."""
 from __future__ import annotations
 
+import pathlib
 import threading
 from typing import List, Set, Tuple
 
@@ -95,3 +96,30 @@ def test_a_client_closed_while_other_threads_sign(emulator: Emulator) -> None:
     assert len(proofs) >= THREADS
     jkts = {verify_proof(x, "GET", p.todo_url, None) for x in proofs}
     assert len(jkts) == 1
+
+
+def test_a_key_restored_from_the_cache_file_signs_on_many_threads(emulator: Emulator, tmp_path: pathlib.Path) -> None:
+    p = Provider(emulator)
+    cache = tmp_path / "cache.json"
+    with p.client(cache_path=cache) as first:
+        p.sign_in(first)
+        jkt = verify_proof(first.dpop_proof("GET", p.todo_url), "GET", p.todo_url, None)
+    with p.client(cache_path=cache) as restored:
+        proofs: List[str] = []
+        lock = threading.Lock()
+        start = threading.Barrier(THREADS)
+
+        def work() -> None:
+            start.wait(timeout=30)
+            for _ in range(16):
+                proof = restored.dpop_proof("GET", p.todo_url)
+                with lock:
+                    proofs.append(proof)
+
+        threads = [threading.Thread(target=work) for _ in range(THREADS)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=120)
+        assert len(proofs) == THREADS * 16
+        assert {verify_proof(x, "GET", p.todo_url, None) for x in proofs} == {jkt}, "the cached key, on every thread"

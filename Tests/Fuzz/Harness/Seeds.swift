@@ -13,7 +13,7 @@ import Synchronization
 @testable import NativeAuthCABI
 
 /// Seeds by target: file name and content.
-private final class SeedSet {
+final class SeedSet {
     var files: [String: [(String, [UInt8])]] = [:]
 
     func add(_ target: String, _ name: String, _ bytes: [UInt8]) {
@@ -30,7 +30,7 @@ private final class SeedSet {
         switch target {
         case "requests": return Array(bytes.dropFirst(2))
         case "config": return bytes
-        case "wwwauth": return nil
+        case "wwwauth", "url": return nil
         default:
             // The body of the first answer.
             let answers = Answers.split(Array(bytes.dropFirst()), on: Answers.separator)
@@ -61,6 +61,7 @@ func recordSeeds(_ args: [String]) -> Int32 {
     jsonSeeds(seeds)
     loopbackSeeds(seeds)
     wwwAuthenticateSeeds(seeds)
+    urlSeeds(seeds)
     handWrittenAnswerSeeds(seeds)
     if let ready {
         guard let emulator = EmulatorControl(readyFile: ready) else {

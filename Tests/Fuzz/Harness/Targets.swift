@@ -42,6 +42,11 @@ let fuzzTargets: [FuzzTarget] = [
         about: "WWW-Authenticate headers: na_parse_www_authenticate and NativeAuthHTTP's parser",
         run: fuzzWWWAuthenticate
     ),
+    FuzzTarget(
+        name: "url",
+        about: "HTTPURL, the parser of every URL (the app's and the server's), and the DPoP target made of it",
+        run: fuzzURL
+    ),
 ]
 
 func fuzzTarget(named name: String) -> FuzzTarget? { fuzzTargets.first { $0.name == name } }

@@ -209,7 +209,8 @@ public final class CurlHTTPClient: Sendable {
     private func headerList(_ request: HTTPRequest) throws(HTTPError) -> UnsafeMutablePointer<curl_slist>? {
         var headerList: UnsafeMutablePointer<curl_slist>? = nil
         var headers = options.defaultHeaders + request.headers
-        if options.addClientRequestID, !headers.contains(where: { $0.name.lowercased() == "client-request-id" }),
+        if options.addClientRequestID,
+            !headers.contains(where: { $0.name.utf8.count == 17 && $0.name.lowercased() == "client-request-id" }),
             let id = try? SecureRandom.uuid()
         {
             headers.append(("client-request-id", id))

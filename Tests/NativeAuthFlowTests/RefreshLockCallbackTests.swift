@@ -60,18 +60,25 @@ import Testing
         return (["type": "file", "path": .string(path)], path)
     }
 
-    /// The refresh's log callback frees the client while its thread holds the lock: the call returns, the lock is
-    /// given back, and another client of the file refreshes at once.
-    @Test func theClientFreedFromTheLogCallbackOfTheLockHolder() throws {
+    /// A client of a new cache file, signed in, whose log callback (`freeing`) frees it; the probe the callback
+    /// reports to. The emulator and the client are kept alive by the caller.
+    private func signedInWithAFreeingCallback() throws -> (EmulatorProcess, ABIClient, Probe, JSONValue, String) {
         let emu = try EmulatorProcess()
         let (cache, path) = fileCache()
         let c = try ABIClient(emu, ["cache": cache, "request_timeout_ms": 20000])
-        let scope = emu.apiScopes.todo
         #expect(c.call(na_sign_in, ["username": .string(annEmail), "password": .string(annPassword)]).rc == NA_OK)
         let probe = Probe()
         probe.handle = c.handle
         probe.path = path
         #expect(na_client_set_log_callback(c.handle, 4, Self.freeing, Unmanaged.passUnretained(probe).toOpaque()) == 0)
+        return (emu, c, probe, cache, path)
+    }
+
+    /// The refresh's log callback frees the client while its thread holds the lock: the call returns, the lock is
+    /// given back, and another client of the file refreshes at once.
+    @Test func theClientFreedFromTheLogCallbackOfTheLockHolder() throws {
+        let (emu, c, probe, cache, path) = try signedInWithAFreeingCallback()
+        let scope = emu.apiScopes.todo
         let outer = c.call(na_get_access_token, ["scopes": [.string(scope)], "force_refresh": true])
         #expect(probe.lock.withLock { probe.lockHeld } == true, "the callback ran while the lock was held")
         // Whatever the freed client's call answered, the lock is free and another client refreshes at once.
@@ -86,15 +93,8 @@ import Testing
     /// The same from a started call's refresh, on its thread of its own: the call answers, and once the refresh
     /// (sent before the free) is stored the lock is given back; another client refreshes at once.
     @Test func theClientFreedFromTheLogCallbackOfABackgroundRefreshHoldingTheLock() async throws {
-        let emu = try EmulatorProcess()
-        let (cache, path) = fileCache()
-        let c = try ABIClient(emu, ["cache": cache, "request_timeout_ms": 20000])
+        let (emu, c, probe, cache, path) = try signedInWithAFreeingCallback()
         let scope = emu.apiScopes.todo
-        #expect(c.call(na_sign_in, ["username": .string(annEmail), "password": .string(annPassword)]).rc == NA_OK)
-        let probe = Probe()
-        probe.handle = c.handle
-        probe.path = path
-        #expect(na_client_set_log_callback(c.handle, 4, Self.freeing, Unmanaged.passUnretained(probe).toOpaque()) == 0)
         let done = Completion()
         let (rc, op) = c.start("get_access_token", ["scopes": [.string(scope)], "force_refresh": true], done)
         #expect(rc == NA_OK)

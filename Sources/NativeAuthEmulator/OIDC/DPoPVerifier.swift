@@ -49,7 +49,12 @@ final class DPoPVerifier: Sendable {
     }
 
     struct State: Sendable {
+        /// Proofs accepted, by `jkt|jti`: until when a replay of each is refused — its `iat` plus the window, since a
+        /// proof dated ahead stays acceptable that long. Pruned when the table has doubled since the last pruning
+        /// (amortised: a filter on every check made each request cost the whole table).
         var seen: [String: Double] = [:]
+        var pruneAt = State.minPrune
+        static let minPrune = 1024
         var nonces: [DPoPPlace: (value: String, issued: Double)] = [:]
         var log: [LogEntry] = []
     }
@@ -152,8 +157,14 @@ final class DPoPVerifier: Sendable {
             guard c["ath"]?.stringValue == expected else { return refuse("ath is not the access token's hash.") }
         }
         let replayed = state.withLock { s -> Bool in
-            s.seen = s.seen.filter { now - $0.value <= iatWindow }
-            return s.seen.updateValue(now, forKey: jkt + "|" + jti) != nil
+            if s.seen.count >= s.pruneAt {
+                s.seen = s.seen.filter { $0.value >= now }
+                s.pruneAt = max(State.minPrune, 2 * s.seen.count)
+            }
+            let key = jkt + "|" + jti
+            if let until = s.seen[key], until >= now { return true }
+            s.seen[key] = iat + iatWindow
+            return false
         }
         guard !replayed else { return refuse("the proof was replayed (its jti was seen before).") }
         switch nonceMode {

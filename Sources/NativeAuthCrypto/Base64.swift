@@ -11,36 +11,60 @@ public enum Base64 {
     /// base64url without padding (JWT, PKCE, client_info).
     public static func urlEncode(_ bytes: some Collection<UInt8>) -> String { encode(bytes, alphabet: url, pad: false) }
 
+    /// Appends the base64url form of `bytes` (no padding) to `out`: for text built as bytes (a DPoP proof).
+    public static func urlEncode(_ bytes: some Collection<UInt8>, into out: inout [UInt8]) {
+        append(bytes, alphabet: url, pad: false, to: &out)
+    }
+
     private static func encode(_ bytes: some Collection<UInt8>, alphabet: [UInt8], pad: Bool) -> String {
-        let input = Array(bytes)
         var out: [UInt8] = []
-        out.reserveCapacity((input.count + 2) / 3 * 4)
-        var i = 0
-        while i + 3 <= input.count {
-            let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(alphabet[Int(n >> 6 & 63)])
-            out.append(alphabet[Int(n & 63)])
-            i += 3
-        }
-        let rest = input.count - i
-        if rest == 1 {
-            let n = UInt32(input[i]) << 16
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            if pad {
-                out.append(UInt8(ascii: "="))
-                out.append(UInt8(ascii: "="))
-            }
-        } else if rest == 2 {
-            let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(alphabet[Int(n >> 6 & 63)])
-            if pad { out.append(UInt8(ascii: "=")) }
-        }
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        append(bytes, alphabet: alphabet, pad: pad, to: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func append(_ bytes: some Collection<UInt8>, alphabet: [UInt8], pad: Bool, to out: inout [UInt8]) {
+        if let done: Void = bytes.withContiguousStorageIfAvailable({
+            append($0, alphabet: alphabet, pad: pad, to: &out)
+        }) {
+            return done
+        }
+        Array(bytes).withUnsafeBufferPointer { append($0, alphabet: alphabet, pad: pad, to: &out) }
+    }
+
+    private static func append(
+        _ input: UnsafeBufferPointer<UInt8>,
+        alphabet: [UInt8],
+        pad: Bool,
+        to out: inout [UInt8]
+    ) {
+        alphabet.withUnsafeBufferPointer { a in
+            var i = 0
+            while i + 3 <= input.count {
+                let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+                out.append(a[Int(n >> 18 & 63)])
+                out.append(a[Int(n >> 12 & 63)])
+                out.append(a[Int(n >> 6 & 63)])
+                out.append(a[Int(n & 63)])
+                i += 3
+            }
+            let rest = input.count - i
+            if rest == 1 {
+                let n = UInt32(input[i]) << 16
+                out.append(a[Int(n >> 18 & 63)])
+                out.append(a[Int(n >> 12 & 63)])
+                if pad {
+                    out.append(UInt8(ascii: "="))
+                    out.append(UInt8(ascii: "="))
+                }
+            } else if rest == 2 {
+                let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
+                out.append(a[Int(n >> 18 & 63)])
+                out.append(a[Int(n >> 12 & 63)])
+                out.append(a[Int(n >> 6 & 63)])
+                if pad { out.append(UInt8(ascii: "=")) }
+            }
+        }
     }
 
     /// Decodes standard base64 or base64url (either alphabet, padding optional). Nil on any invalid character or

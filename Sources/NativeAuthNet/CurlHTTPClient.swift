@@ -216,15 +216,27 @@ public final class CurlHTTPClient: Sendable {
             headers.append(("client-request-id", id))
         }
         headers.append(("Expect", ""))  // no 100-continue round trip
+        var line: [UInt8] = []  // each `Name: value` line in turn, NUL-terminated, in one buffer (curl copies it)
         for (name, value) in headers {
-            guard !name.utf8.contains(where: { $0 < 0x21 || $0 > 0x7e || $0 == UInt8(ascii: ":") }),
-                !value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 })
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: name.utf8)
+            let nameEnd = line.count
+            line.append(UInt8(ascii: ":"))
+            if !value.isEmpty {
+                line.append(UInt8(ascii: " "))
+                line.append(contentsOf: value.utf8)
+            }
+            guard !line[..<nameEnd].contains(where: { $0 < 0x21 || $0 > 0x7e || $0 == UInt8(ascii: ":") }),
+                !line[nameEnd...].contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 })
             else {
                 ccurl_slist_free_all(headerList)
                 throw HTTPError(.invalidURL, "header \(name.prefix(64)) has forbidden characters")
             }
-            let line = value.isEmpty ? "\(name):" : "\(name): \(value)"
-            guard let l = ccurl_slist_append(headerList, line) else {
+            line.append(0)
+            let appended = line.withUnsafeBufferPointer { b in
+                b.withMemoryRebound(to: CChar.self) { ccurl_slist_append(headerList, $0.baseAddress) }
+            }
+            guard let l = appended else {
                 ccurl_slist_free_all(headerList)
                 throw HTTPError(.internal, "out of memory")
             }

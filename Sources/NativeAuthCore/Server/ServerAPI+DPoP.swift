@@ -99,28 +99,48 @@ enum DPoP {
         do { jti = try SecureRandom.bytes(16) } catch {
             throw NativeAuthError(.internal, "The system random generator failed.")
         }
-        var claims =
-            #"{"jti":""# + Base64.urlEncode(jti) + #"","htm":""# + method + #"","htu":""#
-            + escaped(target.htu) + #"","iat":"# + String(Int64(now.rounded(.down)))
-        if let nonce, isNonce(nonce) { claims += #","nonce":""# + nonce + "\"" }
-        if let accessToken {
-            claims += #","ath":""# + accessToken.withUnsafeBytes { Base64.urlEncode(SHA256.hash($0)) } + "\""
+        // Built as bytes, once: the claims, then `header.claims` (the signing input), then `.signature` after it.
+        let nonce = nonce.flatMap { isNonce($0) ? $0 : nil }
+        var claims: [UInt8] = []
+        claims.reserveCapacity(192 + target.htu.utf8.count + (nonce?.utf8.count ?? 0))
+        claims.append(contentsOf: #"{"jti":""#.utf8)
+        Base64.urlEncode(jti, into: &claims)
+        claims.append(contentsOf: #"","htm":""#.utf8)
+        claims.append(contentsOf: method.utf8)
+        claims.append(contentsOf: #"","htu":""#.utf8)
+        appendEscaped(target.htu, to: &claims)
+        claims.append(contentsOf: #"","iat":"#.utf8)
+        claims.append(contentsOf: String(Int64(now.rounded(.down))).utf8)
+        if let nonce {
+            claims.append(contentsOf: #","nonce":""#.utf8)
+            claims.append(contentsOf: nonce.utf8)
+            claims.append(UInt8(ascii: "\""))
         }
-        claims += "}"
-        let signingInput = key.encodedHeader + "." + Base64.urlEncode(Array(claims.utf8))
-        let signature = try key.sign(Array(signingInput.utf8))
-        return signingInput + "." + Base64.urlEncode(signature)
+        if let accessToken {
+            claims.append(contentsOf: #","ath":""#.utf8)
+            accessToken.withUnsafeBytes { Base64.urlEncode(SHA256.hash($0), into: &claims) }
+            claims.append(UInt8(ascii: "\""))
+        }
+        claims.append(UInt8(ascii: "}"))
+        var jws: [UInt8] = []
+        jws.reserveCapacity(key.encodedHeader.utf8.count + 2 + (claims.count + 2) / 3 * 4 + 86)
+        jws.append(contentsOf: key.encodedHeader.utf8)
+        jws.append(UInt8(ascii: "."))
+        Base64.urlEncode(claims, into: &jws)
+        let signature = try key.sign(jws)
+        jws.append(UInt8(ascii: "."))
+        Base64.urlEncode(signature, into: &jws)
+        return String(decoding: jws, as: UTF8.self)
     }
 
-    /// `"` and `\` escaped for a JSON string (a URL holds no control or non-ASCII character: `HTTPURL`).
-    private static func escaped(_ s: String) -> String {
-        guard s.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C }) else { return s }
-        var out = ""
-        for c in s.unicodeScalars {
-            if c == "\"" || c == "\\" { out.unicodeScalars.append("\\") }
-            out.unicodeScalars.append(c)
+    /// Appends `s` to a JSON string being built, `"` and `\` escaped (a URL holds no control or non-ASCII character:
+    /// `HTTPURL`).
+    private static func appendEscaped(_ s: String, to out: inout [UInt8]) {
+        guard s.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C }) else { return out.append(contentsOf: s.utf8) }
+        for c in s.utf8 {
+            if c == 0x22 || c == 0x5C { out.append(0x5C) }
+            out.append(c)
         }
-        return out
     }
 
     /// Whether an answer asks for a nonce (`use_dpop_nonce`): at the authorization server a 400 (or 401) whose JSON

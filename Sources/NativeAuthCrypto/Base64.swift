@@ -32,37 +32,35 @@ public enum Base64 {
         Array(bytes).withUnsafeBufferPointer { append($0, alphabet: alphabet, pad: pad, to: &out) }
     }
 
+    /// The encoding of `input` written after `out`'s bytes: `out` grows once, by the exact length.
     private static func append(
         _ input: UnsafeBufferPointer<UInt8>,
         alphabet: [UInt8],
         pad: Bool,
         to out: inout [UInt8]
     ) {
-        alphabet.withUnsafeBufferPointer { a in
-            var i = 0
-            while i + 3 <= input.count {
-                let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
-                out.append(a[Int(n >> 18 & 63)])
-                out.append(a[Int(n >> 12 & 63)])
-                out.append(a[Int(n >> 6 & 63)])
-                out.append(a[Int(n & 63)])
-                i += 3
-            }
-            let rest = input.count - i
-            if rest == 1 {
-                let n = UInt32(input[i]) << 16
-                out.append(a[Int(n >> 18 & 63)])
-                out.append(a[Int(n >> 12 & 63)])
-                if pad {
-                    out.append(UInt8(ascii: "="))
-                    out.append(UInt8(ascii: "="))
+        let n = input.count
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: pad ? (n + 2) / 3 * 4 : (n * 4 + 2) / 3))
+        out.withUnsafeMutableBufferPointer { o in
+            alphabet.withUnsafeBufferPointer { a in
+                var i = 0
+                var j = start
+                while i + 3 <= n {
+                    let v = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+                    o[j] = a[Int(v >> 18 & 63)]
+                    o[j + 1] = a[Int(v >> 12 & 63)]
+                    o[j + 2] = a[Int(v >> 6 & 63)]
+                    o[j + 3] = a[Int(v & 63)]
+                    i += 3
+                    j += 4
                 }
-            } else if rest == 2 {
-                let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
-                out.append(a[Int(n >> 18 & 63)])
-                out.append(a[Int(n >> 12 & 63)])
-                out.append(a[Int(n >> 6 & 63)])
-                if pad { out.append(UInt8(ascii: "=")) }
+                guard i < n else { return }
+                let v = UInt32(input[i]) << 16 | (i + 1 < n ? UInt32(input[i + 1]) << 8 : 0)
+                o[j] = a[Int(v >> 18 & 63)]
+                o[j + 1] = a[Int(v >> 12 & 63)]
+                if i + 1 < n { o[j + 2] = a[Int(v >> 6 & 63)] } else if pad { o[j + 2] = UInt8(ascii: "=") }
+                if pad { o[j + 3] = UInt8(ascii: "=") }
             }
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 import NativeAuthCrypto
 import NativeAuthEmulator  // token signing (RSA private keys) lives with the emulator
 import NativeAuthJSON
@@ -45,6 +46,27 @@ private func hex(_ b: [UInt8]) -> String {
     @Test func urlAlphabet() {
         #expect(Base64.urlEncode([0xfb, 0xff, 0xfe]) == "-__-")
         #expect(Base64.decode("-__-") == [0xfb, 0xff, 0xfe])
+    }
+
+    /// Every length up to 200, both alphabets, against Foundation; the appending form keeps what was before it and
+    /// matches the string form.
+    @Test func everyLengthAgainstFoundationAndAppended() {
+        var rng = SystemRandomNumberGenerator()
+        for n in 0...200 {
+            let bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let expected = Data(bytes).base64EncodedString()
+            #expect(Base64.encode(bytes) == expected)
+            let url = String(
+                expected.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                    .filter { $0 != "=" }
+            )
+            #expect(Base64.urlEncode(bytes) == url)
+            #expect(Base64.urlEncode(bytes[...]) == url)  // a slice: not an Array
+            var out = Array("prefix.".utf8)
+            Base64.urlEncode(bytes, into: &out)
+            #expect(out == Array(("prefix." + url).utf8))
+            #expect(Base64.decode(url) == bytes)
+        }
     }
 
     @Test(arguments: ["a", "ab=c", "ab!c", "abc==="]) func invalidInput(text: String) {

@@ -322,7 +322,7 @@ test-c: lib
 # Speed and memory, measured (never asserted in tests), beside MSAL for Python in the same run: one table.
 bench: lib emulator
 	@$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix > /dev/null
-	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/bench.c -o $(NA_TMP)/bench $$(pkg-config --cflags --libs jansson) \
+	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/bench.c -o $(NA_TMP)/bench $$(pkg-config --cflags --libs jansson libcrypto) \
 	    -ldl -lpthread
 	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/first_open.c -o $(NA_TMP)/first_open -ldl
 	$(CC) -std=c99 -O2 -Wall -Wextra Tests/bench/spawn_time.c -o $(NA_TMP)/spawn_time

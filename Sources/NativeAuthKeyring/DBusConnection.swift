@@ -1,21 +1,16 @@
 internal import CLinux
 internal import Glibc
+internal import NativeAuthCore
 
 /// A point in time on the monotonic clock by which an operation must be over.
 struct Deadline: Sendable {
     let end: Double
 
-    init(seconds: Double) { end = Deadline.now() + seconds }
-
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    init(seconds: Double) { end = Monotonic.seconds() + seconds }
 
     /// The time left, in whole milliseconds rounded up, for `poll` (0 once passed).
     var remainingMilliseconds: Int32 {
-        let left = (end - Deadline.now()) * 1000
+        let left = (end - Monotonic.seconds()) * 1000
         guard left > 0 else { return 0 }
         return Int32(min(left.rounded(.up), Double(Int32.max)))
     }

@@ -74,8 +74,8 @@ public struct SystemBrowserLauncher: BrowserLauncher {
         case .failed: return false
         case .running(let process):
             defer { process.release() }
-            let deadline = Self.monotonic() + seconds
-            while Self.monotonic() < deadline {
+            let deadline = Monotonic.seconds() + seconds
+            while Monotonic.seconds() < deadline {
                 switch process.check() {
                 case .running: usleep(10_000)
                 case .opened: return true
@@ -84,12 +84,6 @@ public struct SystemBrowserLauncher: BrowserLauncher {
             }
             return true  // still running: a browser itself
         }
-    }
-
-    private static func monotonic() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// `name` as `execvp` finds it: a name with a slash as it is; else the first executable regular file of that

@@ -1,5 +1,6 @@
 internal import Glibc
 import NativeAuthCABI
+import NativeAuthCore
 import NativeAuthJSON
 
 /// `login --browser` and `login --no-browser`.
@@ -26,7 +27,7 @@ struct BrowserLogin {
     static let hintAfter = 10.0
 
     func run() throws(CLIError) -> JSONValue {
-        let deadline = monotonicNow() + timeout
+        let deadline = Monotonic.seconds() + timeout
         if noBrowser { return try pasteBack(until: deadline, why: nil) }
         var first = request
         first["wait_ms"] = .int(Int64(Self.hintAfter * 1000))
@@ -168,7 +169,7 @@ struct RedirectWait {
         let input = PastedInput()
         while true {
             try stopIfInterrupted()
-            let left = deadline - monotonicNow()
+            let left = deadline - Monotonic.seconds()
             guard left > 0 else {
                 client.cancel(flow: flow)
                 throw CLIError("timeout", "the browser sign-in did not finish in time", .network)

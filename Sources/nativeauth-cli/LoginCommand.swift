@@ -1,6 +1,7 @@
 import ArgumentParser
 internal import Glibc
 import NativeAuthCABI
+import NativeAuthCore
 import NativeAuthJSON
 
 /// `nativeauth login`: username and password or emailed code (with MFA and strong-auth registration), `--browser`,
@@ -157,10 +158,10 @@ struct LoginCommand: ContextCommand {
             Terminal.info("  (or open \(Terminal.safe(complete)))")
         }
         let limit = timeout ?? Double(device["expires_in"]?.intValue ?? 900)
-        let deadline = monotonicNow() + limit
+        let deadline = Monotonic.seconds() + limit
         var current = device
         while current["status"]?.stringValue == "device_code_required" {
-            let remaining = deadline - monotonicNow()
+            let remaining = deadline - Monotonic.seconds()
             guard remaining > 0 else {
                 client.cancel(flow: flow)
                 throw CLIError("timeout", "the device-code sign-in was not approved in time", .network)
@@ -178,12 +179,6 @@ struct LoginCommand: ContextCommand {
         }
         return try signedIn(current)
     }
-}
-
-func monotonicNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
 /// The steps of a native sign-in after its first answer, driven at the terminal: password, emailed code, MFA,

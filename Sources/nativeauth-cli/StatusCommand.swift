@@ -49,7 +49,7 @@ struct StatusCommand: ContextCommand {
     /// under the path as given, as earlier versions named it.
     static func probe(_ store: any CacheKeyStore, cachePath: String) -> Probe {
         var probe = Probe(name: store.name)
-        let start = monotonicNow()
+        let start = Monotonic.seconds()
         let canonical = CacheKeyring.keyName(for: cachePath)
         do {
             probe.holdsKey = try store.lookup(cachePath: canonical) != nil
@@ -60,7 +60,7 @@ struct StatusCommand: ContextCommand {
         } catch {
             probe.message = error.message
         }
-        probe.milliseconds = (monotonicNow() - start) * 1000
+        probe.milliseconds = (Monotonic.seconds() - start) * 1000
         return probe
     }
 

@@ -1,4 +1,5 @@
 internal import Glibc
+import NativeAuthCore
 import NativeAuthJSON
 import Synchronization
 
@@ -281,13 +282,11 @@ final class Spinner: @unchecked Sendable {  // `thread` is touched by start/stop
             { raw in
                 guard let raw else { return nil }
                 let spinner = Unmanaged<Spinner>.fromOpaque(raw).takeRetainedValue()
-                var ts = timespec()
-                clock_gettime(CLOCK_MONOTONIC, &ts)
-                let started = ts.tv_sec
+                let started = Monotonic.seconds()
                 var i = 0
                 while spinner.running.load(ordering: .acquiring) {
-                    clock_gettime(CLOCK_MONOTONIC, &ts)
-                    Terminal.write(2, Spinner.line(i, spinner.label, seconds: ts.tv_sec - started))
+                    let seconds = Int(Monotonic.seconds() - started)
+                    Terminal.write(2, Spinner.line(i, spinner.label, seconds: seconds))
                     i += 1
                     usleep(100_000)
                 }

@@ -18,9 +18,9 @@ struct KeyringMeasurements {
     func measure(_ body: () throws -> Void) rethrows -> (first: Double, median: Double, min: Double, max: Double) {
         var times: [Double] = []
         for _ in 0..<Self.runs {
-            let start = Deadline.now()
+            let start = Monotonic.seconds()
             try body()
-            times.append((Deadline.now() - start) * 1000)
+            times.append((Monotonic.seconds() - start) * 1000)
         }
         let sorted = times.sorted()
         return (times[0], sorted[sorted.count / 2], sorted[0], sorted[sorted.count - 1])

@@ -24,17 +24,17 @@ func expectUnavailable(
     _ body: () throws -> Void,
     sourceLocation: SourceLocation = #_sourceLocation
 ) -> (NativeAuthError?, Double) {
-    let start = Deadline.now()
+    let start = Monotonic.seconds()
     do {
         try body()
         Issue.record("expected keyring_unavailable, got success", sourceLocation: sourceLocation)
     } catch let error as NativeAuthError {
         #expect(error.code == .keyringUnavailable, "\(error)", sourceLocation: sourceLocation)
-        return (error, Deadline.now() - start)
+        return (error, Monotonic.seconds() - start)
     } catch {
         Issue.record("expected keyring_unavailable, got \(error)", sourceLocation: sourceLocation)
     }
-    return (nil, Deadline.now() - start)
+    return (nil, Monotonic.seconds() - start)
 }
 
 /// The key must not appear in an error's text, raw or in hex or base64.

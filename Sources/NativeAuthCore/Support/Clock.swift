@@ -8,6 +8,17 @@ public protocol Clock: Sendable {
     func sleep(_ seconds: Double)
 }
 
+/// The monotonic clock (CLOCK_MONOTONIC): deadlines and elapsed times, which a jump of the wall clock must not move.
+/// (The file cache's once-a-second look uses CLOCK_MONOTONIC_COARSE itself: a clock read without a system call.)
+public enum Monotonic {
+    /// Seconds since an arbitrary start (boot).
+    public static func seconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
+
 /// The system clock (CLOCK_REALTIME) and nanosleep.
 public struct SystemClock: Clock {
     public init() {}

@@ -226,7 +226,7 @@ enum Decode {
         case let v? where v.stringValue != nil: body = Array((v.stringValue ?? "").utf8)
         case let v?:
             body = v.value.serializedBytes() ?? []
-            if !headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+            if !headers.contains(where: { HeaderName.matches($0.name, "content-type") }) {
                 headers.append(("Content-Type", "application/json"))
             }
         }

@@ -210,7 +210,7 @@ public final class CurlHTTPClient: Sendable {
         var headerList: UnsafeMutablePointer<curl_slist>? = nil
         var headers = options.defaultHeaders + request.headers
         if options.addClientRequestID,
-            !headers.contains(where: { $0.name.utf8.count == 17 && $0.name.lowercased() == "client-request-id" }),
+            !headers.contains(where: { HeaderName.matches($0.name, "client-request-id") }),
             let id = try? SecureRandom.uuid()
         {
             headers.append(("client-request-id", id))

@@ -183,7 +183,7 @@ extension ServerAPI {
             accessToken: binding.accessToken,
             now: clock.now()
         )
-        request.headers.removeAll { $0.name.utf8.count == 4 && $0.name.lowercased() == "dpop" }
+        request.headers.removeAll { HeaderName.matches($0.name, "dpop") }
         request.headers.append(("DPoP", proof))
     }
 

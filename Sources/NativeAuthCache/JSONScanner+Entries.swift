@@ -10,12 +10,8 @@ extension JSONScanner {
             return f
         }
         i += 1
-        ws()
-        if i < n, p[i] == 0x7d {
-            i += 1
-            return f
-        }
-        while true {
+        if closesAtOnce(0x7d) { return f }
+        repeat {
             ws()
             let (k, kEscaped) = try string()
             ws()
@@ -26,15 +22,8 @@ extension JSONScanner {
             } else {
                 try field(k, &f)
             }
-            ws()
-            guard i < n else { throw Invalid() }
-            if p[i] == 0x2c {
-                i += 1
-                continue
-            }
-            try expect(0x7d)
-            return f
-        }
+        } while try anotherMember(0x7d)
+        return f
     }
 
     private mutating func field(_ k: Range<Int>, _ f: inout EntryFields) throws(Invalid) {
@@ -111,11 +100,8 @@ extension JSONScanner {
         var other: [(key: String, value: FieldText)] = []
         ws()
         try expect(0x7b)
-        ws()
-        if i < n, p[i] == 0x7d {
-            i += 1
-        } else {
-            while true {
+        if !closesAtOnce(0x7d) {
+            repeat {
                 ws()
                 let (k, kEscaped) = try string()
                 let name = text(k, escaped: kEscaped)
@@ -131,15 +117,7 @@ extension JSONScanner {
                     other.removeAll { $0.key == name }
                     other.append((name, .range(start..<i)))
                 }
-                ws()
-                guard i < n else { throw Invalid() }
-                if p[i] == 0x2c {
-                    i += 1
-                    continue
-                }
-                try expect(0x7d)
-                break
-            }
+            } while try anotherMember(0x7d)
         }
         ws()
         guard i == n else { throw Invalid() }
@@ -151,12 +129,8 @@ extension JSONScanner {
     private mutating func section() throws(Invalid) -> [CacheEntry] {
         var entries: [CacheEntry] = []
         try expect(0x7b)
-        ws()
-        if i < n, p[i] == 0x7d {
-            i += 1
-            return entries
-        }
-        while true {
+        if closesAtOnce(0x7d) { return entries }
+        repeat {
             ws()
             let keyStart = i
             let (k, kEscaped) = try string()
@@ -168,15 +142,8 @@ extension JSONScanner {
             let fields = try entry()
             let key: FieldText = kEscaped ? .bytes(unescaped(k)) : .range(k)
             entries.append(CacheEntry(key: key, rawKey: rawKey, value: .range(start..<i), fields: fields))
-            ws()
-            guard i < n else { throw Invalid() }
-            if p[i] == 0x2c {
-                i += 1
-                continue
-            }
-            try expect(0x7d)
-            return entries
-        }
+        } while try anotherMember(0x7d)
+        return entries
     }
 
     /// Appends `s` as a JSON string.

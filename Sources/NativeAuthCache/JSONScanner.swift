@@ -49,6 +49,27 @@ struct JSONScanner {
         i += 1
     }
 
+    /// Just after a container's opening bracket: whether it closes at once (`close` then consumed).
+    mutating func closesAtOnce(_ close: UInt8) -> Bool {
+        ws()
+        guard i < n, p[i] == close else { return false }
+        i += 1
+        return true
+    }
+
+    /// After a container's member: true when a comma follows (consumed: another member comes), false when the
+    /// container's `close` does (consumed); anything else is not JSON.
+    mutating func anotherMember(_ close: UInt8) throws(Invalid) -> Bool {
+        ws()
+        guard i < n else { throw Invalid() }
+        if p[i] == 0x2c {
+            i += 1
+            return true
+        }
+        try expect(close)
+        return false
+    }
+
     /// A string at `i` (on its opening quote): the range of its contents and whether it has escapes.
     mutating func string() throws(Invalid) -> (Range<Int>, escaped: Bool) {
         try expect(UInt8(ascii: "\""))
@@ -211,47 +232,23 @@ struct JSONScanner {
         case 0x7b:
             guard depth < JSONDepth.limit else { throw Invalid() }
             i += 1
-            ws()
-            if i < n, p[i] == 0x7d {
-                i += 1
-                return
-            }
-            while true {
+            if closesAtOnce(0x7d) { return }
+            repeat {
                 ws()
                 _ = try string()
                 ws()
                 try expect(0x3a)
                 ws()
                 try skipValue(depth: depth + 1)
-                ws()
-                guard i < n else { throw Invalid() }
-                if p[i] == 0x2c {
-                    i += 1
-                    continue
-                }
-                try expect(0x7d)
-                return
-            }
+            } while try anotherMember(0x7d)
         case 0x5b:
             guard depth < JSONDepth.limit else { throw Invalid() }
             i += 1
-            ws()
-            if i < n, p[i] == 0x5d {
-                i += 1
-                return
-            }
-            while true {
+            if closesAtOnce(0x5d) { return }
+            repeat {
                 ws()
                 try skipValue(depth: depth + 1)
-                ws()
-                guard i < n else { throw Invalid() }
-                if p[i] == 0x2c {
-                    i += 1
-                    continue
-                }
-                try expect(0x5d)
-                return
-            }
+            } while try anotherMember(0x5d)
         case 0x74: try literal("true")
         case 0x66: try literal("false")
         case 0x6e: try literal("null")

@@ -65,6 +65,17 @@ private func client(_ t: FakeTransport, _ clock: FakeClock, _ store: RecordingSt
     return try NativeAuthClient(configuration: config, transport: t, clock: clock, store: store)
 }
 
+/// A client signed in (AT1/RT1 for api://a/r) whose next token request (the refresh) is answered by `refresh`.
+private func signedIn(
+    refresh: @escaping FakeTransport.Responder
+) throws -> (FakeTransport, RecordingStore, NativeAuthClient) {
+    let (t, store) = (FakeTransport(), RecordingStore())
+    let c = try client(t, FakeClock(), store)
+    t.on("/oauth2/v2.0/token", { _, _ in json(tokenResponse("api://a/r openid", at: "AT1", rt: "RT1")) }, refresh)
+    _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
+    return (t, store, c)
+}
+
 /// The events of the refresh alone (the sign-in's own write left out).
 private func refreshEvents(_ store: RecordingStore, after count: Int) -> [String] {
     Array(store.events.dropFirst(count))
@@ -74,14 +85,7 @@ private func refreshEvents(_ store: RecordingStore, after count: Int) -> [String
 struct SilentTokenDriverTests {
     @Test("a refresh: lock, reserve, write, release, unlock — in that order; a hit: none of them")
     func refresh() throws {
-        let (t, clock, store) = (FakeTransport(), FakeClock(), RecordingStore())
-        let c = try client(t, clock, store)
-        t.on(
-            "/oauth2/v2.0/token",
-            { _, _ in json(tokenResponse("api://a/r openid", at: "AT1", rt: "RT1")) },
-            { _, _ in json(tokenResponse("api://b/r", at: "AT2", rt: "RT2")) }
-        )
-        _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
+        let (t, store, c) = try signedIn(refresh: { _, _ in json(tokenResponse("api://b/r", at: "AT2", rt: "RT2")) })
         let before = store.events.count
         #expect(try c.getAccessToken(["scopes": ["api://b/r"]])["access_token"] == "AT2")
         #expect(refreshEvents(store, after: before) == ["lock", "reserve", "modify", "release", "unlock"])
@@ -93,14 +97,9 @@ struct SilentTokenDriverTests {
 
     @Test("a dead refresh token: dropped under the lock (compare-then-delete), and everything given back")
     func deadToken() throws {
-        let (t, clock, store) = (FakeTransport(), FakeClock(), RecordingStore())
-        let c = try client(t, clock, store)
-        t.on(
-            "/oauth2/v2.0/token",
-            { _, _ in json(tokenResponse("api://a/r openid", at: "AT1", rt: "RT1")) },
-            { _, _ in json(["error": "invalid_grant", "suberror": "bad_token"], status: 400) }
-        )
-        _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
+        let (t, store, c) = try signedIn(refresh: { _, _ in
+            json(["error": "invalid_grant", "suberror": "bad_token"], status: 400)
+        })
         let before = store.events.count
         #expect(throws: NativeAuthError.self) { try c.getAccessToken(["scopes": ["api://b/r"]]) }
         #expect(refreshEvents(store, after: before) == ["lock", "reserve", "modify", "release", "unlock"])
@@ -111,14 +110,7 @@ struct SilentTokenDriverTests {
 
     @Test("no room for the write: nothing is sent, the lock is given back, the next call refreshes")
     func reserveRefused() throws {
-        let (t, clock, store) = (FakeTransport(), FakeClock(), RecordingStore())
-        let c = try client(t, clock, store)
-        t.on(
-            "/oauth2/v2.0/token",
-            { _, _ in json(tokenResponse("api://a/r openid", at: "AT1", rt: "RT1")) },
-            { _, _ in json(tokenResponse("api://b/r", at: "AT2", rt: "RT2")) }
-        )
-        _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
+        let (t, store, c) = try signedIn(refresh: { _, _ in json(tokenResponse("api://b/r", at: "AT2", rt: "RT2")) })
         store.state.withLock { $0.refuseReserve = NativeAuthError(.cacheWriteFailed, "canned: the disk is full") }
         let before = store.events.count
         do {
@@ -135,14 +127,7 @@ struct SilentTokenDriverTests {
 
     @Test("the lock refused (another process's refresh outlasted the wait): nothing is sent, the gate is free")
     func lockRefused() throws {
-        let (t, clock, store) = (FakeTransport(), FakeClock(), RecordingStore())
-        let c = try client(t, clock, store)
-        t.on(
-            "/oauth2/v2.0/token",
-            { _, _ in json(tokenResponse("api://a/r openid", at: "AT1", rt: "RT1")) },
-            { _, _ in json(tokenResponse("api://b/r", at: "AT2", rt: "RT2")) }
-        )
-        _ = try c.signIn(["username": "u@x.com", "password": "p", "scopes": ["api://a/r"]])
+        let (t, store, c) = try signedIn(refresh: { _, _ in json(tokenResponse("api://b/r", at: "AT2", rt: "RT2")) })
         store.state.withLock { $0.refuseLock = NativeAuthError(.timeout, "canned: the lock was held") }
         do {
             _ = try c.getAccessToken(["scopes": ["api://b/r"]])

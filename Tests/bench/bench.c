@@ -235,8 +235,7 @@ static void timed_op(void *c, op_fn op, const char *request, double *lat) {
     na_string_free(out);
 }
 
-/* The yardstick of the DPoP rows: one ES256 signature made by libcrypto alone, as the library makes it (SHA-256 of a
- * proof-sized input, EVP_PKEY_sign on a copy of a prepared context), back to back on this thread in this run. */
+/* The DPoP rows' yardstick: one ES256 signature by libcrypto alone, made as the library makes it, back to back. */
 static void signature_row(double *lat, size_t n) {
     unsigned char input[600], digest[32], der[80];
     size_t i, length;

@@ -9,12 +9,13 @@ struct CurlHeaderLines {
 
     /// Adds `name: value`. The name must be an HTTP token (RFC 9110 §5.6.2 tchar: what na_call_api, `headers` and
     /// `request_headers` already demand), the value free of CR, LF and NUL. An empty value is sent as an empty header:
-    /// libcurl reads `Name:` as "remove this header", so it gets libcurl's `Name;` form (a token holds no `;`).
+    /// libcurl reads `Name:` as "remove this header", so it gets libcurl's `Name;` form (a token holds no `;`). So is a
+    /// value of blanks only, which libcurl drops as well (and RFC 9110 §5.5 strips: it is an empty value).
     mutating func add(_ name: String, _ value: String) throws(HTTPError) {
         line.removeAll(keepingCapacity: true)
         line.append(contentsOf: name.utf8)
         let nameEnd = line.count
-        if value.isEmpty {
+        if value.utf8.allSatisfy(Self.isCurlBlank) {
             line.append(UInt8(ascii: ";"))
         } else {
             line.append(UInt8(ascii: ":"))
@@ -50,6 +51,9 @@ struct CurlHeaderLines {
         guard let appended else { throw HTTPError(.internal, "out of memory") }
         list = appended
     }
+
+    /// What libcurl skips after a header's colon (its ISSPACE without CR and LF, which a value never holds).
+    private static func isCurlBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0b || b == 0x0c }
 
     static func isTokenByte(_ b: UInt8) -> Bool {
         switch b {

@@ -58,6 +58,15 @@ import Testing
         #expect(!lines.contains(where: { $0.starts(with: line("Expect")) }))
     }
 
+    /// A value of blanks only is an empty value (RFC 9110 §5.5: a field value has no leading or trailing whitespace),
+    /// which libcurl would drop as it drops `Name:`: it is sent as an empty header too.
+    @Test(arguments: [" ", "\t", "  \t ", "\u{0b}", "\u{0c} "])
+    func aBlankValueIsSentAsAnEmptyHeader(value: String) throws {
+        let lines = try sent([("X-Blank", value), ("X-After", "a")])
+        #expect(lines.contains(where: { $0.starts(with: line("X-Blank:")) }))
+        #expect(lines.contains(line("X-After: a")))
+    }
+
     @Test(arguments: [
         ("", "v"), (" X", "v"), ("X Y", "v"), ("X:Y", "v"), ("X-A:", "v"), ("X\u{7f}", "v"), ("X\u{0}", "v"),
         ("Xé", "v"), ("X\r\nInjected", "v"), ("X\t", "v"), ("X\n", "v"), ("", ""),

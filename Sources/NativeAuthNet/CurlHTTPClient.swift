@@ -207,7 +207,6 @@ public final class CurlHTTPClient: Sendable {
 
     /// The request's headers as libcurl's list (the caller frees it).
     private func headerList(_ request: HTTPRequest) throws(HTTPError) -> UnsafeMutablePointer<curl_slist>? {
-        var headerList: UnsafeMutablePointer<curl_slist>? = nil
         var headers = options.defaultHeaders + request.headers
         if options.addClientRequestID,
             !headers.contains(where: { HeaderName.matches($0.name, "client-request-id") }),
@@ -215,34 +214,15 @@ public final class CurlHTTPClient: Sendable {
         {
             headers.append(("client-request-id", id))
         }
-        headers.append(("Expect", ""))  // no 100-continue round trip
-        var line: [UInt8] = []  // each `Name: value` line in turn, NUL-terminated, in one buffer (curl copies it)
-        for (name, value) in headers {
-            line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: name.utf8)
-            let nameEnd = line.count
-            line.append(UInt8(ascii: ":"))
-            if !value.isEmpty {
-                line.append(UInt8(ascii: " "))
-                line.append(contentsOf: value.utf8)
-            }
-            guard !line[..<nameEnd].contains(where: { $0 < 0x21 || $0 > 0x7e || $0 == UInt8(ascii: ":") }),
-                !line[nameEnd...].contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 })
-            else {
-                ccurl_slist_free_all(headerList)
-                throw HTTPError(.invalidURL, "header \(name.prefix(64)) has forbidden characters")
-            }
-            line.append(0)
-            let appended = line.withUnsafeBufferPointer { b in
-                b.withMemoryRebound(to: CChar.self) { ccurl_slist_append(headerList, $0.baseAddress) }
-            }
-            guard let l = appended else {
-                ccurl_slist_free_all(headerList)
-                throw HTTPError(.internal, "out of memory")
-            }
-            headerList = l
+        var lines = CurlHeaderLines()
+        do throws(HTTPError) {
+            for (name, value) in headers { try lines.add(name, value) }
+            try lines.remove("Expect")  // no 100-continue round trip
+        } catch {
+            lines.free()
+            throw error
         }
-        return headerList
+        return lines.list
     }
 
     private func perform(

@@ -57,7 +57,7 @@ import Testing
         let early = try proof(key, jti: "early", iat: t)
         #expect(verify(v, early, at: t))
         // Enough proofs later (still inside the early one's window) to prune the table more than once.
-        for i in 0..<(3 * DPoPVerifier.State.minPrune) {
+        for i in 0..<(3 * DPoPReplayTable.minPrune) {
             let p = try proof(key, jti: "p\(i)", iat: t + 30)
             #expect(verify(v, p, at: t + 30))
         }

@@ -12,6 +12,8 @@ public struct RecordedRequest: Sendable {
     public let body: [UInt8]
     /// 1-based number of the TCP connection this request arrived on.
     public let connection: Int
+    /// The request line and header lines exactly as received (bytes, CRLF removed), for wire-level checks.
+    public var rawLines: [[UInt8]] = []
 
     public func header(_ name: String) -> String? {
         let n = name.lowercased()
@@ -117,6 +119,23 @@ public final class TestHTTPServer: Sendable {
         return true
     }
 
+    private static func lines(_ head: ArraySlice<UInt8>) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var start = head.startIndex
+        var i = head.startIndex
+        while i < head.endIndex {
+            if head[i] == 13, i + 1 < head.endIndex, head[i + 1] == 10 {
+                out.append(Array(head[start..<i]))
+                i += 2
+                start = i
+            } else {
+                i += 1
+            }
+        }
+        out.append(Array(head[start..<head.endIndex]))
+        return out
+    }
+
     private static func headerEnd(_ b: [UInt8]) -> Int? {
         guard b.count >= 4 else { return nil }
         for i in 0...(b.count - 4) where b[i] == 13 && b[i + 1] == 10 && b[i + 2] == 13 && b[i + 3] == 10 {
@@ -146,13 +165,14 @@ public final class TestHTTPServer: Sendable {
             let length = Int(headers.first(where: { $0.name.lowercased() == "content-length" })?.value ?? "0") ?? 0
             let bodyStart = end + 4
             guard fill(fd, &buffer, until: { $0.count >= bodyStart + length }) else { return }
-            let request = RecordedRequest(
+            var request = RecordedRequest(
                 method: String(requestLine[0]),
                 target: String(requestLine[1]),
                 headers: headers,
                 body: Array(buffer[bodyStart..<(bodyStart + length)]),
                 connection: number
             )
+            request.rawLines = Self.lines(buffer[0..<end])
             buffer.removeFirst(bodyStart + length)
             state.withLock { $0.requests.append(request) }
             switch handler(request) {

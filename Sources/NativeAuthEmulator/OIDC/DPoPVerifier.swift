@@ -49,12 +49,8 @@ final class DPoPVerifier: Sendable {
     }
 
     struct State: Sendable {
-        /// Proofs accepted, by `jkt|jti`: until when a replay of each is refused — its `iat` plus the window, since a
-        /// proof dated ahead stays acceptable that long. Pruned when the table has doubled since the last pruning
-        /// (amortised: a filter on every check made each request cost the whole table).
-        var seen: [String: Double] = [:]
-        var pruneAt = State.minPrune
-        static let minPrune = 1024
+        /// Proofs accepted (`DPoPReplayTable`).
+        var seen = DPoPReplayTable()
         var nonces: [DPoPPlace: (value: String, issued: Double)] = [:]
         var log: [LogEntry] = []
     }
@@ -156,15 +152,8 @@ final class DPoPVerifier: Sendable {
             let expected = Base64.urlEncode(SHA256.hash(Array(accessToken.utf8)))
             guard c["ath"]?.stringValue == expected else { return refuse("ath is not the access token's hash.") }
         }
-        let replayed = state.withLock { s -> Bool in
-            if s.seen.count >= s.pruneAt {
-                s.seen = s.seen.filter { $0.value >= now }
-                s.pruneAt = max(State.minPrune, 2 * s.seen.count)
-            }
-            let key = jkt + "|" + jti
-            if let until = s.seen[key], until >= now { return true }
-            s.seen[key] = iat + iatWindow
-            return false
+        let replayed = state.withLock { s in
+            s.seen.replayed(jkt + "|" + jti, iat: iat, window: iatWindow, now: now)
         }
         guard !replayed else { return refuse("the proof was replayed (its jti was seen before).") }
         switch nonceMode {

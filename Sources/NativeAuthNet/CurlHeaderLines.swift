@@ -1,0 +1,70 @@
+internal import CCurl
+internal import NativeAuthHTTP
+
+/// libcurl's header list for a request, built one line at a time in one reused, NUL-terminated byte buffer (libcurl
+/// copies each line): the header-injection guard of every request the library sends.
+struct CurlHeaderLines {
+    private(set) var list: UnsafeMutablePointer<curl_slist>? = nil
+    private var line: [UInt8] = []
+
+    /// Adds `name: value`. The name must be an HTTP token (RFC 9110 §5.6.2 tchar: what na_call_api, `headers` and
+    /// `request_headers` already demand), the value free of CR, LF and NUL. An empty value is sent as an empty header:
+    /// libcurl reads `Name:` as "remove this header", so it gets libcurl's `Name;` form (a token holds no `;`). So is a
+    /// value of blanks only, which libcurl drops as well (and RFC 9110 §5.5 strips: it is an empty value).
+    mutating func add(_ name: String, _ value: String) throws(HTTPError) {
+        line.removeAll(keepingCapacity: true)
+        line.append(contentsOf: name.utf8)
+        let nameEnd = line.count
+        if value.utf8.allSatisfy(Self.isCurlBlank) {
+            line.append(UInt8(ascii: ";"))
+        } else {
+            line.append(UInt8(ascii: ":"))
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: value.utf8)
+        }
+        guard nameEnd > 0, line[..<nameEnd].allSatisfy(Self.isTokenByte),
+            !line[nameEnd...].contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 })
+        else { throw HTTPError(.invalidURL, "header \(name.prefix(64)) has forbidden characters") }
+        try append()
+    }
+
+    /// Removes a header libcurl would add itself (`Name:`), such as `Expect`.
+    mutating func remove(_ name: StaticString) throws(HTTPError) {
+        line.removeAll(keepingCapacity: true)
+        name.withUTF8Buffer { line.append(contentsOf: $0) }
+        line.append(UInt8(ascii: ":"))
+        try append()
+    }
+
+    /// Frees the list (after the transfer, or when a header was refused).
+    mutating func free() {
+        ccurl_slist_free_all(list)
+        list = nil
+    }
+
+    private mutating func append() throws(HTTPError) {
+        line.append(0)
+        let current = list
+        let appended = line.withUnsafeBufferPointer { b in
+            b.withMemoryRebound(to: CChar.self) { ccurl_slist_append(current, $0.baseAddress) }
+        }
+        guard let appended else { throw HTTPError(.internal, "out of memory") }
+        list = appended
+    }
+
+    /// What libcurl skips after a header's colon (its ISSPACE without CR and LF, which a value never holds).
+    private static func isCurlBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0b || b == 0x0c }
+
+    static func isTokenByte(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"),
+            UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"),
+            UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+}

@@ -1,0 +1,34 @@
+"""An empty header value the app gives reaches the server as an empty header, through the Python package against the
+emulator: na_call_api's ``headers`` and the configuration's and a flow's ``request_headers``. libcurl reads a line
+``Name:`` (also followed by blanks only) as "remove this header", so the library sends libcurl's ``Name;`` form,
+which goes out as ``Name:``."""
+from __future__ import annotations
+
+import urllib.parse
+
+from emulator_protocol import Emulator
+from nativeauth import Client, SignedIn
+
+
+def test_empty_header_values_are_sent_as_empty_headers(emulator: Emulator) -> None:
+    ann = emulator.users["password"]
+    todo = emulator.apis["ToDoList"]
+    with Client(emulator.authority, emulator.client_id, request_headers={"x-fraud-session": ""}) as client:
+        emulator.control("DELETE", "requests")
+        signed = client.sign_in(ann["email"], ann["password"], scopes=todo["scopes"],
+                                request_headers={"x-flow-risk": ""})
+        assert isinstance(signed, SignedIn)
+        identity = [r for r in emulator.requests() if not r["path"].startswith("/_emulator")]
+        assert identity
+        for r in identity:
+            assert r["headers"].get("x-fraud-session") == "", r["path"]
+            assert r["headers"].get("x-flow-risk") == "", r["path"]
+        emulator.control("DELETE", "requests")
+        response = client.call_api(todo["url"], todo["scopes"],
+                                   headers={"X-Empty": "", "X-Blank": " \t ", "X-Full": "v", "Accept": ""})
+        assert response.status == 200
+    api_path = urllib.parse.urlsplit(todo["url"]).path
+    calls = [r for r in emulator.requests() if r["path"] == api_path]
+    assert len(calls) == 1
+    sent = calls[0]["headers"]
+    assert sent.get("x-empty") == "" and sent.get("x-blank") == "" and sent.get("x-full") == "v"

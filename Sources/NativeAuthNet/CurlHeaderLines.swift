@@ -22,7 +22,7 @@ struct CurlHeaderLines {
             line.append(UInt8(ascii: " "))
             line.append(contentsOf: value.utf8)
         }
-        guard nameEnd > 0, line[..<nameEnd].allSatisfy(Self.isTokenByte),
+        guard nameEnd > 0, line[..<nameEnd].allSatisfy(HeaderName.isTokenByte),
             !line[nameEnd...].contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 })
         else { throw HTTPError(.invalidURL, "header \(name.prefix(64)) has forbidden characters") }
         try append()
@@ -54,17 +54,4 @@ struct CurlHeaderLines {
 
     /// What libcurl skips after a header's colon (its ISSPACE without CR and LF, which a value never holds).
     private static func isCurlBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0b || b == 0x0c }
-
-    static func isTokenByte(_ b: UInt8) -> Bool {
-        switch b {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"),
-            UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"),
-            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"),
-            UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
-    }
 }

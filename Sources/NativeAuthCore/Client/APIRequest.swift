@@ -70,15 +70,7 @@ extension APIRequest {
         "proxy-authorization", "proxy-connection", "expect",
     ]
 
-    static func isTokenByte(_ b: UInt8) -> Bool {
-        switch b {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return Array("!#$%&'*+-.^_`|~".utf8).contains(b)
-        }
-    }
+    static func isTokenByte(_ b: UInt8) -> Bool { HeaderName.isTokenByte(b) }
 }
 
 /// What an API answered (an HTTP error status is an answer, not a library error).

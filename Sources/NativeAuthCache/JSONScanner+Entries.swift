@@ -109,11 +109,14 @@ extension JSONScanner {
                 try expect(0x3a)
                 ws()
                 guard i < n else { throw Invalid() }
+                // A name given twice is the last one's, a section or not (as Python's json module reads it).
                 if p[i] == 0x7b {
                     sections[name] = try section()
+                    other.removeAll { $0.key == name }
                 } else {
                     let start = i
                     try skipValue(depth: Depth.member)
+                    sections[name] = nil
                     other.removeAll { $0.key == name }
                     other.append((name, .range(start..<i)))
                 }

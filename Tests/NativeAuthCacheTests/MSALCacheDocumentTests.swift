@@ -56,6 +56,19 @@ import Testing
         for text in bad { #expect(parse(text) == nil, "\(text.prefix(40))") }
     }
 
+    /// A top-level name given twice is the last one's, whether either is a section or not, as Python's json module
+    /// (MSAL for Python) reads it; written back, it is there once. (Before, a section followed by a non-object of the
+    /// same name was kept as both and written back section last: its tokens served, and brought back to life.)
+    @Test func aTopLevelNameGivenTwiceIsTheLastOnes() throws {
+        let dropped = try #require(parse(#"{"AccessToken":{"k":{"secret":"AT","client_id":"c1"}},"AccessToken":null}"#))
+        #expect(dropped.sections["AccessToken"] == nil)
+        #expect(dropped.other.map(\.key) == ["AccessToken"])
+        #expect(try JSONValue.parse(dropped.serialized()) == JSONValue.parse(#"{"AccessToken":null}"#))
+        let kept = try #require(parse(#"{"A":1,"A":{"k":{}}}"#))
+        #expect(kept.other.isEmpty && kept.sections["A"]?.count == 1)
+        #expect(String(decoding: kept.serialized(), as: UTF8.self) == #"{"A":{"k":{}}}"#)
+    }
+
     /// The scanner's depth limit is the library's one (`JSONDepth.limit`), counted the same way: a file is read
     /// exactly when `JSONDepth` says it nests within the limit, wherever the deep value is.
     @Test func nestingIsLimitedAsJSONDepthLimitsIt() throws {

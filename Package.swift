@@ -163,7 +163,7 @@ let package = Package(
             name: "nativeauth-fuzz",
             dependencies: [
                 "NativeAuthCABI", "NativeAuthCore", "NativeAuthJSON", "NativeAuthHTTP", "NativeAuthNet",
-                "NativeAuthCrypto", "NativeAuthKeyring", "NativeAuthTOML",
+                "NativeAuthCrypto", "NativeAuthKeyring", "NativeAuthTOML", "NativeAuthCache",
                 "NativeAuthTestSupport", "CLibFuzzer",
             ],
             path: "Tests/Fuzz/Harness",

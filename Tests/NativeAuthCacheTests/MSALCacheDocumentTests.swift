@@ -56,6 +56,31 @@ import Testing
         for text in bad { #expect(parse(text) == nil, "\(text.prefix(40))") }
     }
 
+    /// A top-level name given twice is the last one's, whether either is a section or not, as Python's json module
+    /// (MSAL for Python) reads it; written back, it is there once. (Before, a section followed by a non-object of the
+    /// same name was kept as both and written back section last: its tokens served, and brought back to life.)
+    @Test func aTopLevelNameGivenTwiceIsTheLastOnes() throws {
+        let dropped = try #require(parse(#"{"AccessToken":{"k":{"secret":"AT","client_id":"c1"}},"AccessToken":null}"#))
+        #expect(dropped.sections["AccessToken"] == nil)
+        #expect(dropped.other.map(\.key) == ["AccessToken"])
+        #expect(try JSONValue.parse(dropped.serialized()) == JSONValue.parse(#"{"AccessToken":null}"#))
+        let kept = try #require(parse(#"{"A":1,"A":{"k":{}}}"#))
+        #expect(kept.other.isEmpty && kept.sections["A"]?.count == 1)
+        #expect(String(decoding: kept.serialized(), as: UTF8.self) == #"{"A":{"k":{}}}"#)
+    }
+
+    /// Other members keep the order of their last places; a file of many top-level members reads in one pass (each
+    /// member used to be looked for in a list of all before it: 40,000 of them took minutes, 300,000 would take hours).
+    @Test(.timeLimit(.minutes(1))) func manyTopLevelMembersReadInLinearTime() throws {
+        let order = try #require(parse(#"{"a":1,"b":2,"a":3,"c":{},"b":{},"d":4}"#))
+        #expect(order.other.map(\.key) == ["a", "d"] && order.sections.keys.sorted() == ["b", "c"])
+        let count = 300_000
+        var text = "{"
+        for k in 0..<count { text += k == 0 ? #""m\#(k)":1"# : #","m\#(k)":1"# }
+        let many = try #require(parse(text + "}"))
+        #expect(many.other.count == count && many.other.last?.key == "m\(count - 1)")
+    }
+
     /// The scanner's depth limit is the library's one (`JSONDepth.limit`), counted the same way: a file is read
     /// exactly when `JSONDepth` says it nests within the limit, wherever the deep value is.
     @Test func nestingIsLimitedAsJSONDepthLimitsIt() throws {

@@ -29,7 +29,7 @@ final class SeedSet {
     private func jsonPart(_ target: String, _ bytes: [UInt8]) -> [UInt8]? {
         switch target {
         case "requests": return Array(bytes.dropFirst(2))
-        case "config": return bytes
+        case "config", "cachefile": return bytes
         case "wwwauth", "url": return nil
         default:
             // The body of the first answer.
@@ -62,6 +62,7 @@ func recordSeeds(_ args: [String]) -> Int32 {
     loopbackSeeds(seeds)
     wwwAuthenticateSeeds(seeds)
     urlSeeds(seeds)
+    cacheFileSeeds(seeds)
     handWrittenAnswerSeeds(seeds)
     if let ready {
         guard let emulator = EmulatorControl(readyFile: ready) else {

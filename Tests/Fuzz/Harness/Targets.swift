@@ -47,6 +47,11 @@ let fuzzTargets: [FuzzTarget] = [
         about: "HTTPURL, the parser of every URL (the app's and the server's), and the DPoP target made of it",
         run: fuzzURL
     ),
+    FuzzTarget(
+        name: "cachefile",
+        about: "the file token cache's scanner: MSALCacheFormat.Document, written back, against jansson",
+        run: fuzzCacheFile
+    ),
 ]
 
 func fuzzTarget(named name: String) -> FuzzTarget? { fuzzTargets.first { $0.name == name } }

@@ -56,3 +56,21 @@ def test_encryption_key_and_a_wrong_one(emulator: Emulator, tmp_path: pathlib.Pa
     assert wrong.value.code == "cache_key_invalid" and wrong.value.status == -10
     with pytest.raises(na.InvalidArgumentError):
         na.Client(emulator.authority, emulator.client_id, cache_path=path, cache_encryption_key=b"short")
+
+
+def test_sections_a_later_member_replaces_are_gone(emulator: Emulator, tmp_path: pathlib.Path) -> None:
+    """A top-level name given twice is the last one's, as MSAL for Python (Python's json module) reads the file: a
+    section replaced by a later member of the same name is not read, nor written back."""
+    path = tmp_path / "cache.json"
+    todo = emulator.apis["ToDoList"]["scopes"][0]
+    with na.Client(emulator.authority, emulator.client_id, cache_path=path) as first:
+        assert isinstance(first.sign_in(ANN, ANN_PW, scopes=[todo]), na.SignedIn)
+    text = path.read_text().rstrip()
+    assert text.endswith("}")
+    names = ("AccessToken", "RefreshToken", "IdToken", "Account")
+    path.write_text(text[:-1] + "".join(f',"{n}":null' for n in names) + "}")
+    assert all(json.loads(path.read_text())[n] is None for n in names)  # what MSAL for Python reads
+    with na.Client(emulator.authority, emulator.client_id, cache_path=path) as second:
+        assert second.account is None
+        assert second.sign_out() is False
+    assert all(json.loads(path.read_text()).get(n) is None for n in names)

@@ -4,7 +4,9 @@ internal import NativeAuthJSON
 
 /// A validating JSON scanner for the cache file (RFC 8259 grammar; nesting within `JSONDepth.limit`, the library's
 /// one limit, counted as `JSONDepth` counts it). It decodes only the keys and the entry fields the cache needs and
-/// notes where everything else is.
+/// notes where everything else is. One deliberate leniency: it does not check that strings are UTF-8 (jansson and
+/// Python's json refuse such a file); a bad byte reads as U+FFFD and an unchanged entry is written back as it was, so
+/// one bad byte from another program does not set the whole cache aside.
 ///
 /// Why the library reads this one document without NativeAuthJSON (jansson):
 /// - Speed. `make bench`, a file cache of 1,000 accounts written by MSAL for Python 1.39 (4.4 MB), 2 shared cores:

@@ -43,6 +43,15 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 /// Parses UTF-8 JSON with jansson. Embedded `\u0000` escapes are allowed and preserved; invalid UTF-8, nesting deeper
 /// than jansson's limit (2048), integers beyond Int64 and reals beyond Double are errors.
 func janssonParse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> UnsafeMutablePointer<json_t> {
+    // A raw NUL byte is never JSON (not whitespace, and not allowed unescaped in a string), but jansson 2.14 reads
+    // `{"n":1\0}` as `{"n":1}`: it stops at a NUL that ends a number or literal. So any NUL is refused here.
+    if let base = bytes.baseAddress, let nul = memchr(base, 0, bytes.count) {
+        let position = base.distance(to: UnsafeRawPointer(nul))
+        let before = UnsafeRawBufferPointer(rebasing: bytes[..<position])
+        let line = 1 + before.reduce(0) { $0 + ($1 == 0x0a ? 1 : 0) }
+        let column = position - (before.lastIndex(of: 0x0a).map { $0 + 1 } ?? 0) + 1
+        throw JSONParseError(reason: "NUL byte in the text", line: line, column: column, position: position)
+    }
     var error = json_error_t()
     let flags = Int(JSON_DECODE_ANY) | Int(JSON_ALLOW_NUL)
     let empty: [CChar] = [0]

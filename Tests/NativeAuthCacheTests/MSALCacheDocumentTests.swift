@@ -5,7 +5,8 @@ import Testing
 @testable import NativeAuthCache
 
 /// The cache file's scanner: JSON's grammar exactly (what Python's json module accepts, it accepts; what it refuses,
-/// it refuses), escapes decoded where fields are read, everything else written back byte for byte.
+/// it refuses — except strings that are not UTF-8, read leniently on purpose), escapes decoded where fields are read,
+/// everything else written back byte for byte.
 @Suite struct MSALCacheDocumentTests {
     let owner = EntryOwner(environment: "contoso.ciamlogin.com", clientID: "c1")
 

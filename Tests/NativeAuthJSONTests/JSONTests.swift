@@ -83,6 +83,14 @@ import Testing
     @Test func rawNULByteInsideTheBuffer() {
         #expect(fails([0x7b, 0x00, 0x7d]) != nil)  // "{\0}"
         #expect(fails([0x22, 0x61, 0x00, 0x62, 0x22]) != nil)  // raw NUL inside a string
+        // Right after a number or a literal, where jansson 2.14 alone stops reading and accepts.
+        for text in [#"{"n":1"#, #"{"n":true"#, #"{"n":null"#, #"[1.5e3"#, "7", "false"] {
+            let bytes = Array(text.utf8) + [0x00] + (text.hasPrefix("{") ? [0x7d] : text.hasPrefix("[") ? [0x5d] : [])
+            let e = fails(bytes)
+            #expect(e?.reason == "NUL byte in the text", "\(text)")
+            #expect(e?.position == text.utf8.count && e?.line == 1 && e?.column == text.utf8.count + 1)
+        }
+        #expect(fails(Array("{\n\"a\":1".utf8) + [0x00, 0x7d])?.line == 2)
     }
 
     @Test func errorReportsPosition() {

@@ -205,9 +205,15 @@ public final class CurlHTTPClient: Sendable {
         }
     }
 
-    /// The request's headers as libcurl's list (the caller frees it).
+    /// The request's headers as libcurl's list (the caller frees it). A default header the request names itself (in
+    /// any case) is left out: the request's replaces it (na_call_api's `User-Agent`), rather than going out twice — a
+    /// field that is not a list may not (RFC 9110 §5.3).
     private func headerList(_ request: HTTPRequest) throws(HTTPError) -> UnsafeMutablePointer<curl_slist>? {
-        var headers = options.defaultHeaders + request.headers
+        var headers = options.defaultHeaders.filter { d in
+            let lower = d.name.lowercased()
+            return !request.headers.contains { HeaderName.matches($0.name, lower) }
+        }
+        headers += request.headers
         if options.addClientRequestID,
             !headers.contains(where: { HeaderName.matches($0.name, "client-request-id") }),
             let id = try? SecureRandom.uuid()

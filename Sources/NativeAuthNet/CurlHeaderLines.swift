@@ -22,9 +22,13 @@ struct CurlHeaderLines {
             line.append(UInt8(ascii: " "))
             line.append(contentsOf: value.utf8)
         }
-        guard nameEnd > 0, line[..<nameEnd].allSatisfy(HeaderName.isTokenByte),
-            !line[nameEnd...].contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 })
-        else { throw HTTPError(.invalidURL, "header \(name.prefix(64)) has forbidden characters") }
+        guard nameEnd > 0, line[..<nameEnd].allSatisfy(HeaderName.isTokenByte) else {
+            // Not quoted back: a name that is not a token may be a whole pasted line, with a secret in it.
+            throw HTTPError(.invalidURL, "a header name is not an HTTP token")
+        }
+        guard !line[nameEnd...].contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 }) else {
+            throw HTTPError(.invalidURL, "header \(name.prefix(64)) has forbidden characters")
+        }
         try append()
     }
 

@@ -35,13 +35,14 @@ public struct APIRequest: Sendable {
             throw .invalidArgument("method: \(method) is not allowed", field: "method")
         }
         for (name, value) in headers {
-            let field = "headers.\(name.prefix(64))"
+            // A name that is not a token is not quoted back: it may be a whole line an app pasted, with a secret.
             guard !name.isEmpty, name.utf8.count <= 256, name.utf8.allSatisfy(Self.isTokenByte) else {
                 throw .invalidArgument(
-                    "\(field): a header name is a token (letters, digits, !#$%&'*+-.^_`|~)",
-                    field: field
+                    "headers: a header name is a token of at most 256 characters (letters, digits, !#$%&'*+-.^_`|~)",
+                    field: "headers"
                 )
             }
+            let field = "headers.\(name.prefix(64))"
             let lower = name.lowercased()
             if lower == "authorization" || lower == "dpop" {
                 throw .invalidArgument("\(field): the library sets it", field: field)

@@ -66,3 +66,22 @@ def test_an_apps_user_agent_replaces_the_librarys(emulator: Emulator, api: tuple
     assert len(received) == 1
     assert received[0].get("user-agent") == [value]
     assert received[0].get("x-other") == ["o"]
+
+
+@pytest.mark.parametrize("name", ["Authorization: Bearer SECRETTOKEN-1234", "X-Key SECRETTOKEN-1234", "SECRETTOKEN\u00e9"])
+def test_a_name_that_is_not_a_token_is_not_quoted_back(emulator: Emulator, api: tuple[str, List[Dict[str, List[str]]]],
+                                                        name: str) -> None:
+    """An app that passes a whole header line as a name (with a secret in it) is told what is wrong, never shown it."""
+    from nativeauth import NativeAuthError
+
+    origin, received = api
+    ann = emulator.users["password"]
+    todo = emulator.apis["ToDoList"]
+    with Client(emulator.authority, emulator.client_id) as client:
+        assert isinstance(client.sign_in(ann["email"], ann["password"], scopes=todo["scopes"]), SignedIn)
+        with pytest.raises(NativeAuthError) as caught:
+            client.call_api(origin + "/h", todo["scopes"], headers={name: "v"})
+    assert caught.value.code == "invalid_argument"
+    assert "SECRETTOKEN" not in str(caught.value) and "SECRETTOKEN" not in repr(caught.value)
+    assert "SECRETTOKEN" not in str(caught.value.details)
+    assert received == []

@@ -6,7 +6,8 @@ internal import Glibc
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was wrong, in a few words ("invalid syntax", "invalid UTF-8", "nesting too deep", …).
     public let reason: String
-    /// 1-based line and column, and 0-based byte position of the problem (as jansson reports them).
+    /// Where the problem is, as jansson reports it: 1-based line, 1-based column in characters, and the byte position
+    /// just past the byte it stopped at.
     public let line: Int
     public let column: Int
     public let position: Int
@@ -46,11 +47,13 @@ func janssonParse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> Uns
     // A raw NUL byte is never JSON (not whitespace, and not allowed unescaped in a string), but jansson 2.14 reads
     // `{"n":1\0}` as `{"n":1}`: it stops at a NUL that ends a number or literal. So any NUL is refused here.
     if let base = bytes.baseAddress, let nul = memchr(base, 0, bytes.count) {
-        let position = base.distance(to: UnsafeRawPointer(nul))
-        let before = UnsafeRawBufferPointer(rebasing: bytes[..<position])
+        // Where jansson would say: the line, the column in characters, the byte position just past the NUL.
+        let index = base.distance(to: UnsafeRawPointer(nul))
+        let before = UnsafeRawBufferPointer(rebasing: bytes[..<index])
         let line = 1 + before.reduce(0) { $0 + ($1 == 0x0a ? 1 : 0) }
-        let column = position - (before.lastIndex(of: 0x0a).map { $0 + 1 } ?? 0) + 1
-        throw JSONParseError(reason: "NUL byte in the text", line: line, column: column, position: position)
+        let lineStart = before.lastIndex(of: 0x0a).map { $0 + 1 } ?? 0
+        let column = 1 + before[lineStart...].reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
+        throw JSONParseError(reason: "NUL byte in the text", line: line, column: column, position: index + 1)
     }
     var error = json_error_t()
     let flags = Int(JSON_DECODE_ANY) | Int(JSON_ALLOW_NUL)

@@ -88,9 +88,13 @@ import Testing
             let bytes = Array(text.utf8) + [0x00] + (text.hasPrefix("{") ? [0x7d] : text.hasPrefix("[") ? [0x5d] : [])
             let e = fails(bytes)
             #expect(e?.reason == "NUL byte in the text", "\(text)")
-            #expect(e?.position == text.utf8.count && e?.line == 1 && e?.column == text.utf8.count + 1)
+            #expect(e?.position == text.utf8.count + 1 && e?.line == 1 && e?.column == text.utf8.count + 1)
         }
         #expect(fails(Array("{\n\"a\":1".utf8) + [0x00, 0x7d])?.line == 2)
+        // Columns count characters, as jansson's do: the NUL after "éé" is the 8th character of `["éé", ` + NUL.
+        let accented = fails(Array(#"["éé", "#.utf8) + [0x00, 0x5d])
+        #expect(accented?.column == 8 && accented?.position == Array(#"["éé", "#.utf8).count + 1)
+        #expect(fails(Array(#"["éé", x]"#.utf8))?.column == 8)  // jansson's own count, for comparison
     }
 
     @Test func errorReportsPosition() {

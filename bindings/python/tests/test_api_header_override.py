@@ -51,14 +51,21 @@ def api() -> Iterator[tuple[str, List[Dict[str, List[str]]]]]:
         server.server_close()
 
 
+def signed_in(emulator: Emulator) -> Client:
+    """A client signed in with the password user for the ToDoList API (use it in a `with`)."""
+    ann = emulator.users["password"]
+    client = Client(emulator.authority, emulator.client_id)
+    assert isinstance(client.sign_in(ann["email"], ann["password"], scopes=emulator.apis["ToDoList"]["scopes"]),
+                      SignedIn)
+    return client
+
+
 @pytest.mark.parametrize("given", ["myapp/1.0", "User-Agent", ""])
 def test_an_apps_user_agent_replaces_the_librarys(emulator: Emulator, api: tuple[str, List[Dict[str, List[str]]]],
                                                   given: str) -> None:
     origin, received = api
-    ann = emulator.users["password"]
     todo = emulator.apis["ToDoList"]
-    with Client(emulator.authority, emulator.client_id) as client:
-        assert isinstance(client.sign_in(ann["email"], ann["password"], scopes=todo["scopes"]), SignedIn)
+    with signed_in(emulator) as client:
         name = "user-agent" if given == "User-Agent" else "User-Agent"  # any ASCII case names the same field
         value = "myapp/2.0" if given == "User-Agent" else given
         response = client.call_api(origin + "/h", todo["scopes"], headers={name: value, "X-Other": "o"})
@@ -75,10 +82,8 @@ def test_a_name_that_is_not_a_token_is_not_quoted_back(emulator: Emulator, api: 
     from nativeauth import NativeAuthError
 
     origin, received = api
-    ann = emulator.users["password"]
     todo = emulator.apis["ToDoList"]
-    with Client(emulator.authority, emulator.client_id) as client:
-        assert isinstance(client.sign_in(ann["email"], ann["password"], scopes=todo["scopes"]), SignedIn)
+    with signed_in(emulator) as client:
         with pytest.raises(NativeAuthError) as caught:
             client.call_api(origin + "/h", todo["scopes"], headers={name: "v"})
     assert caught.value.code == "invalid_argument"

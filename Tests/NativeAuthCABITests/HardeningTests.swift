@@ -98,7 +98,7 @@ import Testing
             (#"{\#(url),"headers":{"Connection":"close"}}"#, "headers.Connection"),
             (#"{\#(url),"headers":{"X-A":"1\r\nX-Injected: 2"}}"#, "headers.X-A"),
             (#"{\#(url),"headers":{"X-A":"1\nX"}}"#, "headers.X-A"),
-            (#"{\#(url),"headers":{"Bad Name":"1"}}"#, "headers.Bad Name"),
+            (#"{\#(url),"headers":{"Bad Name":"1"}}"#, "headers"),  // an invalid name is not quoted back
             (#"{\#(url),"headers":{"Authorization":"Bearer x"}}"#, "headers.Authorization"),
             (#"{\#(url),"method":"TRACE"}"#, "method"),
             (#"{\#(url),"method":"connect"}"#, "method"),

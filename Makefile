@@ -80,7 +80,12 @@ deps:
 deps-test:
 	@bash .ci/deps.sh test
 
+# A library in .build/release that a plain `swift build -c release --product nativeauth` made (no version script: it
+# exports every Swift symbol) is newer than the sources, so make would keep it: it is found by its exports and rebuilt.
 lib: $(RELEASE_SO) .build/release/libnativeauth.so.$(SOMAJOR)
+	@if nm -D --defined-only $(RELEASE_SO) | awk '$$2 ~ /^[A-Z]$$/ && $$2 != "A" {print $$3}' | grep -qv '^na_'; then \
+	    echo "lib: $(RELEASE_SO) exports more than na_* (built without the version script): building it again"; \
+	    rm -f $(RELEASE_SO); $(MAKE) --no-print-directory $(RELEASE_SO); fi
 
 # The SONAME next to the library, so programs linked in-tree (bindings/c without an install) find it.
 .build/release/libnativeauth.so.$(SOMAJOR): $(RELEASE_SO)

@@ -164,7 +164,7 @@ public final class EmulatorServer: Sendable {
         let fault = emulator.takeFault(for: req.path)
         if let fault, fault.stage == .before {
             if fault.delayMs > 0 { try? await Task.sleep(nanoseconds: UInt64(fault.delayMs) * 1_000_000) }
-            if fault.hold { await emulator.services.faults.held.hold() }
+            if let ticket = fault.holdTicket { await emulator.services.faults.held.hold(ticket: ticket) }
             if fault.drop {
                 emulator.recordFault(req, status: 0, kind: fault.kind)
                 log(logRequests, req, 0, started, note: "fault: dropped")
@@ -174,7 +174,7 @@ public final class EmulatorServer: Sendable {
         let response = emulator.handle(req, fault: fault)
         if let fault, fault.stage == .after {
             if fault.delayMs > 0 { try? await Task.sleep(nanoseconds: UInt64(fault.delayMs) * 1_000_000) }
-            if fault.hold { await emulator.services.faults.held.hold() }
+            if let ticket = fault.holdTicket { await emulator.services.faults.held.hold(ticket: ticket) }
             if fault.drop {
                 log(logRequests, req, 0, started, note: "fault: handled, then dropped")
                 return dropConnection()

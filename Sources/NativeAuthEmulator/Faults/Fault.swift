@@ -38,6 +38,9 @@ struct Fault {
     var resetAfterBytes: Int?
     /// Hold the answer (after the delay) until `POST /_emulator/faults/release` (see `HeldAnswers`).
     var hold: Bool
+    /// Set when a request takes a hold fault: the releases counted then (`HeldAnswers.ticket`). A release that comes
+    /// after the take lets this answer go even before its hold has begun.
+    var holdTicket: Int? = nil
 
     static let members: Set<String> = [
         "path", "count", "stage", "status", "retry_after", "delay_ms", "body", "html", "content_type", "body_bytes",

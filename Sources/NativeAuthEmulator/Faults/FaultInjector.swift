@@ -20,7 +20,8 @@ final class FaultInjector: Sendable {
 
     func clear() { faults.withLock { $0.removeAll() } }
 
-    /// The next injected fault for `path`, if any (consumes one use). The controls are never faulted.
+    /// The next injected fault for `path`, if any (consumes one use). The controls are never faulted. A hold fault
+    /// comes with its ticket: a release after the take lets its answer go (held or not yet).
     func take(for path: String) -> Fault? {
         if path.hasPrefix("/_emulator") { return nil }
         return faults.withLock { list in
@@ -28,8 +29,10 @@ final class FaultInjector: Sendable {
                 return nil
             }
             list[i].remaining -= 1
-            let f = list[i]
+            var f = list[i]
             if list[i].remaining == 0 { list.remove(at: i) }
+            // Read under the faults lock: whoever sees the fault taken (GET faults) and then releases is after it.
+            if f.hold { f.holdTicket = held.ticket }
             return f
         }
     }

@@ -5,7 +5,7 @@ import Synchronization
 /// needs, with no guess at a delay — and then let the answer go. A leaf lock.
 final class HeldAnswers: Sendable {
     private struct State {
-        /// Counts releases: a hold ends when this moves past the value it saw when it began.
+        /// Counts releases: a hold ends when this moves past its ticket (the value when its fault was taken).
         var releases = 0
         var held = 0
     }
@@ -14,12 +14,14 @@ final class HeldAnswers: Sendable {
     /// The longest hold (the HTTP adapter's handler timeout leaves room for it, as for the longest delay).
     static let maxSeconds = 240
 
-    /// Waits until the next release (or `maxSeconds`, or the request's task is cancelled).
-    func hold() async {
-        let seen = state.withLock { s -> Int in
-            s.held += 1
-            return s.releases
-        }
+    /// The releases so far: a hold given this ticket ends at the first release after it was read.
+    var ticket: Int { state.withLock { $0.releases } }
+
+    /// Waits until the first release after `ticket` (or `maxSeconds`, or the request's task is cancelled). The
+    /// ticket is read when the request took its fault, not here: a test that saw the fault taken and released at once
+    /// — before the request got here — must not leave the answer held until `maxSeconds`.
+    func hold(ticket seen: Int) async {
+        state.withLock { $0.held += 1 }
         defer { state.withLock { $0.held -= 1 } }
         let deadline = ContinuousClock.now + .seconds(Self.maxSeconds)
         while state.withLock({ $0.releases == seen }), ContinuousClock.now < deadline, !Task.isCancelled {

@@ -222,15 +222,15 @@ test-python: lib cli emulator
 	$(NA_TMP)/venv/bin/pip install -q --disable-pip-version-check ./bindings/python
 	cd $(NA_TMP) && NATIVEAUTH_LIBRARY=$(CURDIR)/$(RELEASE_SO) $(NA_TMP)/venv/bin/python -c \
 	    "import nativeauth; print('pip-installed nativeauth', nativeauth.__version__, 'over libnativeauth', nativeauth.library_version)"
-	PYTHONPATH=$(CURDIR)/bindings/python/src NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) \
+	$(WATCH) 1200 env PYTHONPATH=$(CURDIR)/bindings/python/src NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) \
 	    NATIVEAUTH_CLI=$(CURDIR)/$(RELEASE_CLI) $(PYTHON) -m pytest -q -n $(PYTEST_JOBS) bindings/python/tests
 
 # The C examples built through pkg-config from an install into a temporary prefix, run under valgrind.
 test-examples: lib emulator
 	$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix
 	PKG_CONFIG_PATH=$(NA_TMP)/prefix/lib/pkgconfig $(MAKE) --no-print-directory -C bindings/c OUT=$(NA_TMP)/examples
-	NATIVEAUTH_EXAMPLES_DIR=$(NA_TMP)/examples NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) VALGRIND="$(VALGRIND)" \
-	    NATIVEAUTH_PREFIX=$(NA_TMP)/prefix $(PYTHON) -m pytest -q bindings/c/tests
+	$(WATCH) 600 env NATIVEAUTH_EXAMPLES_DIR=$(NA_TMP)/examples NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) \
+	    VALGRIND="$(VALGRIND)" NATIVEAUTH_PREFIX=$(NA_TMP)/prefix $(PYTHON) -m pytest -q bindings/c/tests
 
 # The GTK 4 sample app (bindings/c/gtk), built through pkg-config against an install into a temporary prefix like
 # test-examples. gtk-demo opens it against a fresh emulator (without a display it runs the scripted tour on Xvfb);
@@ -250,7 +250,7 @@ gtk-demo: gtk-app
 	EMULATOR=$(EMULATOR) GTK_APP=$(GTK_APP) bash bindings/c/gtk/gtk-demo.sh
 
 test-gtk: gtk-app
-	NATIVEAUTH_GTK_APP=$(GTK_APP) NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) \
+	$(WATCH) 600 env NATIVEAUTH_GTK_APP=$(GTK_APP) NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) \
 	    NATIVEAUTH_GTK_SCREENSHOTS=$(CURDIR)/build/gtk $(PYTHON) -m pytest -q bindings/c/gtk/tests
 endif
 
@@ -287,6 +287,17 @@ endif
 IN_PROCESS_SUITES := NativeAuthEmulatorTests
 ALONE_SUITES      := LogCallbackReplaceTests|BrowserLauncherTests
 SKIPPED_SUITES    := '$(IN_PROCESS_SUITES)|$(ALONE_SUITES)'
+# The sanitizer runs (test-asan, test-tsan) run the suite in shards, processes of their own at once
+# (.ci/swift-test-shards): one per group of test modules or suites below, one for every other test, then each of
+# ALONE_SUITES alone. In one process Swift Testing has a thread per core, which waiting tests hold: two cores were
+# ~30% busy. The in-process emulator's tests are a shard of their own (see above). The test binary is run as
+# `swift test` runs it (which would wait for the shard before it: SwiftPM locks its build folder).
+SHARDED_SUITES    := $(IN_PROCESS_SUITES) 'NativeAuthFlowTests\.(Browser|DeviceCode|GenericOIDC)' \
+                     'NativeAuthFlowTests\.(Conformance|Started|DPoP|Security)' \
+                     'NativeAuthCoreTests|NativeAuthCABITests|NativeAuthKeyringTests' \
+                     'NativeAuthFlowTests\.(Background|Refresh|Concurrency|ErrorCode|InProcess)'
+XCTEST            := NativeAuthPackageTests.xctest --testing-library swift-testing
+SHARDS            := $(CURDIR)/.ci/swift-test-shards
 test-swift: emulator
 	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(SWIFT) test --skip $(SKIPPED_SUITES)
 	$(SWIFT) test --skip-build --filter $(IN_PROCESS_SUITES)
@@ -297,7 +308,7 @@ test-abi: check-symbols check-ldd test-c
 # A client nobody here wrote (MSAL for Python) against the emulator in --tls mode.
 # The file token cache shared with MSAL for Python, across processes and kill -9 (test_file_cache.py).
 test-interop: lib emulator
-	env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE NATIVEAUTH_EMULATOR=$(EMULATOR) \
+	$(WATCH) 900 env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE NATIVEAUTH_EMULATOR=$(EMULATOR) \
 	    NATIVEAUTH_LIBRARY=$(CURDIR)/$(RELEASE_SO) $(PYTHON) -m pytest -q Tests/interop
 
 # The emulator executable (debug build, shared with `swift test`).
@@ -322,7 +333,7 @@ test-c: lib
 	$(MAKE) --no-print-directory install PREFIX=$(NA_TMP)/prefix
 	$(CC) $(CFLAGS_STRICT) Tests/c/abi_test.c Tests/c/abi_started.c -o $(NA_TMP)/abi_test \
 	    $$(PKG_CONFIG_PATH=$(NA_TMP)/prefix/lib/pkgconfig pkg-config --cflags --libs nativeauth) -lpthread
-	$(VALGRIND) $(NA_TMP)/abi_test
+	$(WATCH) 600 $(VALGRIND) $(NA_TMP)/abi_test
 
 # Speed and memory, measured (never asserted in tests), beside MSAL for Python in the same run: one table.
 bench: lib emulator
@@ -404,21 +415,25 @@ ASAN_ENV      := SWIFT_BACKTRACE=enable=no NATIVEAUTH_TEST_TIME_SCALE=4 \
 TSAN_ENV      := SWIFT_BACKTRACE=enable=no NATIVEAUTH_TEST_TIME_SCALE=4 \
                  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/.ci/tsan.supp \
                  LD_PRELOAD=$(CURDIR)/$(TSAN_BUILD)/libtsan_mutex.so
+# A test command still running after its limit (seconds) prints its processes' stacks, is killed and fails its target
+# (.ci/watchdog): a hang shows where, at the end of the log, instead of running into CI's own time limit.
+WATCH         := $(CURDIR)/.ci/watchdog
 SAN_CFLAGS    := -std=c99 -Wall -Wextra -Werror -pedantic -O1 -g -fno-omit-frame-pointer -fuse-ld=lld -Iinclude
 
 # All of swift test under ASan + UBSan (the flow tests start the normal emulator build), the fuzz corpora replayed by
 # the ASan build, and the C ABI test against an ASan-built library.
 test-asan: emulator
-	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(ASAN_ENV) \
-	    $(SWIFT) test --build-path $(ASAN_BUILD) $(ASAN_FLAGS) --skip $(SKIPPED_SUITES) $(NO_GOLD_NOISE)
-	$(ASAN_ENV) $(SWIFT) test --build-path $(ASAN_BUILD) $(ASAN_FLAGS) --skip-build --filter $(IN_PROCESS_SUITES)
-	$(ASAN_ENV) $(SWIFT) test --build-path $(ASAN_BUILD) $(ASAN_FLAGS) --skip-build --filter '$(ALONE_SUITES)'
-	$(ASAN_ENV) $(ASAN_BUILD)/debug/nativeauth-fuzz
+	$(SWIFT) build --build-path $(ASAN_BUILD) $(ASAN_FLAGS) --build-tests $(NO_GOLD_NOISE)
+	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(ASAN_ENV) $(SHARDS) 1500 $(SHARDED_SUITES) -- \
+	    $(ASAN_BUILD)/debug/$(XCTEST) --skip '$(ALONE_SUITES)'
+	for suite in $(subst |, ,$(ALONE_SUITES)); do \
+	    $(WATCH) 600 env $(ASAN_ENV) $(ASAN_BUILD)/debug/$(XCTEST) --filter $$suite || exit 1; done
+	$(WATCH) 600 env $(ASAN_ENV) $(ASAN_BUILD)/debug/nativeauth-fuzz
 	$(SWIFT) build --build-path $(ASAN_BUILD) --product nativeauth $(ASAN_FLAGS) $(NO_GOLD_NOISE)
 	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=address,undefined Tests/c/abi_test.c Tests/c/abi_started.c \
 	    -o $(NA_TMP)/abi_test_asan \
 	    -L$(ASAN_BUILD)/debug -lnativeauth -Wl,-rpath,$(CURDIR)/$(ASAN_BUILD)/debug -lpthread
-	$(ASAN_ENV) $(NA_TMP)/abi_test_asan
+	$(WATCH) 600 env $(ASAN_ENV) $(NA_TMP)/abi_test_asan
 
 # All of swift test under TSan, and the C ABI test (threads sharing and freeing one client) against a TSan-built
 # library. Tests/Sanitizers/tsan_mutex.c, preloaded, shows TSan the contended paths of Swift's Mutex (see there).
@@ -427,15 +442,15 @@ test-tsan: emulator
 	$(SWIFT_CLANG) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared Tests/Sanitizers/tsan_mutex.c \
 	    -o $(TSAN_BUILD)/libtsan_mutex.so -ldl
 	$(SWIFT) build --build-path $(TSAN_BUILD) --sanitize=thread --build-tests $(NO_GOLD_NOISE)
-	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(TSAN_ENV) \
-	    $(SWIFT) test --build-path $(TSAN_BUILD) --sanitize=thread --skip-build --skip $(SKIPPED_SUITES)
-	$(TSAN_ENV) $(SWIFT) test --build-path $(TSAN_BUILD) --sanitize=thread --skip-build --filter $(IN_PROCESS_SUITES)
-	$(TSAN_ENV) $(SWIFT) test --build-path $(TSAN_BUILD) --sanitize=thread --skip-build --filter '$(ALONE_SUITES)'
+	NATIVEAUTH_EMULATOR=$(CURDIR)/$(EMULATOR) $(TSAN_ENV) $(SHARDS) 1500 $(SHARDED_SUITES) -- \
+	    $(TSAN_BUILD)/debug/$(XCTEST) --skip '$(ALONE_SUITES)'
+	for suite in $(subst |, ,$(ALONE_SUITES)); do \
+	    $(WATCH) 600 env $(TSAN_ENV) $(TSAN_BUILD)/debug/$(XCTEST) --filter $$suite || exit 1; done
 	$(SWIFT) build --build-path $(TSAN_BUILD) --product nativeauth --sanitize=thread $(NO_GOLD_NOISE)
 	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=thread Tests/c/abi_test.c Tests/c/abi_started.c -o $(NA_TMP)/abi_test_tsan \
 	    -L$(TSAN_BUILD)/debug -lnativeauth -Wl,-rpath,$(CURDIR)/$(TSAN_BUILD)/debug \
 	    -L$(SWIFT_RUNTIME) -ldispatch -lBlocksRuntime -Wl,-rpath,$(SWIFT_RUNTIME) -lpthread
-	$(TSAN_ENV) $(NA_TMP)/abi_test_tsan
+	$(WATCH) 600 env $(TSAN_ENV) $(NA_TMP)/abi_test_tsan
 
 clean:
 	rm -rf .build $(FUZZ_BUILD) $(ASAN_BUILD) $(TSAN_BUILD) bindings/c/build bindings/c/gtk/build bindings/python/build \

@@ -19,10 +19,10 @@ if [ "$mode" = test ]; then
     # git + kubernetes-client (kubectl): the credential helpers' tests.
     # libgtk-4-dev + xvfb + xauth: the GTK sample app (bindings/c/gtk, make test-gtk) on a virtual X display.
     # debootstrap + lintian + dpkg-dev + man-db: the Debian packages (make packages, make test-packages).
-    # strace: fault injection (a full disk during a cache write).
+    # strace: fault injection (a full disk during a cache write). gdb: .ci/watchdog prints a hung test's stacks.
     # squid-openssl: the proxy tests (an authenticating proxy, and one inspecting TLS).
     apt_packages+=(valgrind curl chromium chromium-driver golang-go gnome-keyring dbus libsecret-tools keyutils git
-                   libgtk-4-dev xvfb xauth debootstrap lintian dpkg-dev man-db strace squid-openssl)
+                   libgtk-4-dev xvfb xauth debootstrap lintian dpkg-dev man-db strace gdb squid-openssl)
     # Debian's kubectl only when there is none: another one (the Google Cloud SDK's kubectl package) owns
     # /usr/bin/kubectl too, and the two cannot be installed together.
     command -v kubectl >/dev/null || apt_packages+=(kubernetes-client)

@@ -22,7 +22,8 @@ final class PublicAddress: Sendable {
 ///
 /// Lock order (a handler that needs two takes them in this order, never the reverse): native-auth flows → browser
 /// state → device codes → grants → the leaves (directory, outbox, request log, counters, faults, token rules, API
-/// items), which never take another lock while holding their own.
+/// items), which never take another lock while holding their own — but the faults, which read the held answers'
+/// release count under their own lock (faults → held answers; `HeldAnswers` takes no other).
 struct Services: Sendable {
     let initialConfig: EmulatorConfig
     let clock = EmulatorClock()

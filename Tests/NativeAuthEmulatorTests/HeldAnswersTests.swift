@@ -54,6 +54,34 @@ import Testing
         #expect(await endsWithin(30) { await held.value })
     }
 
+    /// `POST /_emulator/reset` lets go an answer whose request took its fault before the reset but reaches its hold
+    /// after it (a test's last request, still being handled when the next test resets the shared emulator).
+    @Test func aResetBetweenTheTakeAndTheHoldLetsTheAnswerGo() async throws {
+        let injector = FaultInjector()
+        injector.add(try Fault(["path": "/token", "hold": true, "count": 2]))
+        let ticket = try #require(injector.take(for: "/token")?.holdTicket)
+        injector.reset()
+        #expect(injector.json.isEmpty && injector.take(for: "/token") == nil)  // the fault's other use went with it
+        #expect(await endsWithin(30) { await injector.held.hold(ticket: ticket) })
+    }
+
+    /// Two requests took a hold fault (count 2) and one release came between the takes: the first answer goes, the
+    /// second waits for a release of its own.
+    @Test func aReleaseBetweenTwoTakesLetsOnlyTheFirstGo() async throws {
+        let injector = FaultInjector()
+        injector.add(try Fault(["path": "/token", "hold": true, "count": 2]))
+        let first = try #require(injector.take(for: "/token")?.holdTicket)
+        injector.held.release()
+        let second = try #require(injector.take(for: "/token")?.holdTicket)
+        #expect(await endsWithin(30) { await injector.held.hold(ticket: first) })
+        let held = Task { await injector.held.hold(ticket: second) }
+        let deadline = Date().addingTimeInterval(30)
+        while injector.held.count == 0 && Date() < deadline { await Task.yield() }
+        #expect(injector.held.count == 1)  // still held: the release came before its take
+        #expect(injector.held.release() == 1)
+        #expect(await endsWithin(30) { await held.value })
+    }
+
     @Test func onlyHoldFaultsCarryATicket() throws {
         let injector = FaultInjector()
         injector.add(try Fault(["path": "/token", "delay_ms": 5]))

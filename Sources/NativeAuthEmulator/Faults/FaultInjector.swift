@@ -2,8 +2,8 @@ import NativeAuthJSON
 import Synchronization
 
 /// Fault injection (`POST /_emulator/faults`): the faults waiting for their requests, and what a fault does to an
-/// answer. The HTTP adapter (`EmulatorServer`) delays, drops and spoils deliveries; the rest happens here. A leaf
-/// lock.
+/// answer. The HTTP adapter (`EmulatorServer`) delays, drops and spoils deliveries; the rest happens here. Its lock
+/// is taken before the held answers' (`take` reads their release count under it), never after.
 final class FaultInjector: Sendable {
     private let faults = Mutex<[Fault]>([])
     /// Answers held by faults with `hold` (released by the control, or by a reset).

@@ -114,11 +114,15 @@ def test_a_command_not_found_is_said_so_with_127() -> None:
 def test_at_the_deadline_the_daemons_it_started_are_killed_too(tmp_path: pathlib.Path, leftovers: List[int]) -> None:
     pid_file = tmp_path / "daemon.pid"
     # The subshell starts a daemon (a session of its own) and exits: its parent is not under the command any more.
-    r = watch(["0.5", "sh", "-c", f"(setsid sleep 300 & echo $! > {pid_file}); exec sleep 300"])
+    p = subprocess.Popen([sys.executable, WATCHDOG, "0.5", "sh", "-c",
+                          f"(setsid sleep 300 & echo $! > {pid_file}); exec sleep 300"],
+                         stdout=subprocess.PIPE, text=True)
     daemon = read_pid(pid_file)
     leftovers.append(daemon)
-    assert r.returncode == 124
-    assert f"pid {daemon} (sleep): sleep 300" in r.stdout
+    # A daemon left running would hold the output pipe open: communicate() would wait for it (the timeout fails).
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 124
+    assert f"pid {daemon} (sleep): sleep 300" in out
     assert gone(daemon), "the daemon outlived the watchdog's kill"
 
 

@@ -202,9 +202,17 @@ def test_a_command_with_a_filter_of_its_own_is_refused(tmp_path: pathlib.Path) -
     assert not (tmp_path / "ran").exists()
 
 
-def test_a_crash_and_an_empty_shard_fail(tmp_path: pathlib.Path) -> None:
-    p = shards(tmp_path, "60", REGEXES + ["NoSuchModuleTests"], FAKE_CRASH="CacheTests")
+def children(tmp: pathlib.Path, leftovers: List[int]) -> List[int]:
+    pids = [int(pid) for pid in (tmp / "ran.children").read_text().split()]
+    leftovers.extend(pids)
+    return pids
+
+
+def test_a_crash_and_an_empty_shard_fail(tmp_path: pathlib.Path, leftovers: List[int]) -> None:
+    """The crashed shard's child (an emulator) is not left running."""
+    p = shards(tmp_path, "60", REGEXES + ["NoSuchModuleTests"], FAKE_CRASH="CacheTests", FAKE_CHILD="1")
     out, _ = p.communicate(timeout=60)
+    assert all(gone(pid) for pid in children(tmp_path, leftovers)), "a shard's child was left running"
     assert p.returncode == 1
     assert "swift-test-shards: NativeAuthCoreTests: failed (killed by SIGSEGV)" in out
     assert "swift-test-shards: NoSuchModuleTests: failed (it ran no test)" in out
@@ -224,7 +232,7 @@ def test_a_hung_shard_ends_the_log_with_its_stacks(tmp_path: pathlib.Path, lefto
 
 
 def test_sigterm_stops_every_shard_and_cleans_up(tmp_path: pathlib.Path, leftovers: List[int]) -> None:
-    p = shards(tmp_path, "600", REGEXES, FAKE_HANG="Tests")
+    p = shards(tmp_path, "600", REGEXES, FAKE_HANG="Tests", FAKE_CHILD="1")
     hung = tmp_path / "ran.hung"
     deadline = time.monotonic() + 30
     while len(hung.read_text().split() if hung.exists() else []) < len(REGEXES) + 1:  # every shard started its test
@@ -236,4 +244,5 @@ def test_sigterm_stops_every_shard_and_cleans_up(tmp_path: pathlib.Path, leftove
     assert p.returncode == -signal.SIGTERM
     assert "stopped by SIGTERM" in out
     assert all(gone(pid) for pid in leftovers), "a shard was left running"
+    assert all(gone(pid) for pid in children(tmp_path, leftovers)), "a shard's child was left running"
     assert temp_folders(tmp_path) == []

@@ -295,7 +295,8 @@ SKIPPED_SUITES    := '$(IN_PROCESS_SUITES)|$(ALONE_SUITES)'
 SHARDED_SUITES    := $(IN_PROCESS_SUITES) 'NativeAuthFlowTests\.(Browser|DeviceCode|GenericOIDC)' \
                      'NativeAuthFlowTests\.(Conformance|Started|DPoP|Security)' \
                      'NativeAuthCoreTests|NativeAuthCABITests|NativeAuthKeyringTests' \
-                     'NativeAuthFlowTests\.(Background|Refresh|Concurrency|ErrorCode|InProcess)'
+                     'NativeAuthFlowTests\.(Background|Refresh|Concurrency|ErrorCode|InProcess)' \
+                     'NativeAuthCLITests|NativeAuthCacheTests'
 XCTEST            := NativeAuthPackageTests.xctest --testing-library swift-testing
 SHARDS            := $(CURDIR)/.ci/swift-test-shards
 test-swift: emulator

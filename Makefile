@@ -22,7 +22,7 @@
 #                            replayed, MSAL interop, Python package, ABI checks, C tests under valgrind, the GTK app,
 #                            the Go package (when go is installed), the wheel, the packages, fuzz-ci, test-tsan
 #   make test-swift          swift test without sanitizers (the quick run while developing)
-#   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 20 s each
+#   make fuzz                each libFuzzer target for FUZZ_SECONDS (default 300); fuzz-ci: 10 s each
 #   make test-asan           swift test and the C ABI test under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan           swift test and the C ABI test (threads) under ThreadSanitizer
 #   make wheel               dist/nativeauth-<version>-py3-none-manylinux_2_<N>_x86_64.whl: the Python package with the
@@ -392,7 +392,7 @@ fuzz: fuzz-build
 	bash .ci/fuzz $(FUZZ_BIN) $(FUZZ_SECONDS)
 
 fuzz-ci: fuzz-build
-	bash .ci/fuzz $(FUZZ_BIN) 20
+	bash .ci/fuzz $(FUZZ_BIN) 10
 
 # Rewrites Tests/Fuzz/corpus: the tests' documents, and answers recorded from a fresh emulator.
 fuzz-seeds: emulator

@@ -25,4 +25,11 @@ public enum HeaderName {
             return false
         }
     }
+
+    /// A byte a header value may hold (RFC 9110 §5.5: field-vchar, SP and HTAB; bytes from 0x80 as obs-text, so
+    /// UTF-8 passes): every control character but HTAB is refused — CR, LF and NUL end or split the line, and the
+    /// others (DEL, ESC, VT, …) are invalid, which a server or proxy may refuse or read differently.
+    public static func isValueByte(_ b: UInt8) -> Bool {
+        b == 0x09 || (b >= 0x20 && b != 0x7f)
+    }
 }

@@ -85,8 +85,8 @@ import Testing
         #expect(depth == 1999)
     }
 
-    /// Finding 12: na_call_api refuses headers that frame or route the request, CR/LF in values, and TRACE/CONNECT,
-    /// naming the field — before any token is fetched.
+    /// Finding 12: na_call_api refuses headers that frame or route the request, control characters in values, and
+    /// TRACE/CONNECT, naming the field — before any token is fetched.
     @Test func callAPIRefusesSmugglingHeadersAndMethods() throws {
         let h = try client()
         defer { na_client_free(h) }
@@ -98,6 +98,11 @@ import Testing
             (#"{\#(url),"headers":{"Connection":"close"}}"#, "headers.Connection"),
             (#"{\#(url),"headers":{"X-A":"1\r\nX-Injected: 2"}}"#, "headers.X-A"),
             (#"{\#(url),"headers":{"X-A":"1\nX"}}"#, "headers.X-A"),
+            // Every control character but tab (RFC 9110 §5.5), as the configuration's request_headers refuse them.
+            (#"{\#(url),"headers":{"X-A":"a\u007fb"}}"#, "headers.X-A"),
+            (#"{\#(url),"headers":{"X-A":"a\u001b[31m"}}"#, "headers.X-A"),
+            (#"{\#(url),"headers":{"X-A":"a\u000bb"}}"#, "headers.X-A"),
+            (#"{\#(url),"headers":{"X-A":"\#(String(repeating: "v", count: 8193))"}}"#, "headers.X-A"),
             (#"{\#(url),"headers":{"Bad Name":"1"}}"#, "headers"),  // an invalid name is not quoted back
             (#"{\#(url),"headers":{"Authorization":"Bearer x"}}"#, "headers.Authorization"),
             (#"{\#(url),"method":"TRACE"}"#, "method"),

@@ -50,8 +50,11 @@ public struct APIRequest: Sendable {
             guard !Self.forbiddenHeaders.contains(lower) else {
                 throw .invalidArgument("\(field): the library and libcurl set this header", field: field)
             }
-            guard value.utf8.count <= 8192, !value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 }) else {
-                throw .invalidArgument("\(field): a header value may not contain CR, LF or NUL", field: field)
+            guard value.utf8.count <= 8192, value.utf8.allSatisfy(HeaderName.isValueByte) else {
+                throw .invalidArgument(
+                    "\(field): a header value of at most 8192 bytes without control characters (CR, LF, NUL, …)",
+                    field: field
+                )
             }
         }
         self.url = url

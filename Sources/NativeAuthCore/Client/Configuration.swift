@@ -284,7 +284,7 @@ extension Validate {
                 throw .invalidArgument("\(field).\(name): given twice", field: "\(field).\(name)")
             }
             guard value.utf8.count <= 1024,
-                value.unicodeScalars.allSatisfy({ $0.value == 0x09 || ($0.value >= 0x20 && $0.value != 0x7f) })
+                value.utf8.allSatisfy(HeaderName.isValueByte)
             else {
                 throw .invalidArgument(
                     "\(field).\(name): a value of at most 1024 bytes without control characters (CR, LF, NUL, …)",

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import urllib.parse
 
+import pytest
 from emulator_protocol import Emulator
-from nativeauth import Client, SignedIn
+from nativeauth import Client, InvalidArgumentError, SignedIn
 
 
 def test_empty_header_values_are_sent_as_empty_headers(emulator: Emulator) -> None:
@@ -32,3 +33,23 @@ def test_empty_header_values_are_sent_as_empty_headers(emulator: Emulator) -> No
     assert len(calls) == 1
     sent = calls[0]["headers"]
     assert sent.get("x-empty") == "" and sent.get("x-blank") == "" and sent.get("x-full") == "v"
+
+
+def test_header_values_with_control_characters_are_refused_and_tab_and_utf8_are_sent(emulator: Emulator) -> None:
+    """na_call_api's header values follow RFC 9110 §5.5 as the configuration's request_headers do: a tab inside and
+    UTF-8 go to the API as given; DEL, ESC or VT (which libcurl would send) are refused before any request."""
+    ann = emulator.users["password"]
+    todo = emulator.apis["ToDoList"]
+    with Client(emulator.authority, emulator.client_id) as client:
+        assert isinstance(client.sign_in(ann["email"], ann["password"], scopes=todo["scopes"]), SignedIn)
+        emulator.control("DELETE", "requests")
+        for bad in ("a\x7fb", "\x1b[31mred", "a\x0bb", "a\x01"):
+            with pytest.raises(InvalidArgumentError) as refused:
+                client.call_api(todo["url"], todo["scopes"], headers={"X-Bad": bad})
+            assert refused.value.details.get("field") == "headers.X-Bad"
+        assert not [r for r in emulator.requests() if not r["path"].startswith("/_emulator")]
+        response = client.call_api(todo["url"], todo["scopes"], headers={"X-Tab": "a\tb", "X-Utf8": "Zoë ✓"})
+        assert response.status == 200
+    api_path = urllib.parse.urlsplit(todo["url"]).path
+    sent = [r for r in emulator.requests() if r["path"] == api_path][-1]["headers"]
+    assert sent.get("x-tab") == "a\tb" and sent.get("x-utf8") == "Zoë ✓"

@@ -294,9 +294,9 @@ SKIPPED_SUITES    := '$(IN_PROCESS_SUITES)|$(ALONE_SUITES)'
 # `swift test` runs it (which would wait for the shard before it: SwiftPM locks its build folder).
 SHARDED_SUITES    := $(IN_PROCESS_SUITES) 'NativeAuthFlowTests\.(Browser|DeviceCode|GenericOIDC)' \
                      'NativeAuthFlowTests\.(Conformance|Started|DPoP|Security)' \
-                     'NativeAuthCoreTests|NativeAuthCABITests|NativeAuthKeyringTests' \
-                     'NativeAuthFlowTests\.(Background|Refresh|Concurrency|ErrorCode|InProcess)' \
-                     'NativeAuthCLITests|NativeAuthCacheTests'
+                     'NativeAuthCoreTests|NativeAuthCABITests|NativeAuthKeyringTests|NativeAuthFlowTests\.FlowTests' \
+                     'NativeAuthFlowTests\.(Background|Refresh|Concurrency|ErrorCode|InProcess|StrongMethod)' \
+                     'NativeAuthCLITests|NativeAuthCacheTests|NativeAuthFlowTests\.Tutorial'
 XCTEST            := NativeAuthPackageTests.xctest --testing-library swift-testing
 SHARDS            := $(CURDIR)/.ci/swift-test-shards
 test-swift: emulator

@@ -8,9 +8,12 @@ struct CurlHeaderLines {
     private var line: [UInt8] = []
 
     /// Adds `name: value`. The name must be an HTTP token (RFC 9110 §5.6.2 tchar: what na_call_api, `headers` and
-    /// `request_headers` already demand), the value free of CR, LF and NUL. An empty value is sent as an empty header:
-    /// libcurl reads `Name:` as "remove this header", so it gets libcurl's `Name;` form (a token holds no `;`). So is a
-    /// value of blanks only, which libcurl drops as well (and RFC 9110 §5.5 strips: it is an empty value).
+    /// `request_headers` already demand), the value free of every control character but HTAB (RFC 9110 §5.5,
+    /// `HeaderName.isValueByte`, what na_call_api and `request_headers` demand): this is also the check of the values
+    /// the library builds from what a server sent (an access token in `Authorization`), which a hostile server could
+    /// fill with ESC, DEL or VT. An empty value is sent as an empty header: libcurl reads `Name:` as "remove this
+    /// header", so it gets libcurl's `Name;` form (a token holds no `;`). So is a value of blanks only, which libcurl
+    /// drops as well (and RFC 9110 §5.5 strips: it is an empty value).
     mutating func add(_ name: String, _ value: String) throws(HTTPError) {
         line.removeAll(keepingCapacity: true)
         line.append(contentsOf: name.utf8)
@@ -26,8 +29,9 @@ struct CurlHeaderLines {
             // Not quoted back: a name that is not a token may be a whole pasted line, with a secret in it.
             throw HTTPError(.invalidURL, "a header name is not an HTTP token")
         }
-        guard !line[nameEnd...].contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 }) else {
-            throw HTTPError(.invalidURL, "header \(name.prefix(64)) has forbidden characters")
+        guard line[nameEnd...].allSatisfy(HeaderName.isValueByte) else {
+            // Not quoted back: the value may be a secret (a token).
+            throw HTTPError(.invalidURL, "header \(name.prefix(64)) has control characters")
         }
         try append()
     }
@@ -56,6 +60,7 @@ struct CurlHeaderLines {
         list = appended
     }
 
-    /// What libcurl skips after a header's colon (its ISSPACE without CR and LF, which a value never holds).
-    private static func isCurlBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0b || b == 0x0c }
+    /// What libcurl skips after a header's colon (its ISSPACE without CR and LF) that a value may hold: SP and HTAB
+    /// (VT and FF, which libcurl skips too, are refused as control characters).
+    private static func isCurlBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
 }

@@ -6,7 +6,7 @@ import Testing
 
 /// The transport's header guard (`CurlHTTPClient.headerList`, the last check before libcurl for every request the
 /// library sends): the bytes each accepted header puts on the wire, and every header it must refuse — a name is an
-/// HTTP token (RFC 9110 tchar), a value holds no CR, LF or NUL.
+/// HTTP token (RFC 9110 tchar), a value holds no control character but HTAB (RFC 9110 §5.5).
 @Suite struct HeaderLineTests {
     /// The header lines a request carried, as received (the request line left out).
     func sent(_ headers: [(name: String, value: String)], body: [UInt8]? = nil) throws -> [[UInt8]] {
@@ -30,7 +30,7 @@ import Testing
             ("X-Plain", "plain"),
             ("X-Utf8", "Zoë ✓ 日本"),
             ("X-Tab", "a\tb"),
-            ("X-Del", "a\u{7f}b"),
+            ("X-C1", "a\u{85}\u{9f}b"),
             ("X-Spaces", "  lead and trail  "),
             ("!#$%&'*+-.^_`|~", "token characters"),
             (made, made),
@@ -60,7 +60,7 @@ import Testing
 
     /// A value of blanks only is an empty value (RFC 9110 §5.5: a field value has no leading or trailing whitespace),
     /// which libcurl would drop as it drops `Name:`: it is sent as an empty header too.
-    @Test(arguments: [" ", "\t", "  \t ", "\u{0b}", "\u{0c} "])
+    @Test(arguments: [" ", "\t", "  \t "])
     func aBlankValueIsSentAsAnEmptyHeader(value: String) throws {
         let lines = try sent([("X-Blank", value), ("X-After", "a")])
         #expect(lines.contains(where: { $0.starts(with: line("X-Blank:")) }))
@@ -71,7 +71,9 @@ import Testing
         ("", "v"), (" X", "v"), ("X Y", "v"), ("X:Y", "v"), ("X-A:", "v"), ("X\u{7f}", "v"), ("X\u{0}", "v"),
         ("Xé", "v"), ("X\r\nInjected", "v"), ("X\t", "v"), ("X\n", "v"), ("", ""),
         ("X-V", "a\r\nInjected: 1"), ("X-V", "a\rb"), ("X-V", "a\nb"), ("X-V", "a\u{0}b"), ("X-V", "\r\n"),
-        ("X-V", "end\n"), ("X;", ""), ("X;", "v"), ("X(", "v"), ("X/Y", "v"), ("X\"", "v"), ("X@", ""), ("{}", "v"),
+        ("X-V", "end\n"), ("X-V", "a\u{7f}b"), ("X-V", "\u{1b}[31m"), ("X-V", "\u{0b}"), ("X-V", "\u{0c} "),
+        ("X-V", "a\u{01}"), ("X-V", "a\u{1f}"), ("X;", ""), ("X;", "v"), ("X(", "v"), ("X/Y", "v"), ("X\"", "v"),
+        ("X@", ""), ("{}", "v"),
     ])
     func forbiddenHeadersAreRefused(name: String, value: String) throws {
         let server = try TestHTTPServer { _ in .json("{}") }

@@ -48,6 +48,11 @@ extension ServerAPI {
         guard let at = body["access_token"]?.stringValue, !at.isEmpty else {
             throw .unexpected("token response without access_token")
         }
+        // It goes out as `Authorization: Bearer <token>`: a control character in it (a hostile server's ESC, DEL, CR)
+        // would make every API call fail, or reach the API as an invalid header. Not quoted back: it is a secret.
+        guard at.utf8.allSatisfy(HeaderName.isValueByte) else {
+            throw .unexpected("token response with control characters in access_token")
+        }
         try Self.checkTokenType(body["token_type"]?.stringValue, dpop: dpopKey != nil)
         guard let expiresIn = Self.seconds(body["expires_in"]) else {
             throw .unexpected("token response without a numeric expires_in")

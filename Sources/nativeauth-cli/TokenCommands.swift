@@ -139,9 +139,10 @@ struct CallCommand: ContextCommand {
             throw CLIError("usage", "call needs --scope (or scopes in the profile or NATIVEAUTH_SCOPES)", .usage)
         }
         var headerMembers: [String: JSONValue] = [:]
-        for header in headers {
+        for (n, header) in headers.enumerated() {
             guard let colon = header.firstIndex(of: ":"), !header[..<colon].trimmingCharactersSpace.isEmpty else {
-                throw CLIError("usage", "-H '\(Terminal.safe(header))': expected 'Name: value'", .usage)
+                // Not quoted back: a header without its colon ("X-Api-Key s3cret") may hold a secret.
+                throw CLIError("usage", "-H (header \(n + 1) of \(headers.count)): expected 'Name: value'", .usage)
             }
             headerMembers[String(header[..<colon]).trimmingSpaces] = .string(
                 String(header[header.index(after: colon)...]).trimmingSpaces

@@ -314,6 +314,10 @@ def test_call_post_with_headers_and_http_errors(cli: Cli, emulator: Emulator) ->
     missing = cli.run("call", emulator.base + "/api/missing", "-s", write)
     assert missing.returncode == 5 and "HTTP 404" in missing.stderr and missing.stdout  # the body is printed
     assert cli.run("call", url, "-s", write, "-H", "no colon").returncode == 2
+    # A header without its colon is not quoted back: it may hold a secret.
+    typo = cli.run("call", url, "-s", write, "-H", "X-Test: 1", "-H", "X-Api-Key s3cr3tValue")
+    assert typo.returncode == 2 and "header 2 of 2" in typo.stderr
+    assert "s3cr3tValue" not in typo.stderr + typo.stdout
 
 
 # -- secrets -------------------------------------------------------------------------------------------------------

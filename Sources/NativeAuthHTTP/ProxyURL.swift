@@ -20,7 +20,8 @@ public struct ProxyURL: Sendable, Equatable, CustomStringConvertible, CustomDebu
             case .tooLong: return "it is longer than 2048 characters"
             case .badCharacter: return "it holds spaces, control or non-ASCII characters (percent-encode them)"
             case .unsupportedScheme: return "the scheme must be http, https, socks4, socks4a, socks5 or socks5h"
-            case .badUserInfo: return "the user or password is not percent-encoded correctly"
+            case .badUserInfo:
+                return "the user or password is not percent-encoded correctly, or holds a control character"
             case .badHost: return "the host is not a name, an IPv4 address or a bracketed IPv6 address"
             case .badPort: return "the port must be 1-65535"
             case .pathNotAllowed: return "a proxy address has no path, query or fragment"
@@ -121,7 +122,9 @@ public struct ProxyURL: Sendable, Equatable, CustomStringConvertible, CustomDebu
         return (host.lowercased(), port)
     }
 
-    /// Percent-decoding of a user or password: `%XX` only; the result is UTF-8 without NUL, CR or LF.
+    /// Percent-decoding of a user or password: `%XX` only; the result is UTF-8 without control characters (C0 and
+    /// DEL: RFC 7617 §2 allows none in a user-id or password; libcurl puts them in `Proxy-Authorization` as they are,
+    /// in a quoted string for Digest).
     private static func decode(_ s: Substring) throws(ParseError) -> String {
         var bytes: [UInt8] = []
         var it = s.utf8.makeIterator()
@@ -133,7 +136,7 @@ public struct ProxyURL: Sendable, Equatable, CustomStringConvertible, CustomDebu
             guard let h = it.next().flatMap(hexValue), let l = it.next().flatMap(hexValue) else { throw .badUserInfo }
             bytes.append(h << 4 | l)
         }
-        guard !bytes.contains(where: { $0 == 0 || $0 == 0x0d || $0 == 0x0a }),
+        guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x7f }),
             let text = String(validating: bytes, as: UTF8.self)
         else { throw .badUserInfo }
         return text

@@ -51,7 +51,13 @@ import Testing
     }
 
     @Test func refusalsNeverRepeatTheAddress() throws {
-        for bad in ["http://alice:Hunter2-Secret@proxy:0", "gopher://alice:Hunter2-Secret@proxy:1"] {
+        // Credentials with a control character too (RFC 7617 §2: a user-id and password hold none; libcurl would put
+        // them in Proxy-Authorization as they are, quoted for Digest).
+        let controls = [
+            "http://alice:Hunter2%1B-Secret@proxy:3128", "http://al%7Fice:Hunter2-Secret@proxy:3128",
+            "http://alice:Hunter2%09-Secret@proxy:3128", "http://alice%0B:Hunter2-Secret@proxy:3128",
+        ]
+        for bad in ["http://alice:Hunter2-Secret@proxy:0", "gopher://alice:Hunter2-Secret@proxy:1"] + controls {
             do {
                 _ = try config(["proxy": .string(bad)])
                 Issue.record("accepted \(bad)")

@@ -669,9 +669,9 @@ int na_get_access_token(na_client *client, const char *request_json, char **out_
  * HTTP error status from the API is a result (NA_OK), not a library error.
  * Tokens are only sent over https, or http to localhost, 127.0.0.1 or [::1]. The request may not set Authorization
  * or DPoP, nor the headers that frame or route it (Content-Length, Transfer-Encoding, Host, Connection, Keep-Alive,
- * Upgrade, TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header names must be HTTP tokens and values
- * at most 8192 bytes without control characters but tab (CR, LF, NUL, DEL, …; an empty value, or one of blanks
- * only, is sent as an empty header); a header named
+ * Upgrade, TE, Trailer, Expect, Proxy-Authorization, Proxy-Connection); header names must be HTTP tokens, each
+ * once in any case, and values at most 8192 bytes without control characters but tab (CR, LF, NUL, DEL, …; an
+ * empty value, or one of blanks only, is sent as an empty header); a header named
  * as one the library sends itself (User-Agent) replaces it; TRACE, TRACK and CONNECT are refused ("invalid_argument"
  * with "field"). A JSON body
  * nested deeper than 64 levels comes back as text with "body_too_deep": true (a body whose brackets nest that deep

@@ -34,6 +34,7 @@ public struct APIRequest: Sendable {
         guard !Self.forbiddenMethods.contains(method) else {
             throw .invalidArgument("method: \(method) is not allowed", field: "method")
         }
+        var seen = Set<String>()
         for (name, value) in headers {
             // A name that is not a token is not quoted back: it may be a whole line an app pasted, with a secret.
             guard !name.isEmpty, name.utf8.count <= 256, name.utf8.allSatisfy(Self.isTokenByte) else {
@@ -44,6 +45,11 @@ public struct APIRequest: Sendable {
             }
             let field = "headers.\(name.prefix(64))"
             let lower = name.lowercased()
+            // Names compare in any case (RFC 9110 §5.1): {"X-A": …, "x-a": …} would go out as two fields, which a
+            // field that is not a list (User-Agent, Content-Type) may not be (§5.3).
+            guard seen.insert(lower).inserted else {
+                throw .invalidArgument("\(field): given twice (header names compare in any case)", field: field)
+            }
             if lower == "authorization" || lower == "dpop" {
                 throw .invalidArgument("\(field): the library sets it", field: field)
             }

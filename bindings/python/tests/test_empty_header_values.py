@@ -103,3 +103,19 @@ def test_a_cached_access_token_with_control_characters_never_reaches_the_api(emu
         assert "secretpart" not in str(refused.value) and "tampered" not in str(refused.value)
     api_path = urllib.parse.urlsplit(todo["url"]).path
     assert not [r for r in emulator.requests() if r["path"] == api_path]
+
+
+def test_a_header_named_twice_in_any_case_is_refused(emulator: Emulator) -> None:
+    """Header names compare in any case (RFC 9110 §5.1): ``{"X-A": …, "x-a": …}`` would go out as two fields (two
+    User-Agents), which a field that is not a list may not be. It is refused before any request."""
+    ann = emulator.users["password"]
+    todo = emulator.apis["ToDoList"]
+    with Client(emulator.authority, emulator.client_id) as client:
+        assert isinstance(client.sign_in(ann["email"], ann["password"], scopes=todo["scopes"]), SignedIn)
+        emulator.control("DELETE", "requests")
+        for twice in ({"X-A": "1", "x-a": "2"}, {"user-agent": "u1", "User-Agent": "u2"}):
+            with pytest.raises(InvalidArgumentError) as refused:
+                client.call_api(todo["url"], todo["scopes"], headers=twice)
+            assert refused.value.details.get("field", "").lower() in {"headers.x-a", "headers.user-agent"}
+        assert not [r for r in emulator.requests() if not r["path"].startswith("/_emulator")]
+        assert client.call_api(todo["url"], todo["scopes"], headers={"X-A": "1", "X-B": "2"}).status == 200

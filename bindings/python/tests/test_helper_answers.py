@@ -49,10 +49,14 @@ def test_git_helper_writes_no_line_of_the_providers(setup: Setup, username: str)
 
 
 def test_git_helper_gives_no_token_holding_a_line_break(setup: Setup) -> None:
-    """An access token with CR LF inside (a hostile token endpoint): no answer, and nothing of it on stdout."""
+    """An access token with CR LF inside (a hostile token endpoint): the library refuses it where it arrives (it
+    would go out in an Authorization header), so the sign-in fails without repeating it and the helper has no
+    answer; nothing of it on stdout."""
     s = setup
     s.emulator.control("POST", "token_answers", {"set": {"access_token": "eyJ.x\r\nhost=evil.example\r\npassword=y"}})
-    s.login()
+    ann = s.emulator.users["password"]
+    r = s.cli.run("login", "-u", ann["email"], "--password-stdin", "-s", s.scope, input=ann["password"] + "\n")
+    assert r.returncode != 0 and "control characters" in r.stderr and "evil" not in r.stderr + r.stdout, r.stderr
     out, err = git_answer(s)
     assert out == "" and "evil" not in err and err.count("\n") == 1, (out, err)
 
@@ -74,14 +78,15 @@ def test_git_itself_keeps_its_host(setup: Setup) -> None:
 
 
 def test_kubectl_and_docker_answers_are_json(setup: Setup) -> None:
-    """The same hostile username and token reach kubectl and docker only inside JSON strings (escaped)."""
+    """The same hostile username, and a token with JSON's specials, reach kubectl and docker only inside JSON strings
+    (escaped). (A token with control characters is refused where it arrives: test above.)"""
     s = setup
-    s.emulator.control("POST", "token_answers", {"set": {"access_token": "t\r\n\"}\n"},
+    s.emulator.control("POST", "token_answers", {"set": {"access_token": "t\\\"}\t{"},
                                                  "id_token_claims": {"preferred_username": "ann\r\n\"x"}})
     s.login()
     r, _ = run(["nativeauth", "kubectl-credential", "--scope", s.scope], s.env())
     assert r.returncode == 0 and r.stdout.count("\n") == 1, repr(r.stdout)
-    assert json.loads(r.stdout)["status"]["token"] == "t\r\n\"}\n"
+    assert json.loads(r.stdout)["status"]["token"] == "t\\\"}\t{"
     r, _ = run(["docker-credential-nativeauth", "--registry", "registry.example", "--scope", s.scope, "get"], s.env(),
                input="registry.example\n")
     assert r.returncode == 0 and r.stdout.count("\n") == 1, repr(r.stdout)
